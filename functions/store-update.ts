@@ -1,0 +1,5 @@
+import { updateStore } from '#lib/db/store.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { coreRoutes } from '#lib/routes/core.ts';
+
+export const handler = defineHandler(coreRoutes['store-update'], async ({ auth, body }) => updateStore(auth.storeId, body));

@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { RouteSpec } from '#lib/http/route.ts';
+import { routeEntries } from '#lib/routes/index.ts';
+
+/**
+ * The local stand-in for the two HTTP APIs: it matches a request against the same route
+ * table the CDK stack deploys, builds the API Gateway payload 2.0 event, and runs the
+ * function's handler in this process. Requests to 127.0.0.1/localhost go to the /v1 API; any
+ * other Host is a store's own domain (`demo.localhost:3000`).
+ */
+const API_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+/** HTTP API refuses bodies over 10 MB. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+interface CompiledRoute {
+  name: string;
+  spec: RouteSpec;
+  pattern: RegExp;
+  params: string[];
+}
+
+function compile(name: string, spec: RouteSpec): CompiledRoute {
+  const params: string[] = [];
+  const source = spec.path
+    .split('/')
+    .map((segment) => {
+      const variable = /^\{(.+)\}$/.exec(segment);
+      if (!variable) return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      params.push(variable[1]!);
+      return '([^/]+)';
+    })
+    .join('/');
+  return { name, spec, pattern: new RegExp(`^${source}$`), params };
+}
+
+const compiled = routeEntries().map(([name, spec]) => compile(name, spec));
+
+export function matchRoute(api: 'api' | 'store', method: string, path: string) {
+  const candidates = compiled
+    .filter((route) => route.spec.api === api && route.spec.method === method)
+    .map((route) => ({ route, match: route.pattern.exec(path) }))
+    .filter((entry) => entry.match !== null)
+    // The most specific route wins, as on API Gateway: fewer path variables first.
+    .sort((a, b) => a.route.params.length - b.route.params.length);
+  const first = candidates[0];
+  if (!first?.match) return undefined;
+  const pathParameters = Object.fromEntries(first.route.params.map((name, index) => [name, decodeURIComponent(first.match![index + 1]!)]));
+  return { route: first.route, pathParameters };
+}
+
+const TEXT_CONTENT = /^(application\/(json|x-www-form-urlencoded|.*\+json)|text\/)/i;
+
+export function buildEvent(
+  request: { method: string; url: URL; headers: Record<string, string>; body: Buffer; sourceIp: string },
+  route: CompiledRoute,
+  pathParameters: Record<string, string>,
+): APIGatewayProxyEventV2 {
+  const query: Record<string, string> = {};
+  for (const [name, value] of request.url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const isText = TEXT_CONTENT.test(request.headers['content-type'] ?? '');
+  const now = Date.now();
+  const { cookie, ...headers } = request.headers;
+  return {
+    version: '2.0',
+    routeKey: `${route.spec.method} ${route.spec.path}`,
+    rawPath: request.url.pathname,
+    rawQueryString: request.url.search.replace(/^\?/, ''),
+    ...(cookie ? { cookies: cookie.split(';').map((c) => c.trim()).filter(Boolean) } : {}),
+    headers,
+    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+    ...(Object.keys(pathParameters).length > 0 ? { pathParameters } : {}),
+    requestContext: {
+      accountId: 'local',
+      apiId: route.spec.api,
+      domainName: (request.headers.host ?? '').replace(/:\d+$/, ''),
+      domainPrefix: (request.headers.host ?? '').split('.')[0] ?? '',
+      http: { method: request.method, path: request.url.pathname, protocol: 'HTTP/1.1', sourceIp: request.sourceIp, userAgent: request.headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey: `${route.spec.method} ${route.spec.path}`,
+      stage: '$default',
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+    },
+    ...(request.body.length > 0 ? { body: isText ? request.body.toString('utf8') : request.body.toString('base64') } : {}),
+    isBase64Encoded: request.body.length > 0 && !isText,
+  };
+}
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+const handlers = new Map<string, Promise<LambdaHandler>>();
+
+/** Imports `functions/<name>.ts` on first use, as a cold start would. */
+export function loadHandler(name: string): Promise<LambdaHandler> {
+  let loaded = handlers.get(name);
+  if (!loaded) {
+    loaded = import(pathToFileURL(join(process.cwd(), 'functions', `${name}.ts`)).href).then((module) => module.handler as LambdaHandler);
+    handlers.set(name, loaded);
+  }
+  return loaded;
+}
+
+export function lambdaContext(name: string, requestId: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
+  if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+  response.writeHead(result.statusCode ?? 200, headers);
+  response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);
+}
+
+const envelope = (status: number, message: string, code: string): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: status,
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body: JSON.stringify({ errors: [{ message, code }] }),
+});
+
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function createLocalServer(options: { log?: boolean } = {}): Server {
+  return createServer(async (request, response) => {
+    const started = Date.now();
+    const url = new URL(request.url ?? '/', 'http://local');
+    const host = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+    const api = API_HOSTS.has(host) ? 'api' : 'store';
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+    }
+    let result: APIGatewayProxyStructuredResultV2;
+    const matched = matchRoute(api, request.method ?? 'GET', url.pathname);
+    const body = await readBody(request);
+    if (!matched) {
+      result = envelope(404, 'No such route', 'ROUTE_NOT_FOUND');
+    } else if (body === undefined) {
+      result = envelope(413, 'Request body larger than 10 MB', 'PAYLOAD_TOO_LARGE');
+    } else {
+      const event = buildEvent(
+        { method: request.method ?? 'GET', url, headers, body, sourceIp: request.socket.remoteAddress ?? '127.0.0.1' },
+        matched.route,
+        matched.pathParameters,
+      );
+      try {
+        const handler = await loadHandler(matched.route.name);
+        result = await handler(event, lambdaContext(matched.route.name, event.requestContext.requestId));
+      } catch (error) {
+        // The handler's own error middleware answers every error; reaching here is a crash of the runtime itself.
+        console.error(JSON.stringify({ level: 'error', message: 'handler crashed', route: matched.route.name, error: String(error) }));
+        result = envelope(502, 'Internal server error', 'BAD_GATEWAY');
+      }
+    }
+    send(response, result);
+    // Path only: query strings and bodies are never logged (they may carry codes or handoffs).
+    if (options.log) console.log(`${request.method} ${host}${url.pathname} ${result.statusCode} ${Date.now() - started}ms`);
+  });
+}

@@ -1,0 +1,161 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import S3rver from 's3rver';
+import { createTableInput, tableKeys } from '#lib/db/table.ts';
+import { startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+
+/**
+ * The whole service on one machine (extensions section 7): DynamoDB Local, the S3 emulator,
+ * and the API on one port serving both the /v1 API and the stores' own domains.
+ */
+export interface LocalStackOptions {
+  /** State folder (default `.local`). */
+  localDir?: string;
+  port?: number;
+  dynamodbPort?: number;
+  s3Port?: number;
+  /** Keep nothing on disk (the test run). */
+  inMemory?: boolean;
+  /** Create the demo store and write demo.json (npm start; not the tests). */
+  seedDemo?: boolean;
+  log?: boolean;
+}
+
+export interface LocalStack {
+  apiUrl: string;
+  port: number;
+  dynamodbEndpoint: string;
+  s3Endpoint: string;
+  tableName: string;
+  bucket: string;
+  localDir: string;
+  stop(): Promise<void>;
+}
+
+export const LOCAL_TABLE = 'store-api-local';
+export const LOCAL_BUCKET = 'store-api-images-local';
+/** s3rver accepts only these credentials. */
+const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
+async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  } catch (error) {
+    if ((error as Error).name !== 'ResourceNotFoundException') throw error;
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    await client.send(
+      new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: tableKeys.ttlAttribute, Enabled: true } }),
+    );
+  } finally {
+    client.destroy();
+  }
+}
+
+async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
+  const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3RVER_CREDENTIALS });
+  try {
+    await client.send(new HeadBucketCommand({ Bucket: bucket }));
+  } catch {
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Seeds the demo store once; reseeds if the data was reset but demo.json was left behind. */
+async function seedDemo(localDir: string, apiUrl: string, port: number): Promise<void> {
+  const demoFile = join(localDir, 'demo.json');
+  const { getStore } = await import('#lib/db/store.ts');
+  if (existsSync(demoFile)) {
+    const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as { store_id: number };
+    if (await getStore(demo.store_id)) return;
+  }
+  const { seedDemoStore } = await import('#infra/local/seed.ts');
+  const demo = await seedDemoStore();
+  writeFileSync(
+    demoFile,
+    `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.domain}:${port}`, store_domain: demo.domain, store_id: demo.store_id, api_token: demo.api_token, identify_key: demo.identify_key }, null, 2)}\n`,
+    { mode: 0o600 },
+  );
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const localDir = resolve(options.localDir ?? '.local');
+  const port = options.port ?? 3000;
+  const dataDir = join(localDir, 'data');
+  mkdirSync(localDir, { recursive: true });
+
+  let java: ChildProcess | undefined;
+  let dynamodbEndpoint = process.env.DYNAMODB_ENDPOINT;
+  if (!dynamodbEndpoint) {
+    const dynamodbPort = options.dynamodbPort ?? 8000;
+    java = await startDynamoDbLocal({ binDir: join(localDir, 'bin'), port: dynamodbPort, dataDir: options.inMemory ? undefined : join(dataDir, 'dynamodb') });
+    dynamodbEndpoint = `http://127.0.0.1:${dynamodbPort}`;
+    // Never leave the JVM behind, however this process ends.
+    process.once('exit', () => java?.kill('SIGKILL'));
+  }
+
+  let s3: S3rver | undefined;
+  let s3Endpoint = process.env.S3_ENDPOINT;
+  if (!s3Endpoint) {
+    const s3Port = options.s3Port ?? 4569;
+    const directory = options.inMemory ? join(localDir, `s3-${process.pid}`) : join(dataDir, 's3');
+    mkdirSync(directory, { recursive: true });
+    s3 = new S3rver({ address: '127.0.0.1', port: s3Port, directory, silent: true, resetOnClose: Boolean(options.inMemory) });
+    await s3.run();
+    s3Endpoint = `http://127.0.0.1:${s3Port}`;
+  }
+
+  const tableName = process.env.TABLE_NAME ?? LOCAL_TABLE;
+  const bucket = process.env.IMAGES_BUCKET ?? LOCAL_BUCKET;
+  await ensureTable(dynamodbEndpoint, tableName);
+  await ensureBucket(s3Endpoint, bucket);
+
+  // The functions read their configuration at import: set it before the first handler loads.
+  Object.assign(process.env, {
+    TABLE_NAME: tableName,
+    IMAGES_BUCKET: bucket,
+    IMAGES_BASE_URL: process.env.IMAGES_BASE_URL ?? `${s3Endpoint}/${bucket}`,
+    DYNAMODB_ENDPOINT: dynamodbEndpoint,
+    S3_ENDPOINT: s3Endpoint,
+    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    MAILER: 'outbox',
+    OUTBOX_FILE: join(localDir, 'outbox.jsonl'),
+    INSECURE_COOKIES: '1',
+  });
+
+  const { createLocalServer } = await import('#infra/local/server.ts');
+  const server: Server = createLocalServer({ log: options.log });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(port, '0.0.0.0', () => resolveListen());
+  });
+  const apiUrl = `http://127.0.0.1:${port}`;
+  if (options.seedDemo) await seedDemo(localDir, apiUrl, port);
+
+  let stopped = false;
+  return {
+    apiUrl,
+    port,
+    dynamodbEndpoint,
+    s3Endpoint,
+    tableName,
+    bucket,
+    localDir,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+      await s3?.close();
+      java?.kill('SIGTERM');
+    },
+  };
+}

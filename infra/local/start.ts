@@ -1,0 +1,31 @@
+import { startLocalStack } from '#infra/local/stack.ts';
+
+/**
+ * `npm start`: the whole service on this machine. Environment:
+ * PORT (3000), DYNAMODB_PORT (8000), S3_PORT (4569), DYNAMODB_ENDPOINT / S3_ENDPOINT to use
+ * services you already run, LOCAL_DIR (.local), LOCAL_IN_MEMORY=1 and LOCAL_SEED=0 (tests).
+ */
+const env = process.env;
+const stack = await startLocalStack({
+  localDir: env.LOCAL_DIR,
+  port: Number(env.PORT ?? 3000),
+  dynamodbPort: Number(env.DYNAMODB_PORT ?? 8000),
+  s3Port: Number(env.S3_PORT ?? 4569),
+  inMemory: env.LOCAL_IN_MEMORY === '1',
+  seedDemo: env.LOCAL_SEED !== '0',
+  log: env.LOCAL_LOG !== '0',
+});
+
+// One machine-readable line first (the test run waits for it), then the human summary.
+console.log(JSON.stringify({ ready: true, api_url: stack.apiUrl, dynamodb_endpoint: stack.dynamodbEndpoint, s3_endpoint: stack.s3Endpoint, table: stack.tableName, bucket: stack.bucket }));
+console.log(`store-api is up: ${stack.apiUrl}/v1  (demo store: ${stack.localDir}/demo.json)`);
+
+let stopping = false;
+const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
+  await stack.stop();
+  process.exit(0);
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

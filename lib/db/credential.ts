@@ -1,0 +1,143 @@
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
+import { db, TABLE } from '#lib/db/client.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
+import { nowIso } from '#lib/db/keys.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { domainKey } from '#lib/db/store.ts';
+
+/**
+ * Credentials of every kind, found by the SHA-256 of the secret the caller presents.
+ *
+ * | access pattern                     | key                                  |
+ * |------------------------------------|--------------------------------------|
+ * | credential by secret               | pk `CRED#<sha256>`, sk `#CRED`       |
+ * | credential + store of a domain     | BatchGet of the above and `DOMAIN#<domain>` |
+ *
+ * Revocation deletes the item, so the next request with that secret finds nothing. Buyer access
+ * tokens and sessions expire: they carry `expires_epoch` for TTL and `expires_at`, which every
+ * lookup checks itself because TTL deletion lags.
+ */
+export type CredentialKind = 'api_token' | 'api_key' | 'buyer_token' | 'session';
+
+export interface Credential {
+  kind: CredentialKind;
+  store_id: number;
+  /** Per-store id of an operator token or key (the `user_id` of the notes it writes). */
+  credential_id?: number;
+  scopes?: string[];
+  customer_id?: number;
+  expires_at?: string;
+  created_at: string;
+}
+
+export const credentialKey = (secretHash: string) => ({ pk: `CRED#${secretHash}`, sk: '#CRED' });
+
+export const BUYER_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
+export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
+
+async function putCredential(secret: string, credential: Credential): Promise<void> {
+  const expiry = credential.expires_at ? { expires_epoch: Math.floor(Date.parse(credential.expires_at) / 1000) } : {};
+  await db.send(
+    new PutCommand({
+      TableName: TABLE,
+      Item: { ...credentialKey(hashSecret(secret)), entity: 'credential', ...credential, ...expiry },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+export async function createApiToken(storeId: number): Promise<{ api_token: string; credential_id: number }> {
+  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const token = newSecret(SECRET_PREFIX.apiToken);
+  await putCredential(token, { kind: 'api_token', store_id: storeId, credential_id: credentialId, created_at: nowIso() });
+  return { api_token: token, credential_id: credentialId };
+}
+
+export async function createApiKey(storeId: number, scopes: string[]): Promise<{ key: string; credential_id: number; scopes: string[] }> {
+  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const key = newSecret(SECRET_PREFIX.apiKey);
+  await putCredential(key, { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes, created_at: nowIso() });
+  return { key, credential_id: credentialId, scopes };
+}
+
+function expiresIn(seconds: number): string {
+  return new Date(Date.now() + seconds * 1000).toISOString();
+}
+
+export async function issueBuyerAccessToken(storeId: number, customerId: number, ttlSeconds = BUYER_TOKEN_TTL_SECONDS) {
+  const token = newSecret(SECRET_PREFIX.buyerAccessToken);
+  const expiresAt = expiresIn(ttlSeconds);
+  await putCredential(token, { kind: 'buyer_token', store_id: storeId, customer_id: customerId, expires_at: expiresAt, created_at: nowIso() });
+  return { token, expires_at: expiresAt, expires_in: ttlSeconds };
+}
+
+export async function issueSession(storeId: number, customerId: number, ttlSeconds = SESSION_TTL_SECONDS) {
+  const sessionId = newSecret(SECRET_PREFIX.session);
+  const expiresAt = expiresIn(ttlSeconds);
+  await putCredential(sessionId, { kind: 'session', store_id: storeId, customer_id: customerId, expires_at: expiresAt, created_at: nowIso() });
+  return { sessionId, expires_at: expiresAt, max_age: ttlSeconds };
+}
+
+/** Deletes the credential if it is of the given kind. False when there was none to revoke. */
+export async function revokeCredential(secret: string, kind: CredentialKind): Promise<boolean> {
+  try {
+    await db.send(
+      new DeleteCommand({
+        TableName: TABLE,
+        Key: credentialKey(hashSecret(secret)),
+        ConditionExpression: 'kind = :kind',
+        ExpressionAttributeValues: { ':kind': kind },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalFailure(error)) return false;
+    throw error;
+  }
+}
+
+function live(item: Record<string, unknown> | undefined): Credential | undefined {
+  if (!item) return undefined;
+  const credential = item as unknown as Credential;
+  if (credential.expires_at && Date.parse(credential.expires_at) <= Date.now()) return undefined;
+  return credential;
+}
+
+/** One GetItem. Expired credentials are treated as absent. */
+export async function findCredential(secret: string): Promise<Credential | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: credentialKey(hashSecret(secret)) }));
+  return live(result.Item);
+}
+
+/** The store a domain belongs to, or undefined. One GetItem. */
+export async function findStoreIdByDomain(domain: string): Promise<number | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: domainKey(domain) }));
+  return result.Item?.store_id as number | undefined;
+}
+
+/**
+ * The store of a domain and (when a secret is given) its credential, in one BatchGetItem:
+ * buyer requests and store-domain sessions need both, and a second round trip would double
+ * their latency.
+ */
+export async function findDomainAndCredential(
+  domain: string,
+  secret: string | undefined,
+): Promise<{ storeId?: number; credential?: Credential }> {
+  if (!secret) return { storeId: await findStoreIdByDomain(domain) };
+  const domainKeyValue = domainKey(domain);
+  const credKey = credentialKey(hashSecret(secret));
+  let keys: Record<string, unknown>[] = [domainKeyValue, credKey];
+  const found: Record<string, unknown>[] = [];
+  // BatchGet may hand back unprocessed keys under throttling; ask again for those only.
+  for (let attempt = 0; keys.length > 0 && attempt < 5; attempt++) {
+    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys } } }));
+    found.push(...(result.Responses?.[TABLE] ?? []));
+    keys = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+  }
+  if (keys.length > 0) throw new Error('BatchGet left keys unprocessed');
+  const domainItem = found.find((item) => item.pk === domainKeyValue.pk);
+  const credentialItem = found.find((item) => item.pk === credKey.pk);
+  return { storeId: domainItem?.store_id as number | undefined, credential: live(credentialItem) };
+}

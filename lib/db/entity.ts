@@ -1,0 +1,66 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
+import { nowIso, stripKeys } from '#lib/db/keys.ts';
+import { setExpression } from '#lib/db/update.ts';
+import { notFound } from '#lib/http/errors.ts';
+
+/**
+ * The single-item operations every entity module shares. Each is one DynamoDB call, and each
+ * answers 404 (`<what> not found`) when the key does not exist: keys always include the
+ * caller's store, so another store's item is exactly as absent as a missing one.
+ */
+export type Key = { pk: string; sk: string };
+
+export async function getOne<T>(key: Key, what: string): Promise<T> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: key }));
+  if (!result.Item) throw notFound(what);
+  return stripKeys(result.Item) as T;
+}
+
+/** Put a new item; the condition guards against overwriting an id that already exists. */
+export async function putNew(key: Key, entity: string, attributes: Record<string, unknown>): Promise<void> {
+  await db.send(
+    new PutCommand({ TableName: TABLE, Item: { ...key, entity, ...attributes }, ConditionExpression: 'attribute_not_exists(pk)' }),
+  );
+}
+
+/**
+ * SET the allowed fields of a validated patch (plus `updated_at`) on an existing item and
+ * return the item as it now is.
+ */
+export async function patchOne<T>(
+  key: Key,
+  what: string,
+  patch: Record<string, unknown>,
+  allowed: readonly string[],
+  options: { nested?: readonly string[]; extraSets?: Record<string, unknown> } = {},
+): Promise<T> {
+  const update = setExpression({ ...patch, ...options.extraSets, updated_at: nowIso() }, [...allowed, ...Object.keys(options.extraSets ?? {}), 'updated_at'], options.nested);
+  try {
+    const result = await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: key,
+        UpdateExpression: `SET ${update.sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: update.names,
+        ExpressionAttributeValues: update.values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return stripKeys(result.Attributes ?? {}) as T;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw notFound(what);
+    throw error;
+  }
+}
+
+export async function deleteOne(key: Key, what: string): Promise<void> {
+  try {
+    await db.send(new DeleteCommand({ TableName: TABLE, Key: key, ConditionExpression: 'attribute_exists(pk)' }));
+  } catch (error) {
+    if (isConditionalFailure(error)) throw notFound(what);
+    throw error;
+  }
+}

@@ -1,0 +1,149 @@
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { nextStoreId } from '#lib/db/sequence.ts';
+import { setExpression } from '#lib/db/update.ts';
+import { conflict, notFound } from '#lib/http/errors.ts';
+
+/**
+ * Stores and their domains.
+ *
+ * | access pattern            | key                                   |
+ * |---------------------------|---------------------------------------|
+ * | store by id               | pk `STORE#<id>`, sk `#STORE`          |
+ * | store id by domain        | pk `DOMAIN#<domain>`, sk `#DOMAIN`    |
+ *
+ * The domain item doubles as the uniqueness sentinel: it is written in the same transaction
+ * as the store with `attribute_not_exists`.
+ */
+export interface AffiliateSettings {
+  self_registration: boolean;
+  percent_commission: number;
+  min_withdraw: number;
+}
+
+export interface Store {
+  id: number;
+  store_id: number;
+  name: string;
+  domain: string;
+  affiliate: AffiliateSettings;
+  created_at: string;
+  updated_at: string;
+}
+
+export const DEFAULT_AFFILIATE_SETTINGS: AffiliateSettings = { self_registration: true, percent_commission: 10, min_withdraw: 0 };
+
+export const storeKey = (storeId: number) => ({ pk: storePk(storeId), sk: '#STORE' });
+export const domainKey = (domain: string) => ({ pk: `DOMAIN#${domain.toLowerCase()}`, sk: '#DOMAIN' });
+
+function domainItem(domain: string, storeId: number) {
+  return { ...domainKey(domain), entity: 'domain', domain: domain.toLowerCase(), store_id: storeId };
+}
+
+const domainInUse = () => conflict('Domain already in use by another store', 'domain');
+
+export async function createStore(input: { name: string; domain: string }): Promise<Store> {
+  const id = await nextStoreId();
+  const now = nowIso();
+  const store: Store = {
+    id,
+    store_id: id,
+    name: input.name,
+    domain: input.domain.toLowerCase(),
+    affiliate: { ...DEFAULT_AFFILIATE_SETTINGS },
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: TABLE, Item: { ...storeKey(id), entity: 'store', ...store }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: TABLE, Item: domainItem(store.domain, id), ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (failedConditions(error).includes(1)) throw domainInUse();
+    throw error;
+  }
+  return store;
+}
+
+export async function getStore(storeId: number): Promise<Store | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: storeKey(storeId) }));
+  return result.Item ? (stripKeys(result.Item) as Store) : undefined;
+}
+
+export async function getStoreOrThrow(storeId: number): Promise<Store> {
+  const store = await getStore(storeId);
+  if (!store) throw notFound('Store');
+  return store;
+}
+
+export interface StorePatch {
+  name?: string;
+  domain?: string;
+  affiliate?: Partial<AffiliateSettings>;
+}
+
+/**
+ * One UpdateItem, or, when the domain changes, a read and one transaction that moves the
+ * domain sentinel (the condition on the old domain guards against a concurrent change).
+ */
+export async function updateStore(storeId: number, patch: StorePatch): Promise<Store> {
+  const update = setExpression({ ...patch, updated_at: nowIso() }, ['name', 'affiliate', 'updated_at'], ['affiliate']);
+  const newDomain = patch.domain?.toLowerCase();
+  const current = newDomain ? await getStoreOrThrow(storeId) : undefined;
+
+  if (current && newDomain && newDomain !== current.domain) {
+    update.names['#domain'] = 'domain';
+    update.values[':domain'] = newDomain;
+    update.values[':old_domain'] = current.domain;
+    update.sets.push('#domain = :domain');
+    try {
+      await db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: TABLE,
+                Key: storeKey(storeId),
+                UpdateExpression: `SET ${update.sets.join(', ')}`,
+                ConditionExpression: '#domain = :old_domain',
+                ExpressionAttributeNames: update.names,
+                ExpressionAttributeValues: update.values,
+              },
+            },
+            { Delete: { TableName: TABLE, Key: domainKey(current.domain) } },
+            { Put: { TableName: TABLE, Item: domainItem(newDomain, storeId), ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (failedConditions(error).includes(2)) throw domainInUse();
+      throw error;
+    }
+    return getStoreOrThrow(storeId);
+  }
+
+  try {
+    const result = await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: storeKey(storeId),
+        UpdateExpression: `SET ${update.sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: update.names,
+        ExpressionAttributeValues: update.values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return stripKeys(result.Attributes ?? {}) as Store;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw notFound('Store');
+    throw error;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The single table. One definition shared by the CDK stack and the local stack, so the two
+ * can never disagree about key names, indexes or the TTL attribute.
+ *
+ * Every item has `pk`/`sk` and `store_id` (except the global store sequence and the
+ * domain/credential lookup items, which carry the store_id they point to).
+ * GSI1 and GSI2 are overloaded: each entity module documents what it writes there.
+ */
+export const tableKeys = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  /** Epoch seconds; DynamoDB deletes the item some time after (days on AWS), so reads check expiry too. */
+  ttlAttribute: 'expires_epoch',
+  indexes: [
+    { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
+} as const;
+
+export type IndexName = (typeof tableKeys.indexes)[number]['name'];
+
+/** CreateTable input for DynamoDB Local (the CDK stack builds the same shape with its own construct). */
+export function createTableInput(tableName: string) {
+  const attributes = [tableKeys.partitionKey, tableKeys.sortKey, ...tableKeys.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: attributes.map((name) => ({ AttributeName: name, AttributeType: 'S' as const })),
+    KeySchema: [
+      { AttributeName: tableKeys.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: tableKeys.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: tableKeys.indexes.map((index) => ({
+      IndexName: index.name,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+        { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+      ],
+      Projection: { ProjectionType: 'ALL' as const },
+    })),
+  };
+}

@@ -1,0 +1,44 @@
+import { deleteOne, getOne, patchOne, putNew } from '#lib/db/entity.ts';
+import { entitySk, nowIso, stripKeys, storePk } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
+
+/**
+ * Tags.
+ *
+ * | access pattern        | key                                               | calls    |
+ * |-----------------------|---------------------------------------------------|----------|
+ * | create                | sequence ADD + Put `STORE#<s> / TAG#<id>`         | 2        |
+ * | get, update, delete   | `STORE#<s> / TAG#<id>` (conditional on existence) | 1        |
+ * | list (id order)       | Query `STORE#<s>`, sk begins_with `TAG#`          | 1 per MB |
+ */
+const TAG = 'TAG';
+export const tagKey = (storeId: number, tagId: number) => ({ pk: storePk(storeId), sk: entitySk(TAG, tagId) });
+
+export async function createTag(storeId: number, input: TagCreate): Promise<Tag> {
+  const id = await nextId(storeId, TAG);
+  const now = nowIso();
+  const tag: Tag = {
+    id,
+    store_id: storeId,
+    name: input.name,
+    color: input.color,
+    apply_to_all_packages: input.apply_to_all_packages ?? false,
+    created_at: now,
+    updated_at: now,
+  };
+  await putNew(tagKey(storeId, id), TAG, tag);
+  return tag;
+}
+
+export const getTag = (storeId: number, tagId: number) => getOne<Tag>(tagKey(storeId, tagId), 'Tag');
+
+export async function listTags(storeId: number): Promise<Tag[]> {
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${TAG}#` })).map((item) => stripKeys(item) as Tag);
+}
+
+export const updateTag = (storeId: number, tagId: number, patch: TagPatch) =>
+  patchOne<Tag>(tagKey(storeId, tagId), 'Tag', patch, ['name', 'color', 'apply_to_all_packages']);
+
+export const deleteTag = (storeId: number, tagId: number) => deleteOne(tagKey(storeId, tagId), 'Tag');

@@ -1,0 +1,143 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { findCredential, findDomainAndCredential, type Credential } from '#lib/db/credential.ts';
+import { customerUnauthenticated, forbidden, HttpError, notFound, unauthenticated } from '#lib/http/errors.ts';
+import type { CredentialKind, RouteSpec } from '#lib/http/route.ts';
+
+export interface OperatorAuth {
+  kind: 'operator';
+  storeId: number;
+  credentialId: number;
+}
+export interface ApiKeyAuth {
+  kind: 'apiKey';
+  storeId: number;
+  credentialId: number;
+  scopes: string[];
+}
+export interface BuyerAuth {
+  kind: 'buyer' | 'session';
+  storeId: number;
+  customerId: number;
+  domain: string;
+  /** The hash of the presented secret (a session ends by deleting it). */
+  secret: string;
+}
+export interface StoreHostAuth {
+  kind: 'buyerStore' | 'storeHost';
+  storeId: number;
+  domain: string;
+  /** Session cookie if one was sent (logout ends it). */
+  secret?: string;
+}
+export interface PublicAuth {
+  kind: 'public';
+}
+
+export type AuthFor<K extends CredentialKind> = K extends 'operator'
+  ? OperatorAuth
+  : K extends 'apiKey'
+    ? ApiKeyAuth
+    : K extends 'buyer' | 'session'
+      ? BuyerAuth
+      : K extends 'buyerStore' | 'storeHost'
+        ? StoreHostAuth
+        : PublicAuth;
+
+export const SESSION_COOKIE = 'store_session';
+
+function bearer(event: APIGatewayProxyEventV2): string | undefined {
+  const header = event.headers?.authorization ?? event.headers?.Authorization;
+  const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
+  return match?.[1];
+}
+
+export function sessionCookie(event: APIGatewayProxyEventV2): string | undefined {
+  const cookies = event.cookies ?? (event.headers?.cookie ? event.headers.cookie.split(';') : []);
+  for (const cookie of cookies) {
+    const [name, ...rest] = cookie.trim().split('=');
+    if (name === SESSION_COOKIE && rest.length > 0) return rest.join('=');
+  }
+  return undefined;
+}
+
+/** The store domain of a store-domain request: the Host, without the port. */
+export function hostDomain(event: APIGatewayProxyEventV2): string {
+  const host = event.headers?.host ?? event.requestContext?.domainName ?? '';
+  return host.replace(/:\d+$/, '').toLowerCase();
+}
+
+async function operatorOrKey(event: APIGatewayProxyEventV2): Promise<Credential> {
+  const secret = bearer(event);
+  if (!secret) throw unauthenticated('Missing bearer credential');
+  const credential = await findCredential(secret);
+  if (!credential) throw unauthenticated('Unknown or revoked credential');
+  return credential;
+}
+
+/**
+ * Resolves the route's credential or throws 401/403/404. Operator and key routes make one
+ * GetItem; buyer and session routes one BatchGetItem (the credential and the domain's store).
+ */
+export async function authenticate(route: RouteSpec, event: APIGatewayProxyEventV2): Promise<unknown> {
+  switch (route.credential) {
+    case 'public':
+      return { kind: 'public' } satisfies PublicAuth;
+
+    case 'operator': {
+      const credential = await operatorOrKey(event);
+      if (credential.kind === 'api_key') throw forbidden('API keys cannot call operator endpoints; use an API token', 'FORBIDDEN');
+      if (credential.kind !== 'api_token') throw unauthenticated('Unknown or revoked credential');
+      return { kind: 'operator', storeId: credential.store_id, credentialId: credential.credential_id ?? 0 } satisfies OperatorAuth;
+    }
+
+    case 'apiKey': {
+      const credential = await operatorOrKey(event);
+      if (credential.kind === 'api_token') throw forbidden(`This endpoint needs an API key with scope ${route.scope}`, 'FORBIDDEN');
+      if (credential.kind !== 'api_key') throw unauthenticated('Unknown or revoked credential');
+      if (!route.scope || !(credential.scopes ?? []).includes(route.scope)) {
+        throw forbidden(`This API key lacks the scope ${route.scope}`, 'INSUFFICIENT_SCOPE');
+      }
+      return {
+        kind: 'apiKey',
+        storeId: credential.store_id,
+        credentialId: credential.credential_id ?? 0,
+        scopes: credential.scopes ?? [],
+      } satisfies ApiKeyAuth;
+    }
+
+    case 'buyer':
+    case 'buyerStore': {
+      const domain = event.headers?.['x-store-domain']?.trim().toLowerCase();
+      if (!domain) {
+        if (route.credential === 'buyer') throw customerUnauthenticated();
+        throw new HttpError(400, { message: 'Header x-store-domain is required', code: 'STORE_DOMAIN_REQUIRED', field: 'x-store-domain' });
+      }
+      const secret = route.credential === 'buyer' ? bearer(event) : undefined;
+      if (route.credential === 'buyer' && !secret) throw customerUnauthenticated();
+      const { storeId, credential } = await findDomainAndCredential(domain, secret);
+      if (storeId === undefined) throw notFound('Store domain');
+      if (route.credential === 'buyerStore') return { kind: 'buyerStore', storeId, domain } satisfies StoreHostAuth;
+      return buyerFrom('buyer', credential, storeId, domain, secret!);
+    }
+
+    case 'session':
+    case 'storeHost': {
+      const domain = hostDomain(event);
+      const secret = sessionCookie(event);
+      const { storeId, credential } = await findDomainAndCredential(domain, secret);
+      if (storeId === undefined) throw notFound('Store domain');
+      if (route.credential === 'storeHost') return { kind: 'storeHost', storeId, domain, secret } satisfies StoreHostAuth;
+      if (!secret) throw customerUnauthenticated();
+      return buyerFrom('session', credential, storeId, domain, secret);
+    }
+  }
+}
+
+function buyerFrom(kind: 'buyer' | 'session', credential: Credential | undefined, storeId: number, domain: string, secret: string): BuyerAuth {
+  const expected = kind === 'buyer' ? 'buyer_token' : 'session';
+  // A token of another store (or of another kind) is simply not valid here.
+  if (!credential || credential.kind !== expected || credential.store_id !== storeId || credential.customer_id === undefined) {
+    throw customerUnauthenticated();
+  }
+  return { kind, storeId, customerId: credential.customer_id, domain, secret };
+}

@@ -1,0 +1,44 @@
+/**
+ * Errors a handler or domain function throws. The error middleware turns each into the
+ * envelope `{errors: [{message, code?, field?}]}` (or `{error}` on the handoff route).
+ */
+export interface ErrorDetail {
+  message: string;
+  code?: string;
+  field?: string;
+}
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly details: ErrorDetail[];
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, details: ErrorDetail | ErrorDetail[], headers: Record<string, string> = {}) {
+    const list = Array.isArray(details) ? details : [details];
+    super(list[0]?.message ?? `HTTP ${status}`);
+    this.name = 'HttpError';
+    this.status = status;
+    this.details = list;
+    this.headers = headers;
+  }
+
+  /** The single code of this error, for routes that answer `{error: CODE}`. */
+  get code(): string {
+    return this.details[0]?.code ?? this.details[0]?.message ?? 'ERROR';
+  }
+}
+
+export const badRequest = (message: string, code = 'BAD_REQUEST', field?: string) =>
+  new HttpError(400, { message, code, ...(field ? { field } : {}) });
+export const unauthenticated = (message = 'Missing or invalid credential', code = 'UNAUTHENTICATED') =>
+  new HttpError(401, { message, code });
+export const customerUnauthenticated = () =>
+  new HttpError(401, { message: 'Invalid or expired session', code: 'CUSTOMER_UNAUTHENTICATED' });
+export const forbidden = (message: string, code?: string) => new HttpError(403, code ? { message, code } : { message });
+export const notFound = (what: string) => new HttpError(404, { message: `${what} not found`, code: 'NOT_FOUND' });
+export const conflict = (message: string, field?: string) =>
+  new HttpError(409, { message, code: 'CONFLICT', ...(field ? { field } : {}) });
+export const unprocessable = (message: string, field?: string, code = 'VALIDATION_FAILED') =>
+  new HttpError(422, { message, code, ...(field ? { field } : {}) });
+export const tooManyRequests = (retryAfterSeconds: number, code = 'RATE_LIMITED') =>
+  new HttpError(429, { message: 'Too many requests', code }, { 'retry-after': String(retryAfterSeconds) });

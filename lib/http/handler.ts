@@ -1,0 +1,135 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { parse, type GenericSchema, type InferOutput } from 'valibot';
+import { authenticate, type AuthFor } from '#lib/http/auth.ts';
+import { HttpError } from '#lib/http/errors.ts';
+import { jsonResponse, Reply } from '#lib/http/reply.ts';
+import type { RouteSpec } from '#lib/http/route.ts';
+import { parsePart } from '#lib/http/validate.ts';
+
+type Out<S> = S extends GenericSchema ? InferOutput<S> : undefined;
+
+export interface HandlerRequest<R extends RouteSpec> {
+  params: Out<R['params']>;
+  query: Out<R['query']>;
+  body: Out<R['body']>;
+  auth: AuthFor<R['credential']>;
+  event: APIGatewayProxyEventV2;
+  requestId: string;
+}
+
+/** What the middlewares leave on the event for the handler. */
+interface PreparedEvent extends APIGatewayProxyEventV2 {
+  auth?: unknown;
+  input?: { params: unknown; query: unknown; body: unknown };
+}
+
+type Request = middy.Request<PreparedEvent, APIGatewayProxyResultV2, Error, Context>;
+
+const requestIdOf = (request: Request) => request.event.requestContext?.requestId ?? request.context.awsRequestId ?? 'unknown';
+
+/** Errors from the AWS SDK that mean a dependency is down or throttling: 503, try again. */
+function isDependencyUnavailable(error: Error & { $metadata?: { httpStatusCode?: number }; code?: string }): boolean {
+  const transient = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'ServiceUnavailable', 'TimeoutError', 'InternalServerError'];
+  return (
+    transient.includes(error.name) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'].includes(error.code ?? '') ||
+    (error.$metadata?.httpStatusCode ?? 0) >= 500
+  );
+}
+
+function toHttpError(error: Error): HttpError | undefined {
+  if (error instanceof HttpError) return error;
+  const middyError = error as Error & { statusCode?: number; cause?: { package?: string } };
+  if (middyError.cause?.package === '@middy/http-json-body-parser') {
+    return middyError.message === 'Unsupported Media Type'
+      ? new HttpError(415, { message: 'Content-Type must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' })
+      : new HttpError(400, { message: 'Request body is not valid JSON', code: 'INVALID_JSON' });
+  }
+  if (isDependencyUnavailable(error)) {
+    return new HttpError(503, { message: 'Service temporarily unavailable', code: 'UNAVAILABLE' }, { 'retry-after': '1' });
+  }
+  return undefined;
+}
+
+/**
+ * The one error middleware, first in the chain so that its onError runs last. Known errors
+ * become the envelope; anything else is logged as structured JSON with the request id and
+ * answered 500 with that id only.
+ */
+function errorEnvelope(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> {
+  return {
+    onError: async (request) => {
+      const error = request.error ?? new Error('unknown');
+      const requestId = requestIdOf(request as Request);
+      const known = toHttpError(error);
+      if (!known || known.status >= 500) {
+        console.error(
+          JSON.stringify({
+            level: 'error',
+            request_id: requestId,
+            route: `${route.method} ${route.path}`,
+            error: { name: error.name, message: error.message, stack: error.stack },
+          }),
+        );
+      }
+      const status = known?.status ?? 500;
+      const details = known?.details ?? [{ message: 'Internal server error', code: 'INTERNAL_ERROR' }];
+      const headers = { 'x-request-id': requestId, ...known?.headers };
+      const body =
+        route.errorStyle === 'single'
+          ? { error: known?.code ?? 'INTERNAL_ERROR', ...(status >= 500 ? { request_id: requestId } : {}) }
+          : { errors: details, ...(status >= 500 ? { request_id: requestId } : {}) };
+      request.response = jsonResponse(status, body, headers);
+    },
+  };
+}
+
+function credentialCheck(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> {
+  return {
+    before: async (request) => {
+      request.event.auth = await authenticate(route, request.event);
+    },
+  };
+}
+
+function inputValidation(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> {
+  return {
+    before: async (request) => {
+      const { event } = request;
+      event.input = {
+        params: route.params ? parsePart('params', route.params, event.pathParameters ?? {}) : undefined,
+        query: route.query ? parsePart('query', route.query, event.queryStringParameters ?? {}) : undefined,
+        body: route.body && route.body !== 'multipart' ? parsePart('body', route.body, event.body) : undefined,
+      };
+    },
+  };
+}
+
+/**
+ * The handler stack every function uses: errors -> credential -> JSON body -> validation.
+ * The credential comes first so that an unauthenticated caller learns nothing about the input
+ * rules. The function returns a value (200 JSON) or a Reply.
+ */
+export function defineHandler<const R extends RouteSpec>(route: R, fn: (request: HandlerRequest<R>) => Promise<unknown>) {
+  const stack = middy<PreparedEvent, APIGatewayProxyResultV2>().use(errorEnvelope(route)).use(credentialCheck(route));
+  if (route.body && route.body !== 'multipart') stack.use(httpJsonBodyParser());
+  return stack.use(inputValidation(route)).handler(async (event, context) => {
+    const input = event.input ?? { params: undefined, query: undefined, body: undefined };
+    const result = await fn({
+      params: input.params,
+      query: input.query,
+      body: input.body,
+      auth: event.auth,
+      event,
+      requestId: event.requestContext?.requestId ?? context.awsRequestId,
+    } as HandlerRequest<R>);
+    if (result instanceof Reply) {
+      if (result.status === 204) return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+      return jsonResponse(result.status, result.body, result.headers, result.cookies);
+    }
+    // The response schema fixes the field order and drops anything internal; a mismatch is a bug (500).
+    return jsonResponse(route.status ?? 200, route.response ? parse(route.response, result) : result);
+  });
+}

@@ -1,0 +1,25 @@
+/** A response other than "200 with this JSON": another status, headers or cookies. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+    readonly cookies: string[] = [],
+  ) {}
+}
+
+export const reply = (status: number, body: unknown, options: { headers?: Record<string, string>; cookies?: string[] } = {}) =>
+  new Reply(status, body, options.headers, options.cookies);
+
+export const noContent = () => new Reply(204, undefined);
+
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}, cookies: string[] = []) {
+  return {
+    statusCode: status,
+    headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'no-store', ...headers },
+    ...(cookies.length > 0 ? { cookies } : {}),
+    body: body === undefined ? '' : JSON.stringify(body),
+  };
+}

@@ -1,0 +1,45 @@
+import type { GenericSchema } from 'valibot';
+
+/**
+ * The credential a route requires (spec: Authentication):
+ * - `operator`   `Authorization: Bearer <API_TOKEN>` on /v1/app/...
+ * - `apiKey`     `Authorization: Bearer <API_KEY>` holding `scope`
+ * - `buyer`      `Authorization: Bearer <ACCESS_TOKEN>` + `x-store-domain`
+ * - `buyerStore` only `x-store-domain` (the login that produces an access token)
+ * - `session`    the session cookie on the store's own domain (store found from Host)
+ * - `storeHost`  the store's own domain, no session needed (login/logout there)
+ * - `public`     nothing
+ */
+export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'session' | 'storeHost' | 'public';
+
+/** AWS resources a function touches beyond the table; drives its IAM grants. */
+export type ResourceUse = 'images' | 'mail';
+
+export interface RouteSpec {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Path with `{param}` placeholders, as API Gateway and OpenAPI write it. */
+  path: string;
+  /** `api`: the /v1 HTTP API. `store`: the HTTP API behind the stores' own domains. */
+  api: 'api' | 'store';
+  credential: CredentialKind;
+  /** Scope an `apiKey` route requires. */
+  scope?: string;
+  /** Table access the function is granted: read-only functions get no write permission. */
+  access: 'read' | 'write';
+  uses?: readonly ResourceUse[];
+  summary: string;
+  /** OpenAPI tag (one per entity). */
+  tag: string;
+  params?: GenericSchema;
+  query?: GenericSchema;
+  /** `multipart` routes parse their own body (the image upload). */
+  body?: GenericSchema | 'multipart';
+  response?: GenericSchema;
+  /** Status of a success; 200 unless said. */
+  status?: 200 | 201 | 204;
+  /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
+  errorStyle?: 'envelope' | 'single';
+}
+
+/** Identity function that keeps each route's literal types (its schemas) for the handler. */
+export const route = <const R extends RouteSpec>(spec: R): R => spec;

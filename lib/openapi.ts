@@ -1,0 +1,126 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type { GenericSchema } from 'valibot';
+import type { RouteSpec } from '#lib/http/route.ts';
+
+/**
+ * The OpenAPI 3.1 document, generated from the route table and its valibot schemas, so the
+ * document cannot drift from what the handlers validate.
+ */
+type JsonSchema = Record<string, unknown>;
+
+function schemaOf(schema: GenericSchema, typeMode: 'input' | 'output'): JsonSchema {
+  const json = toJsonSchema(schema, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+const SECURITY: Record<RouteSpec['credential'], Record<string, string[]>[]> = {
+  operator: [{ apiToken: [] }],
+  apiKey: [{ apiKey: [] }],
+  buyer: [{ buyerToken: [], storeDomain: [] }],
+  buyerStore: [{ storeDomain: [] }],
+  session: [{ sessionCookie: [] }],
+  storeHost: [],
+  public: [],
+};
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+});
+
+function errorResponses(route: RouteSpec): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  if (route.credential !== 'public' && route.credential !== 'storeHost' && route.credential !== 'buyerStore') {
+    responses['401'] = errorResponse('Credential missing, unknown, expired or revoked');
+  }
+  if (route.credential === 'operator' || route.credential === 'apiKey') responses['403'] = errorResponse('Credential valid but not allowed here');
+  if (route.params || route.credential === 'buyer' || route.credential === 'session') responses['404'] = errorResponse('Not found in this store');
+  if (route.query) responses['400'] = errorResponse('Malformed query');
+  if (route.body) {
+    responses['400'] = errorResponse('Body is not valid JSON or not an object');
+    responses['415'] = errorResponse('Unsupported content type');
+    responses['422'] = errorResponse('Input breaks a rule; `field` names it');
+  }
+  responses['500'] = errorResponse('Unexpected fault; carries only a request id');
+  return responses;
+}
+
+function parameters(route: RouteSpec): unknown[] {
+  const list: unknown[] = [];
+  for (const [part, location] of [['params', 'path'], ['query', 'query']] as const) {
+    const schema = route[part];
+    if (!schema) continue;
+    const json = schemaOf(schema, 'input');
+    const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((json.required as string[] | undefined) ?? []);
+    for (const [name, property] of Object.entries(properties)) {
+      list.push({ name, in: location, required: location === 'path' || required.has(name), schema: property });
+    }
+  }
+  return list;
+}
+
+export function buildOpenApiDocument(routes: Record<string, RouteSpec>) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [name, route] of Object.entries(routes)) {
+    const operation: Record<string, unknown> = {
+      operationId: name,
+      summary: route.summary,
+      tags: [route.tag],
+      security: SECURITY[route.credential],
+      parameters: parameters(route),
+      responses: {
+        [String(route.status ?? 200)]:
+          route.status === 204
+            ? { description: 'Done' }
+            : { description: 'Success', content: { 'application/json': { schema: route.response ? schemaOf(route.response, 'output') : {} } } },
+        ...errorResponses(route),
+      },
+    };
+    if (route.body === 'multipart') {
+      operation.requestBody = {
+        required: true,
+        content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] } } },
+      };
+    } else if (route.body) {
+      operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body, 'input') } } };
+    }
+    if (route.api === 'store') {
+      operation.servers = [{ url: 'https://{store_domain}', description: "The store's own domain", variables: { store_domain: { default: 'demo.localhost' } } }];
+    }
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'store-api', version: '1.0.0', description: 'Store administration and storefront API. Paths include the version segment /v1.' },
+    servers: [{ url: '/', description: 'The API host; every path begins with /v1' }],
+    paths,
+    components: {
+      securitySchemes: {
+        apiToken: { type: 'http', scheme: 'bearer', description: 'Operator API token (`npm run admin -- token create`)' },
+        apiKey: { type: 'http', scheme: 'bearer', description: 'API key with a scope such as customers:identify' },
+        buyerToken: { type: 'http', scheme: 'bearer', description: 'Buyer access token from POST /v1/webstore/auth/verify' },
+        storeDomain: { type: 'apiKey', in: 'header', name: 'x-store-domain', description: "The store's domain" },
+        sessionCookie: { type: 'apiKey', in: 'cookie', name: 'store_session', description: "Session cookie on the store's own domain" },
+      },
+      schemas: {
+        ErrorEnvelope: {
+          type: 'object',
+          required: ['errors'],
+          properties: {
+            errors: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['message'],
+                properties: { message: { type: 'string' }, code: { type: 'string' }, field: { type: 'string' } },
+              },
+            },
+            request_id: { type: 'string' },
+          },
+        },
+      },
+    },
+  };
+}

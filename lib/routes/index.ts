@@ -1,0 +1,15 @@
+import type { RouteSpec } from '#lib/http/route.ts';
+import { coreRoutes } from '#lib/routes/core.ts';
+
+/**
+ * THE route table: every endpoint, keyed by its function name (`functions/<name>.ts`).
+ * The CDK stack, the local server, the OpenAPI document and the route tests all read it.
+ * Adding an endpoint = a handler file + one entry in one of the area files below.
+ */
+export const routes = {
+  ...coreRoutes,
+} as const satisfies Record<string, RouteSpec>;
+
+export type FunctionName = keyof typeof routes;
+
+export const routeEntries = () => Object.entries(routes) as [FunctionName, RouteSpec][];

@@ -1,0 +1,69 @@
+import * as v from 'valibot';
+
+/** A numeric id in a path. Anything else names no resource (404). */
+export const idString = v.pipe(v.string(), v.regex(/^[1-9]\d{0,14}$/), v.transform(Number));
+
+export const idParams = <const K extends string>(name: K) => v.object({ [name]: idString } as { [P in K]: typeof idString });
+
+/** A positive integer carried in a query string, at most `max`. */
+const queryInt = (name: string, max = Number.MAX_SAFE_INTEGER) =>
+  v.pipe(
+    v.string(),
+    v.digits(`${name} must be a positive integer`),
+    v.transform(Number),
+    v.minValue(1, `${name} must be at least 1`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  );
+
+/**
+ * Page mode query: `page` from 1 (default 1), `limit` per endpoint (default 20, max 100).
+ * `fixedLimit` endpoints (the affiliate statement) take no `limit`.
+ */
+export function pageQueryEntries(options: { defaultLimit?: number; maxLimit?: number } = {}) {
+  const { defaultLimit = 20, maxLimit = 100 } = options;
+  return {
+    page: v.optional(queryInt('page'), '1'),
+    limit: v.optional(queryInt('limit', maxLimit), String(defaultLimit)),
+  };
+}
+
+export const pageQuery = v.object(pageQueryEntries());
+
+/** ISO 8601 timestamp with an offset (`Z` or `+02:00`), returned normalised to UTC. */
+export const timestampInput = v.pipe(
+  v.string(),
+  v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/, 'Expected an ISO 8601 timestamp with a UTC offset'),
+  v.check((value) => !Number.isNaN(Date.parse(value)), 'Expected a valid date'),
+  v.transform((value) => new Date(value).toISOString()),
+);
+
+export const timestamp = v.pipe(v.string(), v.isoTimestamp());
+
+/** A trimmed, non-empty string of at most `max` characters. */
+export const text = (name: string, max: number) =>
+  v.pipe(
+    v.string(`${name} must be a string`),
+    v.trim(),
+    v.minLength(1, `${name} is required`),
+    v.maxLength(max, `${name} must be at most ${max} characters`),
+  );
+
+export const pageMeta = v.object({
+  total: v.number(),
+  per_page: v.number(),
+  current_page: v.number(),
+  last_page: v.number(),
+  first_page: v.number(),
+  first_page_url: v.string(),
+  last_page_url: v.string(),
+  next_page_url: v.nullable(v.string()),
+  previous_page_url: v.nullable(v.string()),
+});
+
+export const pageOf = <S extends v.GenericSchema>(item: S) => v.object({ meta: pageMeta, data: v.array(item) });
+
+/** PATCH bodies: at least one field, so that an empty patch is a visible mistake. */
+export const atLeastOneField = v.check(
+  (input: Record<string, unknown>) => Object.values(input).some((value) => value !== undefined),
+  'Send at least one field to change',
+);
