@@ -15,6 +15,8 @@ import { startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 export interface LocalStackOptions {
   /** State folder (default `.local`). */
   localDir?: string;
+  /** Where the DynamoDB Local jar is kept (default `.local/bin`, shared by every run). */
+  binDir?: string;
   port?: number;
   dynamodbPort?: number;
   s3Port?: number;
@@ -94,7 +96,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let dynamodbEndpoint = process.env.DYNAMODB_ENDPOINT;
   if (!dynamodbEndpoint) {
     const dynamodbPort = options.dynamodbPort ?? 8000;
-    java = await startDynamoDbLocal({ binDir: join(localDir, 'bin'), port: dynamodbPort, dataDir: options.inMemory ? undefined : join(dataDir, 'dynamodb') });
+    java = await startDynamoDbLocal({ binDir: resolve(options.binDir ?? '.local/bin'), port: dynamodbPort, dataDir: options.inMemory ? undefined : join(dataDir, 'dynamodb') });
     dynamodbEndpoint = `http://127.0.0.1:${dynamodbPort}`;
     // Never leave the JVM behind, however this process ends.
     process.once('exit', () => java?.kill('SIGKILL'));
@@ -111,8 +113,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     s3Endpoint = `http://127.0.0.1:${s3Port}`;
   }
 
-  const tableName = process.env.TABLE_NAME ?? LOCAL_TABLE;
-  const bucket = process.env.IMAGES_BUCKET ?? LOCAL_BUCKET;
+  const tableName = process.env.TABLE_NAME || LOCAL_TABLE;
+  const bucket = process.env.IMAGES_BUCKET || LOCAL_BUCKET;
   await ensureTable(dynamodbEndpoint, tableName);
   await ensureBucket(s3Endpoint, bucket);
 
@@ -120,10 +122,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   Object.assign(process.env, {
     TABLE_NAME: tableName,
     IMAGES_BUCKET: bucket,
-    IMAGES_BASE_URL: process.env.IMAGES_BASE_URL ?? `${s3Endpoint}/${bucket}`,
+    IMAGES_BASE_URL: process.env.IMAGES_BASE_URL || `${s3Endpoint}/${bucket}`,
     DYNAMODB_ENDPOINT: dynamodbEndpoint,
     S3_ENDPOINT: s3Endpoint,
-    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+    AWS_REGION: process.env.AWS_REGION || 'us-east-1',
     AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
     AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
     MAILER: 'outbox',

@@ -3,11 +3,15 @@ import { startLocalStack } from '#infra/local/stack.ts';
 /**
  * `npm start`: the whole service on this machine. Environment:
  * PORT (3000), DYNAMODB_PORT (8000), S3_PORT (4569), DYNAMODB_ENDPOINT / S3_ENDPOINT to use
- * services you already run, LOCAL_DIR (.local), LOCAL_IN_MEMORY=1 and LOCAL_SEED=0 (tests).
+ * services you already run, LOCAL_DIR (.local), LOCAL_BIN_DIR (.local/bin), LOCAL_IN_MEMORY=1 and
+ * LOCAL_SEED=0 (the test run), LOCAL_LOG=0 (no request lines).
  */
 const env = process.env;
+// Development machines run Node 20; Lambda runs a newer runtime. The SDK's notice is noise here.
+env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const stack = await startLocalStack({
   localDir: env.LOCAL_DIR,
+  binDir: env.LOCAL_BIN_DIR,
   port: Number(env.PORT ?? 3000),
   dynamodbPort: Number(env.DYNAMODB_PORT ?? 8000),
   s3Port: Number(env.S3_PORT ?? 4569),

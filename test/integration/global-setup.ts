@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+/**
+ * Starts the local stack once for the whole integration run: the same `infra/local/start.ts`
+ * that `npm start` runs, in a child process, on free ports, with DynamoDB Local in memory.
+ */
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    apiUrl: string;
+    apiPort: number;
+    dynamodbEndpoint: string;
+    s3Endpoint: string;
+    tableName: string;
+    bucket: string;
+    localDir: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const localDir = resolve('.local', `test-${process.pid}`);
+  const [port, dynamodbPort, s3Port] = [await freePort(), await freePort(), await freePort()];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DYNAMODB_PORT: String(dynamodbPort),
+      S3_PORT: String(s3Port),
+      LOCAL_DIR: localDir,
+      LOCAL_BIN_DIR: resolve('.local', 'bin'),
+      LOCAL_IN_MEMORY: '1',
+      LOCAL_SEED: '0',
+      LOCAL_LOG: '0',
+      DYNAMODB_ENDPOINT: '',
+      S3_ENDPOINT: '',
+      TABLE_NAME: '',
+      IMAGES_BUCKET: '',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = await new Promise<Record<string, string>>((done, fail) => {
+    let buffer = '';
+    const timer = setTimeout(() => fail(new Error('local stack did not start within 120 s')), 120_000);
+    child.once('exit', (code) => fail(new Error(`local stack exited with ${code}`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      for (const line of buffer.split('\n')) {
+        if (!line.startsWith('{"ready"')) continue;
+        clearTimeout(timer);
+        done(JSON.parse(line));
+      }
+    });
+  });
+  // Keep the pipe drained so the child never blocks on a full stdout.
+  child.stdout!.resume();
+
+  project.provide('apiUrl', ready.api_url!);
+  project.provide('apiPort', port);
+  project.provide('dynamodbEndpoint', ready.dynamodb_endpoint!);
+  project.provide('s3Endpoint', ready.s3_endpoint!);
+  project.provide('tableName', ready.table!);
+  project.provide('bucket', ready.bucket!);
+  project.provide('localDir', localDir);
+
+  return async () => {
+    child.kill('SIGTERM');
+    await new Promise((done) => child.once('exit', done));
+    rmSync(localDir, { recursive: true, force: true });
+  };
+}
+
+export const outboxFileOf = (localDir: string) => join(localDir, 'outbox.jsonl');

@@ -1,0 +1,17 @@
+import { inject } from 'vitest';
+
+/**
+ * Test files talk to the API over HTTP, and create their stores and credentials through the
+ * same lib/ functions the admin command line uses, against the same DynamoDB Local.
+ */
+Object.assign(process.env, {
+  TABLE_NAME: inject('tableName'),
+  DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+  S3_ENDPOINT: inject('s3Endpoint'),
+  IMAGES_BUCKET: inject('bucket'),
+  IMAGES_BASE_URL: `${inject('s3Endpoint')}/${inject('bucket')}`,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+});
