@@ -19,7 +19,7 @@ export interface BuyerAuth {
   storeId: number;
   customerId: number;
   domain: string;
-  /** The hash of the presented secret (a session ends by deleting it). */
+  /** The secret as presented (logout revokes it); never logged or returned. */
   secret: string;
 }
 export interface StoreHostAuth {

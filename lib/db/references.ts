@@ -1,0 +1,69 @@
+import { entitySk, storePk } from '#lib/db/keys.ts';
+
+/**
+ * Referential integrity inside the catalog. Promos refer to packages and categories (targets),
+ * variables refer to packages (`applies_to`). Every referable item carries `ref_count`:
+ *
+ * - a write that adds references runs, in the same TransactWrite as the referencing item, one
+ *   `ADD ref_count :n` per distinct referenced item, conditioned on `attribute_exists(pk)`. A
+ *   missing item (or one of another store: the key holds the caller's store) fails that
+ *   condition, and the caller answers 422 naming the offending input field;
+ * - a write that drops references adds a negative count the same way;
+ * - deleting a referable item is conditioned on `ref_count` being 0 (409 otherwise), so a
+ *   reference can never dangle, even when a delete races a promo creation.
+ */
+export type ReferableKind = 'PACKAGE' | 'CATEGORY';
+
+export interface Reference {
+  kind: ReferableKind;
+  id: number;
+  /** Input path that named it (`targets.2.id`), for the 422. */
+  field: string;
+}
+
+export const referableKey = (storeId: number, kind: ReferableKind, id: number) => ({ pk: storePk(storeId), sk: entitySk(kind, id) });
+
+const refId = (ref: { kind: ReferableKind; id: number }) => `${ref.kind}#${ref.id}`;
+
+/**
+ * The TransactWrite items that move reference counts from `before` to `after`, plus, for each
+ * item index, the reference it checks (so a failed condition maps back to an input field).
+ * Items whose count does not change are left out; only increases require existence.
+ */
+export function referenceUpdates(tableName: string, storeId: number, before: readonly Reference[], after: readonly Reference[]) {
+  const delta = new Map<string, { ref: Reference; change: number }>();
+  for (const ref of before) {
+    const entry = delta.get(refId(ref)) ?? { ref, change: 0 };
+    entry.change -= 1;
+    delta.set(refId(ref), entry);
+  }
+  for (const ref of after) {
+    const entry = delta.get(refId(ref));
+    // Prefer the new input's field name for the error message.
+    delta.set(refId(ref), { ref, change: (entry?.change ?? 0) + 1 });
+  }
+  const items: Record<string, unknown>[] = [];
+  const checked: Reference[] = [];
+  for (const { ref, change } of delta.values()) {
+    if (change === 0) continue;
+    items.push({
+      Update: {
+        TableName: tableName,
+        Key: referableKey(storeId, ref.kind, ref.id),
+        UpdateExpression: 'ADD ref_count :change',
+        // Only a new reference needs its target to exist; dropping one from a since-deleted
+        // item cannot happen (deletes wait for ref_count 0), but must not resurrect it either.
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':change': change },
+      },
+    });
+    checked.push(ref);
+  }
+  return { items, checked };
+}
+
+/** Condition for deleting a referable item: nothing refers to it. */
+export const unreferencedCondition = {
+  ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(ref_count) OR ref_count <= :zero)',
+  ExpressionAttributeValues: { ':zero': 0 },
+};
