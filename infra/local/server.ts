@@ -56,7 +56,7 @@ const TEXT_CONTENT = /^(application\/(json|x-www-form-urlencoded|.*\+json)|text\
 
 export function buildEvent(
   request: { method: string; url: URL; headers: Record<string, string>; body: Buffer; sourceIp: string },
-  route: CompiledRoute,
+  spec: RouteSpec,
   pathParameters: Record<string, string>,
 ): APIGatewayProxyEventV2 {
   const query: Record<string, string> = {};
@@ -66,7 +66,7 @@ export function buildEvent(
   const { cookie, ...headers } = request.headers;
   return {
     version: '2.0',
-    routeKey: `${route.spec.method} ${route.spec.path}`,
+    routeKey: `${spec.method} ${spec.path}`,
     rawPath: request.url.pathname,
     rawQueryString: request.url.search.replace(/^\?/, ''),
     ...(cookie ? { cookies: cookie.split(';').map((c) => c.trim()).filter(Boolean) } : {}),
@@ -75,12 +75,12 @@ export function buildEvent(
     ...(Object.keys(pathParameters).length > 0 ? { pathParameters } : {}),
     requestContext: {
       accountId: 'local',
-      apiId: route.spec.api,
+      apiId: spec.api,
       domainName: (request.headers.host ?? '').replace(/:\d+$/, ''),
       domainPrefix: (request.headers.host ?? '').split('.')[0] ?? '',
       http: { method: request.method, path: request.url.pathname, protocol: 'HTTP/1.1', sourceIp: request.sourceIp, userAgent: request.headers['user-agent'] ?? '' },
       requestId: randomUUID(),
-      routeKey: `${route.spec.method} ${route.spec.path}`,
+      routeKey: `${spec.method} ${spec.path}`,
       stage: '$default',
       time: new Date(now).toISOString(),
       timeEpoch: now,
@@ -164,7 +164,7 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
     } else {
       const event = buildEvent(
         { method: request.method ?? 'GET', url, headers, body, sourceIp: request.socket.remoteAddress ?? '127.0.0.1' },
-        matched.route,
+        matched.route.spec,
         matched.pathParameters,
       );
       try {

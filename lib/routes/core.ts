@@ -16,14 +16,17 @@ export const coreRoutes = {
   'store-update': route({
     method: 'PATCH', path: '/v1/app/store', api: 'api', credential: 'operator', access: 'write', tag: 'Store',
     summary: 'Change the store name, domain or affiliate settings', body: storePatchBody, response: storeResource,
+    example: { body: { name: 'Demo Store', affiliate: { percent_commission: 12 } } },
   }),
   'tag-create': route({
     method: 'POST', path: '/v1/app/tag', api: 'api', credential: 'operator', access: 'write', tag: 'Tag',
     summary: 'Create a tag', body: tagCreateBody, response: tagResource,
+    example: { body: { name: 'Sale', color: '#ef4444' } },
   }),
   'tag-list': route({
     method: 'GET', path: '/v1/app/tag', api: 'api', credential: 'operator', access: 'read', tag: 'Tag',
     summary: 'List tags (page mode, id order)', query: pageQuery, response: pageOf(tagResource),
+    example: { query: { page: '1', limit: '20' } },
   }),
   'tag-get': route({
     method: 'GET', path: '/v1/app/tag/{tagId}', api: 'api', credential: 'operator', access: 'read', tag: 'Tag',
@@ -32,6 +35,7 @@ export const coreRoutes = {
   'tag-update': route({
     method: 'PATCH', path: '/v1/app/tag/{tagId}', api: 'api', credential: 'operator', access: 'write', tag: 'Tag',
     summary: 'Change a tag (only the fields sent)', params: idParams('tagId'), body: tagPatchBody, response: tagResource,
+    example: { params: { tagId: '1' }, body: { color: '#10b981' } },
   }),
   'tag-delete': route({
     method: 'DELETE', path: '/v1/app/tag/{tagId}', api: 'api', credential: 'operator', access: 'write', tag: 'Tag',

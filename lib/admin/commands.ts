@@ -1,0 +1,63 @@
+import * as v from 'valibot';
+import { createApiKey, createApiToken, revokeCredential } from '#lib/db/credential.ts';
+import { createStore, getStore } from '#lib/db/store.ts';
+import { HttpError, notFound } from '#lib/http/errors.ts';
+import { domain } from '#lib/schemas/store.ts';
+
+/**
+ * The operations of the admin command line (extensions section 2), apart from argument
+ * parsing so that each one is a plain function with validated input.
+ */
+export const KNOWN_SCOPES = ['customers:identify'] as const;
+
+const storeInput = v.object({
+  name: v.pipe(v.string('--name is required'), v.trim(), v.minLength(1, '--name is required'), v.maxLength(100, '--name must be at most 100 characters')),
+  domain: v.pipe(v.string('--domain is required'), domain),
+});
+const storeIdInput = v.pipe(v.string('--store is required'), v.regex(/^[1-9]\d*$/, '--store must be a store id'), v.transform(Number));
+const scopeInput = v.picklist(KNOWN_SCOPES, `--scope must be one of: ${KNOWN_SCOPES.join(', ')}`);
+const secretInput = (flag: string) => v.pipe(v.string(`${flag} is required`), v.minLength(1, `${flag} is required`));
+
+function parsed<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, value);
+  if (!result.success) throw new HttpError(422, result.issues.map((issue) => ({ message: issue.message })));
+  return result.output;
+}
+
+async function existingStore(flag: string | undefined): Promise<number> {
+  const storeId = parsed(storeIdInput, flag);
+  if (!(await getStore(storeId))) throw notFound('Store');
+  return storeId;
+}
+
+export type Flags = Record<string, string | undefined>;
+
+export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> = {
+  async 'store create'(flags) {
+    const input = parsed(storeInput, { name: flags.name, domain: flags.domain });
+    const store = await createStore(input);
+    const { api_token } = await createApiToken(store.id);
+    return { store_id: store.id, domain: store.domain, api_token };
+  },
+  async 'token create'(flags) {
+    const storeId = await existingStore(flags.store);
+    const { api_token, credential_id } = await createApiToken(storeId);
+    return { store_id: storeId, api_token, credential_id };
+  },
+  async 'token revoke'(flags) {
+    const revoked = await revokeCredential(parsed(secretInput('--token'), flags.token), 'api_token');
+    if (!revoked) throw notFound('API token');
+    return { revoked: true };
+  },
+  async 'key create'(flags) {
+    const storeId = await existingStore(flags.store);
+    const scope = parsed(scopeInput, flags.scope);
+    const { key, credential_id, scopes } = await createApiKey(storeId, [scope]);
+    return { store_id: storeId, key, credential_id, scopes };
+  },
+  async 'key revoke'(flags) {
+    const revoked = await revokeCredential(parsed(secretInput('--key'), flags.key), 'api_key');
+    if (!revoked) throw notFound('API key');
+    return { revoked: true };
+  },
+};

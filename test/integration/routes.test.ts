@@ -1,0 +1,50 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { routeEntries } from '#lib/routes/index.ts';
+import { sampleEvent } from '#infra/local/events.ts';
+import { call, newStore } from '../support/client.ts';
+
+/** Walks every route of the table: the same table the CDK stack deploys. */
+const concretePath = (path: string) => path.replace(/\{[^}]+\}/g, '1');
+
+describe('every route of the table', () => {
+  for (const [name, spec] of routeEntries()) {
+    describe(`${spec.method} ${spec.path} (${name})`, () => {
+      it('has its handler file and a sample event that matches the table', () => {
+        expect(existsSync(`functions/${name}.ts`)).toBe(true);
+        const file = `events/${name}.json`;
+        expect(existsSync(file), `${file} missing: run npm run events`).toBe(true);
+        expect(JSON.parse(readFileSync(file, 'utf8')), `${file} is stale: run npm run events`).toEqual(JSON.parse(JSON.stringify(sampleEvent(spec))));
+      });
+
+      it('is served by the local stack and refuses a request without its credential', async () => {
+        const host = spec.api === 'store' ? 'unknown-store.localhost' : undefined;
+        const res = await call(spec.method, concretePath(spec.path), { host });
+        expect(res.body?.errors?.[0]?.code ?? res.body?.error).not.toBe('ROUTE_NOT_FOUND');
+        const expected: Record<string, number[]> = {
+          operator: [401],
+          apiKey: [401],
+          buyer: [401],
+          buyerStore: [400],
+          session: [404],
+          storeHost: [404],
+          public: [200],
+        };
+        expect(expected[spec.credential]).toContain(res.status);
+      });
+
+      if (spec.credential === 'apiKey') {
+        it('answers 403 to an operator token', async () => {
+          const store = await newStore();
+          expect((await call(spec.method, concretePath(spec.path), { token: store.token, json: {} })).status).toBe(403);
+        });
+      }
+    });
+  }
+
+  it('answers 404 in the envelope for a path that is no route', async () => {
+    const res = await call('GET', '/v1/app/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.body.errors[0].code).toBe('ROUTE_NOT_FOUND');
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { createStore } from '#lib/db/store.ts';
+import { firstError, newStore } from '../support/client.ts';
+
+describe('GET /v1/app/store', () => {
+  it("answers the token's store with the default affiliate settings", async () => {
+    const store = await newStore('Shop one');
+    const res = await store.get('/v1/app/store');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      id: store.storeId,
+      store_id: store.storeId,
+      name: 'Shop one',
+      domain: store.domain,
+      affiliate: { self_registration: true, percent_commission: 10, min_withdraw: 0 },
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+  });
+});
+
+describe('PATCH /v1/app/store', () => {
+  it('changes name and single affiliate settings, keeping the others', async () => {
+    const store = await newStore();
+    const res = await store.patch('/v1/app/store', { name: 'Renamed', affiliate: { percent_commission: 15 } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'Renamed', affiliate: { self_registration: true, percent_commission: 15, min_withdraw: 0 } });
+    const again = await store.patch('/v1/app/store', { affiliate: { self_registration: false, min_withdraw: 25 } });
+    expect(again.body.affiliate).toEqual({ self_registration: false, percent_commission: 15, min_withdraw: 25 });
+    expect((await store.get('/v1/app/store')).body).toEqual(again.body);
+  });
+
+  it('moves the domain: the old one becomes free, the new one is taken', async () => {
+    const store = await newStore();
+    const oldDomain = store.domain;
+    const newDomain = `moved-${store.storeId}.test.localhost`;
+    const res = await store.patch('/v1/app/store', { domain: newDomain.toUpperCase() });
+    expect(res.status).toBe(200);
+    expect(res.body.domain).toBe(newDomain);
+    await expect(createStore({ name: 'taker', domain: oldDomain })).resolves.toMatchObject({ domain: oldDomain });
+    await expect(createStore({ name: 'late', domain: newDomain })).rejects.toMatchObject({ status: 409 });
+  });
+
+  it("answers 409 for another store's domain and changes nothing", async () => {
+    const a = await newStore();
+    const b = await newStore();
+    const before = (await b.get('/v1/app/store')).body;
+    const res = await b.patch('/v1/app/store', { domain: a.domain, name: 'Should not stick' });
+    expect(res.status).toBe(409);
+    expect(firstError(res)).toMatchObject({ code: 'CONFLICT', field: 'domain' });
+    expect((await b.get('/v1/app/store')).body).toEqual(before);
+  });
+
+  it.each([
+    ['an empty body', {}, undefined],
+    ['an empty affiliate object', { affiliate: {} }, 'affiliate'],
+    ['a domain with spaces', { domain: 'not a domain' }, 'domain'],
+    ['a single-label domain', { domain: 'localhost' }, 'domain'],
+    ['a commission above 100', { affiliate: { percent_commission: 101 } }, 'affiliate.percent_commission'],
+    ['a negative minimum withdrawal', { affiliate: { min_withdraw: -1 } }, 'affiliate.min_withdraw'],
+    ['a non-boolean self_registration', { affiliate: { self_registration: 'yes' } }, 'affiliate.self_registration'],
+    ['an unknown field', { id: 7 }, 'id'],
+  ])('rejects %s with 422 and changes nothing', async (_case, body, field) => {
+    const store = await newStore();
+    const before = (await store.get('/v1/app/store')).body;
+    const res = await store.patch('/v1/app/store', body);
+    expect(res.status).toBe(422);
+    const error = firstError(res);
+    if (field) expect(error.field).toBe(field);
+    expect((await store.get('/v1/app/store')).body).toEqual(before);
+  });
+});
