@@ -5,7 +5,7 @@ import { routeEntries } from '#lib/routes/index.ts';
 import { buildEvent } from '#infra/local/server.ts';
 
 /**
- * `npm run events`: writes events/<function>.json, one API Gateway HTTP API (payload 2.0)
+ * Writes events/<function>.json, one API Gateway HTTP API (payload 2.0)
  * sample event per route of the table, from the route's `example`. Credentials are
  * placeholders that `npm run invoke` fills from .local/demo.json (or the environment):
  * {{api_token}}, {{identify_key}}, {{store_domain}}, {{access_token}}, {{session}}.
@@ -59,8 +59,4 @@ export function writeEvents(dir = 'events'): string[] {
     if (file.endsWith('.json') && !written.includes(file.slice(0, -5))) rmSync(join(dir, file));
   }
   return written;
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(JSON.stringify({ written: writeEvents().length }));
 }
