@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
+import { callCounter } from '#infra/local/call-counter.ts';
 
 /**
  * The local stand-in for the two HTTP APIs: it matches a request against the same route
@@ -169,7 +170,9 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
       );
       try {
         const handler = await loadHandler(matched.route.name);
-        result = await handler(event, lambdaContext(matched.route.name, event.requestContext.requestId));
+        const counter = { calls: 0 };
+        result = await callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
+        result = { ...result, headers: { ...result.headers, 'x-local-dynamodb-calls': String(counter.calls) } };
       } catch (error) {
         // The handler's own error middleware answers every error; reaching here is a crash of the runtime itself.
         console.error(JSON.stringify({ level: 'error', message: 'handler crashed', route: matched.route.name, error: String(error) }));

@@ -133,6 +133,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     INSECURE_COOKIES: '1',
   });
 
+  const { countDynamoDbCalls } = await import('#infra/local/call-counter.ts');
+  await countDynamoDbCalls();
   const { createLocalServer } = await import('#infra/local/server.ts');
   const server: Server = createLocalServer({ log: options.log });
   await new Promise<void>((resolveListen, reject) => {

@@ -94,7 +94,8 @@ export interface StorePatch {
  * domain sentinel (the condition on the old domain guards against a concurrent change).
  */
 export async function updateStore(storeId: number, patch: StorePatch): Promise<Store> {
-  const update = setExpression({ ...patch, updated_at: nowIso() }, ['name', 'affiliate', 'updated_at'], ['affiliate']);
+  const updatedAt = nowIso();
+  const update = setExpression({ ...patch, updated_at: updatedAt }, ['name', 'affiliate', 'updated_at'], ['affiliate']);
   const newDomain = patch.domain?.toLowerCase();
   const current = newDomain ? await getStoreOrThrow(storeId) : undefined;
 
@@ -126,7 +127,14 @@ export async function updateStore(storeId: number, patch: StorePatch): Promise<S
       if (failedConditions(error).includes(2)) throw domainInUse();
       throw error;
     }
-    return getStoreOrThrow(storeId);
+    // The transaction succeeded against the store we read, so the result is known without a re-read.
+    return {
+      ...current,
+      name: patch.name ?? current.name,
+      domain: newDomain,
+      affiliate: { ...current.affiliate, ...patch.affiliate },
+      updated_at: updatedAt,
+    };
   }
 
   try {

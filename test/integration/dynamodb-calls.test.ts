@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { newStore, type ApiResponse } from '../support/client.ts';
+
+/**
+ * The DynamoDB calls each request makes, measured by the local stack (header
+ * x-local-dynamodb-calls). These are the minimum the data model allows; a change that adds a
+ * call fails here and has to say why.
+ */
+const calls = (res: ApiResponse) => Number(res.headers['x-local-dynamodb-calls']);
+
+describe('DynamoDB calls per request', () => {
+  it('foundation endpoints', async () => {
+    const store = await newStore();
+    const created = await store.post('/v1/app/tag', { name: 'x', color: '#fff' });
+    // credential GetItem + id sequence ADD + conditional Put
+    expect(calls(created)).toBe(3);
+    expect(calls(await store.get(`/v1/app/tag/${created.body.id}`))).toBe(2);
+    expect(calls(await store.get('/v1/app/tag'))).toBe(2);
+    expect(calls(await store.patch(`/v1/app/tag/${created.body.id}`, { name: 'y' }))).toBe(2);
+    expect(calls(await store.delete(`/v1/app/tag/${created.body.id}`))).toBe(2);
+    expect(calls(await store.get('/v1/app/store'))).toBe(2);
+    expect(calls(await store.patch('/v1/app/store', { name: 'n' }))).toBe(2);
+    // a domain change reads the current domain, then moves the sentinel in one transaction
+    expect(calls(await store.patch('/v1/app/store', { domain: `calls-${store.storeId}.test.localhost` }))).toBe(3);
+  });
+
+  it('rejected requests stop early', async () => {
+    const store = await newStore();
+    // invalid body: only the credential was read
+    expect(calls(await store.post('/v1/app/tag', { name: '' }))).toBe(1);
+    expect(calls(await store.as('sat_nope').get('/v1/app/tag'))).toBe(1);
+  });
+});
