@@ -1,5 +1,10 @@
 import type { RouteSpec } from '#lib/http/route.ts';
+import { buyerRoutes } from '#lib/routes/buyer.ts';
+import { catalogRoutes } from '#lib/routes/catalog.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
+import { discountRoutes } from '#lib/routes/discount.ts';
+import { promoRoutes } from '#lib/routes/promo.ts';
+import { variableRoutes } from '#lib/routes/variable.ts';
 
 /**
  * THE route table: every endpoint, keyed by its function name (`functions/<name>.ts`).
@@ -8,6 +13,11 @@ import { coreRoutes } from '#lib/routes/core.ts';
  */
 export const routes = {
   ...coreRoutes,
+  ...buyerRoutes,
+  ...catalogRoutes,
+  ...promoRoutes,
+  ...discountRoutes,
+  ...variableRoutes,
 } as const satisfies Record<string, RouteSpec>;
 
 export type FunctionName = keyof typeof routes;

@@ -1,0 +1,12 @@
+import { parse } from 'valibot';
+import { loginWithSession } from '#lib/domain/auth.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { reply } from '#lib/http/reply.ts';
+import { buyerRoutes } from '#lib/routes/buyer.ts';
+
+const route = buyerRoutes['auth-store-verify'];
+
+export const handler = defineHandler(route, async ({ auth, body }) => {
+  const session = await loginWithSession(auth.storeId, body.email, body.code, auth.secret);
+  return reply(200, parse(route.response, session.body), { cookies: [session.cookie] });
+});

@@ -1,0 +1,5 @@
+import { createDiscount } from '#lib/db/discount.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { discountRoutes } from '#lib/routes/discount.ts';
+
+export const handler = defineHandler(discountRoutes['discount-create'], async ({ auth, body }) => createDiscount(auth.storeId, body));

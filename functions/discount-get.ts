@@ -1,0 +1,5 @@
+import { getDiscount } from '#lib/db/discount.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { discountRoutes } from '#lib/routes/discount.ts';
+
+export const handler = defineHandler(discountRoutes['discount-get'], async ({ auth, params }) => getDiscount(auth.storeId, params.discountId));

@@ -1,0 +1,5 @@
+import { issueHandoffForCustomer } from '#lib/domain/handoff.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { buyerRoutes } from '#lib/routes/buyer.ts';
+
+export const handler = defineHandler(buyerRoutes['handoff-issue'], async ({ auth }) => issueHandoffForCustomer(auth.storeId, auth.customerId));

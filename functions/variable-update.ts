@@ -1,0 +1,7 @@
+import { updateVariable } from '#lib/db/variable.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { variableRoutes } from '#lib/routes/variable.ts';
+
+export const handler = defineHandler(variableRoutes['variable-update'], async ({ auth, params, body }) =>
+  updateVariable(auth.storeId, params.variableId, body),
+);

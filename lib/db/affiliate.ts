@@ -1,0 +1,268 @@
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { customerKey } from '#lib/db/customer.ts';
+import type { Key } from '#lib/db/entity.ts';
+import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { transactWrite } from '#lib/db/rate-limit.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { storeKey, type Store } from '#lib/db/store.ts';
+import { HttpError, unprocessable } from '#lib/http/errors.ts';
+import type { AffiliateTransaction, OrderPackage, WithdrawSettings } from '#lib/schemas/affiliate.ts';
+import type { Customer } from '#lib/schemas/buyer.ts';
+
+/**
+ * Affiliates (at most one per customer), their statement, and their referral codes.
+ *
+ * | access pattern                      | key                                                       | calls |
+ * |-------------------------------------|-----------------------------------------------------------|-------|
+ * | affiliate of a customer             | `STORE#<s> / AFFILIATE#<customer>`                        | in a BatchGet with the customer (and the store) |
+ * | join                                | BatchGet (store, affiliate, customer) + sequence ADD + TransactWrite (affiliate + ref sentinel) | 3 |
+ * | ref code -> affiliate (commission)  | `STORE#<s> / AFFILIATE_REF#<lower-case code>` (the uniqueness sentinel) | 1 Get |
+ * | statement, newest first             | Query `STORE#<s>`, sk begins_with `AFFILIATE#<customer>`, descending: the transactions (`AFFILIATE#<customer>#TX#<id>`) and, last, the affiliate item itself, which proves membership in the same call | 1 per MB |
+ * | save withdraw settings              | conditional UpdateItem                                    | 1     |
+ * | withdraw                            | BatchGet (affiliate, store) + sequence ADD + TransactWrite (Update `balance >= :amount` + Put transaction) | 3 |
+ * | credit a commission (orders)        | Get ref + Get affiliate + sequence ADD + TransactWrite (order sentinel `AFFILIATE_COMMISSION#<order>` + Update balance/stats + Put transaction) | 4 |
+ *
+ * Balances change only by `ADD` in a transaction with the statement line that explains them,
+ * so the two never disagree; DynamoDB numbers are decimal, so cents add up exactly.
+ */
+export interface Affiliate {
+  id: number;
+  store_id: number;
+  customer_id: number;
+  ref_code: string;
+  percent_commission: number;
+  balance: number;
+  min_withdraw: number | null;
+  withdraw_settings: WithdrawSettings | null;
+  total_sales: number;
+  total_amount: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const AFFILIATE = 'AFFILIATE';
+
+export const affiliateKey = (storeId: number, customerId: number) => ({ pk: storePk(storeId), sk: entitySk(AFFILIATE, customerId) });
+const transactionKey = (storeId: number, customerId: number, transactionId: number) => ({
+  pk: storePk(storeId),
+  sk: `${entitySk(AFFILIATE, customerId)}#TX#${padId(transactionId)}`,
+});
+const refCodeKey = (storeId: number, refCode: string) => ({ pk: storePk(storeId), sk: `AFFILIATE_REF#${refCode.toLowerCase()}` });
+const commissionKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: `AFFILIATE_COMMISSION#${padId(orderId)}` });
+
+/** The spec's statement and panel errors carry a message only. */
+export const affiliateNotFound = () => new HttpError(404, { message: 'Affiliate not found' });
+const refCodeInUse = () => new HttpError(409, { message: 'This ref_code is already in use in this store' });
+
+/**
+ * Items by key in one consistent BatchGetItem (a join racing another must see the winner),
+ * asking again for keys DynamoDB leaves unprocessed.
+ */
+async function getMany(keys: Key[]): Promise<Map<string, Record<string, unknown>>> {
+  const found = new Map<string, Record<string, unknown>>();
+  let pending: Record<string, unknown>[] = keys;
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt === 5) throw new Error('BatchGet left keys unprocessed');
+    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
+    for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item);
+    pending = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+  }
+  return found;
+}
+
+const pick = <T>(found: Map<string, Record<string, unknown>>, key: Key) => {
+  const item = found.get(`${key.pk}|${key.sk}`);
+  return item ? (stripKeys(item) as T) : undefined;
+};
+
+export async function loadMembership(storeId: number, customerId: number, withStore: boolean) {
+  const keys = [affiliateKey(storeId, customerId), customerKey(storeId, customerId), ...(withStore ? [storeKey(storeId)] : [])];
+  const found = await getMany(keys);
+  return {
+    affiliate: pick<Affiliate>(found, keys[0]!),
+    customer: pick<Customer>(found, keys[1]!),
+    store: withStore ? pick<Store>(found, keys[2]!) : undefined,
+  };
+}
+
+/**
+ * Creates the affiliate and claims its ref code in one transaction. Undefined when the customer
+ * became an affiliate meanwhile (the caller shows that one).
+ */
+export async function createAffiliate(storeId: number, customerId: number, refCode: string, percentCommission: number): Promise<Affiliate | undefined> {
+  const id = await nextId(storeId, AFFILIATE);
+  const now = nowIso();
+  const affiliate: Affiliate = {
+    id,
+    store_id: storeId,
+    customer_id: customerId,
+    ref_code: refCode,
+    percent_commission: percentCommission,
+    balance: 0,
+    min_withdraw: null,
+    withdraw_settings: null,
+    total_sales: 0,
+    total_amount: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await transactWrite([
+      { Put: { TableName: TABLE, Item: { ...affiliateKey(storeId, customerId), entity: AFFILIATE, ...affiliate }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: TABLE,
+          Item: { ...refCodeKey(storeId, refCode), entity: 'affiliate_ref', store_id: storeId, customer_id: customerId, ref_code: refCode },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ]);
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (failed.includes(0)) return undefined;
+    if (failed.includes(1)) throw refCodeInUse();
+    throw error;
+  }
+  return affiliate;
+}
+
+export async function saveWithdrawSettings(storeId: number, customerId: number, settings: WithdrawSettings): Promise<Affiliate> {
+  try {
+    const result = await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: affiliateKey(storeId, customerId),
+        UpdateExpression: 'SET withdraw_settings = :settings, updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':settings': settings, ':now': nowIso() },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return stripKeys(result.Attributes ?? {}) as unknown as Affiliate;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw affiliateNotFound();
+    throw error;
+  }
+}
+
+// The items also hold store_id and affiliate_id; the response schema leaves them out.
+const toTransaction = (item: Record<string, unknown>) => stripKeys(item) as unknown as AffiliateTransaction;
+
+/** Debits the balance and records the request, never letting the balance go below zero. */
+export async function recordWithdrawal(affiliate: Affiliate, amount: number, settings: WithdrawSettings): Promise<AffiliateTransaction> {
+  const { store_id: storeId, customer_id: customerId } = affiliate;
+  const id = await nextId(storeId, 'AFFILIATE_TRANSACTION');
+  const now = nowIso();
+  const transaction: AffiliateTransaction = {
+    id,
+    operation: 'WITHDRAW_PENDING',
+    amount,
+    message: null,
+    order_id: null,
+    withdraw_info: settings,
+    created_at: now,
+  };
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: TABLE,
+          Key: affiliateKey(storeId, customerId),
+          UpdateExpression: 'ADD balance :debit SET updated_at = :now',
+          ConditionExpression: 'attribute_exists(pk) AND balance >= :amount',
+          ExpressionAttributeValues: { ':debit': -amount, ':amount': amount, ':now': now },
+        },
+      },
+      {
+        Put: {
+          TableName: TABLE,
+          Item: { ...transactionKey(storeId, customerId, id), entity: 'affiliate_transaction', store_id: storeId, affiliate_id: affiliate.id, ...transaction },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ]);
+  } catch (error) {
+    if (failedConditions(error).includes(0)) throw unprocessable('amount is larger than the balance', 'amount', 'INSUFFICIENT_BALANCE');
+    throw error;
+  }
+  return transaction;
+}
+
+/** The statement, newest first; 404 when the customer is not an affiliate. One Query per MB. */
+export async function listTransactions(storeId: number, customerId: number): Promise<AffiliateTransaction[]> {
+  const own = affiliateKey(storeId, customerId);
+  const items = await queryAll({ pk: own.pk, skPrefix: own.sk, descending: true });
+  if (!items.some((item) => item.sk === own.sk)) throw affiliateNotFound();
+  return items.filter((item) => item.sk !== own.sk).map(toTransaction);
+}
+
+const roundCents = (value: number) => Math.round((value + Number.EPSILON) * 100) / 100;
+
+/**
+ * Credits the affiliate owning `refCode` its `percent_commission` of an order's `total`
+ * (extensions section 4: called when an order is approved). Atomic and idempotent per order:
+ * the balance, the stats and the COMMISSION line are written in one transaction with a
+ * sentinel for the order, so a repeated or concurrent call for the same order credits once.
+ * Undefined when no affiliate owns the code or the order was already credited.
+ */
+export async function creditCommission(
+  storeId: number,
+  refCode: string,
+  orderId: number,
+  total: number,
+  packages: OrderPackage[],
+): Promise<AffiliateTransaction | undefined> {
+  const ref = await db.send(new GetCommand({ TableName: TABLE, Key: refCodeKey(storeId, refCode) }));
+  const customerId = ref.Item?.customer_id as number | undefined;
+  if (customerId === undefined) return undefined;
+  const found = await db.send(new GetCommand({ TableName: TABLE, Key: affiliateKey(storeId, customerId) }));
+  if (!found.Item) return undefined;
+  const affiliate = stripKeys(found.Item) as unknown as Affiliate;
+
+  const id = await nextId(storeId, 'AFFILIATE_TRANSACTION');
+  const now = nowIso();
+  const amount = roundCents((total * affiliate.percent_commission) / 100);
+  const transaction: AffiliateTransaction = {
+    id,
+    operation: 'COMMISSION',
+    amount,
+    message: null,
+    order_id: orderId,
+    order_packages: packages.map(({ package_id, name, quantity }) => ({ package_id, name, quantity })),
+    created_at: now,
+  };
+  try {
+    await transactWrite([
+      {
+        Put: {
+          TableName: TABLE,
+          Item: { ...commissionKey(storeId, orderId), entity: 'affiliate_commission', store_id: storeId, order_id: orderId, transaction_id: id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Update: {
+          TableName: TABLE,
+          Key: affiliateKey(storeId, customerId),
+          UpdateExpression: 'ADD balance :amount, total_sales :one, total_amount :total SET updated_at = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':amount': amount, ':one': 1, ':total': total, ':now': now },
+        },
+      },
+      {
+        Put: {
+          TableName: TABLE,
+          Item: { ...transactionKey(storeId, customerId, id), entity: 'affiliate_transaction', store_id: storeId, affiliate_id: affiliate.id, ...transaction },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ]);
+  } catch (error) {
+    if (failedConditions(error).includes(0)) return undefined;
+    throw error;
+  }
+  return transaction;
+}

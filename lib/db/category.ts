@@ -1,0 +1,63 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { getOne, patchOne, putNew } from '#lib/db/entity.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
+import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { plural, rawNumber, retrying, type RawItem } from '#lib/db/package.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { referableKey, unreferencedCondition } from '#lib/db/references.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { conflict, notFound } from '#lib/http/errors.ts';
+import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/category.ts';
+
+/**
+ * Categories.
+ *
+ * | access pattern | key                                                                 | calls    |
+ * |----------------|---------------------------------------------------------------------|----------|
+ * | create         | sequence ADD + Put `STORE#<s> / CATEGORY#<id>`                      | 2        |
+ * | get, update    | `STORE#<s> / CATEGORY#<id>` (conditional on existence)              | 1        |
+ * | list (id order)| Query `STORE#<s>`, sk begins_with `CATEGORY#`                       | 1 per MB |
+ * | delete         | DeleteItem conditioned on `ref_count` 0 (ALL_OLD on failure)        | 1        |
+ *
+ * Packages (`category_id`) and promos (CATEGORY targets) hold counted references to a category
+ * (lib/db/references.ts). Deleting a category that is still referred to is a 409 that says how
+ * many packages (`package_count`) and promos refer to it, rather than leaving them dangling.
+ */
+const CATEGORY = 'CATEGORY';
+export const categoryKey = (storeId: number, categoryId: number) => referableKey(storeId, CATEGORY, categoryId);
+
+export async function createCategory(storeId: number, input: CategoryCreate): Promise<Category> {
+  const id = await nextId(storeId, CATEGORY);
+  const now = nowIso();
+  const category: Category = { id, store_id: storeId, name: input.name, created_at: now, updated_at: now };
+  await putNew(categoryKey(storeId, id), CATEGORY, category);
+  return category;
+}
+
+export const getCategory = (storeId: number, categoryId: number) => getOne<Category>(categoryKey(storeId, categoryId), 'Category');
+
+export async function listCategories(storeId: number): Promise<Category[]> {
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${CATEGORY}#` })).map((item) => stripKeys(item) as Category);
+}
+
+export const updateCategory = (storeId: number, categoryId: number, patch: CategoryPatch) =>
+  patchOne<Category>(categoryKey(storeId, categoryId), 'Category', patch, ['name']);
+
+export async function deleteCategory(storeId: number, categoryId: number): Promise<void> {
+  await retrying(async () => {
+    try {
+      await db.send(
+        new DeleteCommand({ TableName: TABLE, Key: categoryKey(storeId, categoryId), ...unreferencedCondition, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+      );
+    } catch (error) {
+      if (!isConditionalFailure(error)) throw error;
+      const stored = (error as { Item?: RawItem }).Item;
+      if (!stored) throw notFound('Category');
+      const packages = rawNumber(stored, 'package_count');
+      const promos = rawNumber(stored, 'ref_count') - packages;
+      const holders = [packages > 0 ? `${plural(packages, 'package')} in it` : '', promos > 0 ? `${plural(promos, 'promo')} targeting it` : ''];
+      throw conflict(`Category ${categoryId} is still in use (${holders.filter(Boolean).join(' and ')}); move or remove those first`);
+    }
+  });
+}

@@ -1,0 +1,88 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { getOne, patchOne } from '#lib/db/entity.ts';
+import { failedConditions } from '#lib/db/errors.ts';
+import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { transactWrite } from '#lib/db/rate-limit.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { CUSTOMER_NAME_MAX, type Customer, type CustomerPatch } from '#lib/schemas/buyer.ts';
+
+/**
+ * Customers (buyers) of a store. The lower-cased e-mail is the identity; the id is per store.
+ *
+ * | access pattern                 | key                                               | calls |
+ * |--------------------------------|---------------------------------------------------|-------|
+ * | customer by id (me, handoff)   | `STORE#<s> / CUSTOMER#<id>`                       | 1 Get |
+ * | customer by e-mail (verify)    | `STORE#<s> / CUSTOMER_EMAIL#<email>` -> id, then by id | 2 Get |
+ * | first verify of an e-mail      | by e-mail (1 Get, miss) + sequence ADD + TransactWrite (customer + e-mail sentinel) | 3 |
+ * | update me                      | conditional UpdateItem on the id key              | 1     |
+ *
+ * The e-mail item is the uniqueness sentinel: two first logins of one address at once create
+ * one customer, and the loser reads the winner's.
+ */
+const CUSTOMER = 'CUSTOMER';
+
+export const customerKey = (storeId: number, customerId: number) => ({ pk: storePk(storeId), sk: entitySk(CUSTOMER, customerId) });
+const customerEmailKey = (storeId: number, email: string) => ({ pk: storePk(storeId), sk: `CUSTOMER_EMAIL#${email.toLowerCase()}` });
+
+export const getCustomer = (storeId: number, customerId: number) => getOne<Customer>(customerKey(storeId, customerId), 'Customer');
+
+/** Undefined when absent, for callers that answer something other than 404. */
+export async function findCustomer(storeId: number, customerId: number): Promise<Customer | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerKey(storeId, customerId) }));
+  return result.Item ? (stripKeys(result.Item) as Customer) : undefined;
+}
+
+export const updateCustomer = (storeId: number, customerId: number, patch: CustomerPatch) =>
+  patchOne<Customer>(customerKey(storeId, customerId), 'Customer', patch, ['name', 'avatar', 'social_id']);
+
+// Consistent reads: a login right after a concurrent first login must see the customer it created.
+async function customerIdByEmail(storeId: number, email: string): Promise<number | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerEmailKey(storeId, email), ConsistentRead: true }));
+  return result.Item?.customer_id as number | undefined;
+}
+
+async function customerById(storeId: number, customerId: number): Promise<Customer> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerKey(storeId, customerId), ConsistentRead: true }));
+  if (!result.Item) throw new Error(`customer ${customerId} of store ${storeId} has an e-mail sentinel but no item`);
+  return stripKeys(result.Item) as Customer;
+}
+
+/** The customer of this e-mail, created on first use with the e-mail's local part as name. */
+export async function findOrCreateCustomer(storeId: number, rawEmail: string): Promise<Customer> {
+  const email = rawEmail.toLowerCase();
+  const existingId = await customerIdByEmail(storeId, email);
+  if (existingId !== undefined) return customerById(storeId, existingId);
+
+  const id = await nextId(storeId, CUSTOMER);
+  const now = nowIso();
+  const customer: Customer = {
+    id,
+    store_id: storeId,
+    email,
+    name: email.slice(0, email.lastIndexOf('@')).slice(0, CUSTOMER_NAME_MAX),
+    avatar: null,
+    social_id: null,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await transactWrite([
+      { Put: { TableName: TABLE, Item: { ...customerKey(storeId, id), entity: CUSTOMER, ...customer }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: TABLE,
+          Item: { ...customerEmailKey(storeId, email), entity: 'customer_email', store_id: storeId, customer_id: id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ]);
+  } catch (error) {
+    if (!failedConditions(error).includes(1)) throw error;
+    // A concurrent first login of the same address won; its customer is the one.
+    const winnerId = await customerIdByEmail(storeId, email);
+    if (winnerId === undefined) throw error;
+    return customerById(storeId, winnerId);
+  }
+  return customer;
+}

@@ -1,0 +1,277 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { getOne } from '#lib/db/entity.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
+import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { missingReference, packageKey, retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/package.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { setExpression } from '#lib/db/update.ts';
+import { conflict, unprocessable } from '#lib/http/errors.ts';
+import { EVERY_PACKAGE, type Discount, type DiscountCreate, type DiscountListQuery, type DiscountPatch, type DiscountStatus } from '#lib/schemas/discount.ts';
+
+/**
+ * Discount coupons.
+ *
+ * | access pattern               | key / index                                                          | calls                |
+ * |------------------------------|----------------------------------------------------------------------|----------------------|
+ * | create                       | sequence ADD + TransactWrite: Put `STORE#<s> / DISCOUNT#<id>`,        | 2                    |
+ * |                              | Put sentinel `STORE#<s> / COUPON#<lower code>`, ConditionCheck of     |                      |
+ * |                              | each package in `applies_to`                                         |                      |
+ * | get                          | GetItem `STORE#<s> / DISCOUNT#<id>`                                   | 1                    |
+ * | update                       | GetItem + UpdateItem (ALL_NEW); TransactWrite instead when the code   | 2                    |
+ * |                              | changes (sentinel moved) or `applies_to` names packages (checked)     |                      |
+ * | delete                       | GetItem (for the code) + TransactWrite deleting item and sentinel     | 2                    |
+ * | list, no code filter         | Query `STORE#<s>`, sk begins_with `DISCOUNT#`                         | 1 per MB             |
+ * | list, `coupon` prefix filter | Query gsi1 `STORE#<s>#COUPON`, gsi1sk begins_with `<lower prefix>`    | 1 per MB             |
+ * | discount by code (orders)    | GetItem sentinel `COUPON#<lower code>` (holds `discount_id`)          | 1 (+1 for the item)  |
+ *
+ * The list reads every coupon of the store (or every coupon whose code starts with the prefix:
+ * the prefix is the only filter in the key condition) and filters the rest in memory: `status`
+ * depends on the clock and on `uses`, which orders move, so it cannot be a key without a write at
+ * every expiry; `restricted_to` is a list, which no index can key. `total` needs every match
+ * anyway. A page therefore costs read capacity in proportion to the store's coupons (4 KB per
+ * read unit, one Query call per MB), the same for page 1 as for page 50.
+ *
+ * The list is answered in id order whichever query served it (the index returns code order).
+ *
+ * Packages named in `applies_to` must exist when the coupon is written (a ConditionCheck each in
+ * the same transaction; 422 naming `applies_to.N`), but are not reference-counted: a coupon
+ * should not stop a package from being deleted, and an id left behind simply matches no package.
+ *
+ * `uses` is a counter owned by orders (`ADD uses`, conditioned on `max_uses`); this module never
+ * writes it after creation. Every other write is a read-validate-write conditioned on the
+ * `revision` it read, so that two PATCHes cannot each pass the cross-field rules against a state
+ * the other one is changing; a stale read or a colliding transaction is read again and retried
+ * (`retrying` of lib/db/package.ts).
+ */
+const DISCOUNT = 'DISCOUNT';
+
+export const discountKey = (storeId: number, discountId: number) => ({ pk: storePk(storeId), sk: entitySk(DISCOUNT, discountId) });
+export const couponKey = (storeId: number, code: string) => ({ pk: storePk(storeId), sk: `COUPON#${code.toLowerCase()}` });
+const couponIndexPk = (storeId: number) => `${storePk(storeId)}#COUPON`;
+
+type DiscountFields = Omit<Discount, 'id' | 'store_id' | 'uses' | 'created_at' | 'updated_at' | 'status'>;
+type DiscountItem = Omit<Discount, 'status'> & { coupon_lower: string; revision: number };
+
+const PATCHABLE = [
+  'coupon', 'type', 'value', 'applies_to', 'max_uses', 'max_uses_per_client', 'expires_in', 'min_price',
+  'limit_criteria', 'restricted_to_criteria', 'restricted_to',
+] as const;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** `EXPIRED` wins over `SOLD_OUT`: an expired coupon cannot be used whatever its count. */
+export function discountStatus(discount: Pick<Discount, 'expires_in' | 'max_uses' | 'uses'>, now: number): DiscountStatus {
+  if (discount.expires_in !== null && Date.parse(discount.expires_in) <= now) return 'EXPIRED';
+  if (discount.max_uses !== null && discount.uses >= discount.max_uses) return 'SOLD_OUT';
+  return 'ACTIVE';
+}
+
+/** The rules that span fields, held by a creation and by the merged result of a PATCH. */
+export function discountViolation(
+  discount: Pick<DiscountFields, 'type' | 'value' | 'restricted_to' | 'restricted_to_criteria'>,
+): { message: string; field: string } | undefined {
+  if (discount.type === 'PERCENTAGE' && discount.value > 100) {
+    return { message: 'value of a PERCENTAGE discount must be at most 100', field: 'value' };
+  }
+  if (discount.restricted_to !== null && discount.restricted_to_criteria === null) {
+    return { message: 'restricted_to_criteria (CLIENT_EMAIL or CLIENT_IDENTIFIER) is required when restricted_to is set', field: 'restricted_to_criteria' };
+  }
+  if (discount.restricted_to !== null && discount.restricted_to_criteria === 'CLIENT_EMAIL') {
+    const index = discount.restricted_to.findIndex((value) => !EMAIL.test(value));
+    if (index >= 0) return { message: 'restricted_to entries must be e-mail addresses when restricted_to_criteria is CLIENT_EMAIL', field: `restricted_to.${index}` };
+  }
+  return undefined;
+}
+
+/**
+ * The list filters applied after the read. `restricted_to` compares case-insensitively for
+ * every criteria: e-mail addresses are matched that way in practice, and for identifiers a
+ * search that finds one coupon too many is safer than one that hides it.
+ */
+export function discountMatches(discount: Discount, filters: Pick<DiscountListQuery, 'status' | 'restricted_to'>): boolean {
+  if (filters.status && discount.status !== filters.status) return false;
+  const wanted = filters.restricted_to?.toLowerCase();
+  if (wanted && !(discount.restricted_to ?? []).some((value) => value.toLowerCase() === wanted)) return false;
+  return true;
+}
+
+const toDiscount = (item: DiscountItem, now = Date.now()): Discount => ({ ...item, status: discountStatus(item, now) });
+
+function assertValid(discount: DiscountFields): void {
+  const violation = discountViolation(discount);
+  if (violation) throw unprocessable(violation.message, violation.field);
+}
+
+const couponInUse = () => conflict('A discount with this coupon code already exists in this store', 'coupon');
+
+/** The sentinel that makes a code unique; it holds the discount id, so a code resolves to its discount by key. */
+function claimCoupon(storeId: number, code: string, discountId: number): GuardedWrite {
+  return {
+    item: {
+      Put: {
+        TableName: TABLE,
+        Item: { ...couponKey(storeId, code), entity: 'COUPON', store_id: storeId, discount_id: discountId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: couponInUse,
+  };
+}
+
+/** Existence of each listed package at the moment of the write (keys hold the store: a foreign id is missing). */
+function packageChecks(storeId: number, appliesTo: readonly number[]): GuardedWrite[] {
+  if (appliesTo.includes(EVERY_PACKAGE)) return [];
+  return appliesTo.map((id, index) => ({
+    item: { ConditionCheck: { TableName: TABLE, Key: packageKey(storeId, id), ConditionExpression: 'attribute_exists(pk)' } },
+    onConditionFailed: () => missingReference({ kind: 'PACKAGE', id, field: `applies_to.${index}` }),
+  }));
+}
+
+export async function createDiscount(storeId: number, input: DiscountCreate): Promise<Discount> {
+  const fields: DiscountFields = {
+    coupon: input.coupon,
+    type: input.type,
+    value: input.value,
+    applies_to: input.applies_to ?? [EVERY_PACKAGE],
+    max_uses: input.max_uses ?? null,
+    max_uses_per_client: input.max_uses_per_client ?? null,
+    expires_in: input.expires_in ?? null,
+    min_price: input.min_price ?? null,
+    limit_criteria: input.limit_criteria ?? 'CLIENT_IDENTIFIER',
+    restricted_to_criteria: input.restricted_to_criteria ?? null,
+    restricted_to: input.restricted_to ?? null,
+  };
+  assertValid(fields);
+  const id = await nextId(storeId, DISCOUNT);
+  const now = nowIso();
+  const couponLower = fields.coupon.toLowerCase();
+  const item: DiscountItem = { id, store_id: storeId, ...fields, uses: 0, created_at: now, updated_at: now, coupon_lower: couponLower, revision: 0 };
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: {
+          Put: {
+            TableName: TABLE,
+            Item: { ...discountKey(storeId, id), entity: DISCOUNT, gsi1pk: couponIndexPk(storeId), gsi1sk: couponLower, ...item },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        onConditionFailed: () => new Error(`discount id ${id} allocated twice in store ${storeId}`),
+      },
+      claimCoupon(storeId, fields.coupon, id),
+      ...packageChecks(storeId, fields.applies_to),
+    ]),
+  );
+  return toDiscount(item);
+}
+
+export async function getDiscount(storeId: number, discountId: number): Promise<Discount> {
+  return toDiscount(await getOne<DiscountItem>(discountKey(storeId, discountId), 'Discount'));
+}
+
+export async function listDiscounts(storeId: number, filters: Pick<DiscountListQuery, 'status' | 'coupon' | 'restricted_to'>): Promise<Discount[]> {
+  const prefix = filters.coupon?.toLowerCase();
+  const items = prefix
+    ? await queryAll<DiscountItem>({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix })
+    : await queryAll<DiscountItem>({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
+  const now = Date.now();
+  return items
+    .map((item) => toDiscount(stripKeys(item) as DiscountItem, now))
+    .filter((discount) => discountMatches(discount, filters))
+    .sort((a, b) => a.id - b.id);
+}
+
+export function updateDiscount(storeId: number, discountId: number, patch: DiscountPatch): Promise<Discount> {
+  const key = discountKey(storeId, discountId);
+  return retrying(async () => {
+    const current = await getOne<DiscountItem>(key, 'Discount');
+    const merged: DiscountItem = { ...current };
+    for (const name of PATCHABLE) if (patch[name] !== undefined) Object.assign(merged, { [name]: patch[name] });
+    assertValid(merged);
+
+    merged.coupon_lower = merged.coupon.toLowerCase();
+    merged.updated_at = nowIso();
+    merged.revision = current.revision + 1;
+    const renamed = merged.coupon_lower !== current.coupon_lower;
+    const update = setExpression(
+      { ...patch, updated_at: merged.updated_at, revision: merged.revision, ...(renamed ? { coupon_lower: merged.coupon_lower, gsi1sk: merged.coupon_lower } : {}) },
+      [...PATCHABLE, 'updated_at', 'revision', 'coupon_lower', 'gsi1sk'],
+    );
+    update.names['#expected_revision'] = 'revision';
+    update.values[':expected_revision'] = current.revision;
+    const sentinelMoves: GuardedWrite[] = renamed
+      ? [
+          { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
+          claimCoupon(storeId, merged.coupon, discountId),
+        ]
+      : [];
+    const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
+
+    if (sentinelMoves.length === 0 && checks.length === 0) {
+      try {
+        const result = await db.send(
+          new UpdateCommand({
+            TableName: TABLE,
+            Key: key,
+            UpdateExpression: `SET ${update.sets.join(', ')}`,
+            ConditionExpression: '#expected_revision = :expected_revision',
+            ExpressionAttributeNames: update.names,
+            ExpressionAttributeValues: update.values,
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return toDiscount(stripKeys(result.Attributes ?? {}) as DiscountItem);
+      } catch (error) {
+        // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
+        if (isConditionalFailure(error)) throw new StaleRead();
+        throw error;
+      }
+    }
+
+    // A transaction returns no item, so it is also conditioned on `uses`: the merged item is then exactly what was written.
+    update.names['#uses'] = 'uses';
+    update.values[':expected_uses'] = current.uses;
+    await transactGuarded([
+      {
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: key,
+            UpdateExpression: `SET ${update.sets.join(', ')}`,
+            ConditionExpression: '#expected_revision = :expected_revision AND #uses = :expected_uses',
+            ExpressionAttributeNames: update.names,
+            ExpressionAttributeValues: update.values,
+          },
+        },
+        onConditionFailed: () => new StaleRead(),
+      },
+      ...sentinelMoves,
+      ...checks,
+    ]);
+    return toDiscount(merged);
+  });
+}
+
+export function deleteDiscount(storeId: number, discountId: number): Promise<void> {
+  const key = discountKey(storeId, discountId);
+  return retrying(async () => {
+    const current = await getOne<DiscountItem>(key, 'Discount');
+    await transactGuarded([
+      {
+        item: {
+          Delete: {
+            TableName: TABLE,
+            Key: key,
+            // A rename in between moved the sentinel: read again so that the right one goes.
+            ConditionExpression: 'coupon_lower = :coupon_lower',
+            ExpressionAttributeValues: { ':coupon_lower': current.coupon_lower },
+          },
+        },
+        onConditionFailed: () => new StaleRead(),
+      },
+      { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
+    ]);
+  });
+}

@@ -1,0 +1,76 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
+import { db, TABLE } from '#lib/db/client.ts';
+import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { rateWindow, transactWrite } from '#lib/db/rate-limit.ts';
+import { badRequest, tooManyRequests } from '#lib/http/errors.ts';
+import type { Customer } from '#lib/schemas/buyer.ts';
+import { HANDOFF_TTL_SECONDS, type CustomerIdentity, type IdentifyResult } from '#lib/schemas/handoff.ts';
+
+/**
+ * Handoffs: single-use, 60-second passes that let the store owner's server learn which
+ * customer is logged in on the store's pages.
+ *
+ * | access pattern | key / condition                                                                  | calls |
+ * |----------------|----------------------------------------------------------------------------------|-------|
+ * | issue          | TransactWrite: rate counter Update (`STORE#<s> / RATE#HANDOFF#<customer>#<minute>`, `n < 20`) + Put `HANDOFF#<sha256> / #HANDOFF` | 1 |
+ * | exchange       | DeleteItem `HANDOFF#<sha256>` if `store_id = :store AND expires_at > :now`, ReturnValues ALL_OLD | 1 |
+ *
+ * The item is keyed by the handoff's hash, so the handoff itself is never stored. The exchange
+ * is one conditional delete: of any number of concurrent exchanges exactly one gets the item
+ * back, and a foreign store's key or a late exchange fails the condition without consuming it.
+ * Expiry is in the condition because TTL deletion (`expires_epoch`) can lag by days.
+ */
+export const HANDOFFS_PER_MINUTE = 20;
+const RATE_WINDOW_SECONDS = 60;
+const HANDOFF_FORMAT = new RegExp(`^${SECRET_PREFIX.handoff}_[A-Za-z0-9_-]{43}$`);
+
+export const handoffKey = (handoff: string) => ({ pk: `HANDOFF#${hashSecret(handoff)}`, sk: '#HANDOFF' });
+
+/** The same answer for every failure, so a caller cannot tell used from foreign from made up. */
+export const handoffInvalid = () => badRequest('Invalid, used or expired handoff', 'HANDOFF_INVALID');
+
+/** Issues a handoff carrying the customer's identity as it is now. `now` is injectable for expiry tests. */
+export async function issueHandoff(customer: Customer, now = Date.now()): Promise<{ handoff: string; expires_in: number }> {
+  const handoff = newSecret(SECRET_PREFIX.handoff);
+  const rate = rateWindow(customer.store_id, `HANDOFF#${customer.id}`, HANDOFFS_PER_MINUTE, RATE_WINDOW_SECONDS, now);
+  const item = {
+    ...handoffKey(handoff),
+    entity: 'handoff',
+    store_id: customer.store_id,
+    customer_id: customer.id,
+    customer: { store_id: customer.store_id, email: customer.email, name: customer.name, avatar: customer.avatar, social_id: customer.social_id },
+    issued_at: new Date(now).toISOString(),
+    expires_at: new Date(now + HANDOFF_TTL_SECONDS * 1000).toISOString(),
+    expires_epoch: Math.floor(now / 1000) + HANDOFF_TTL_SECONDS,
+  };
+  try {
+    await transactWrite([rate.update, { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }]);
+  } catch (error) {
+    if (failedConditions(error).includes(0)) throw tooManyRequests(rate.retryAfterSeconds);
+    throw error;
+  }
+  return { handoff, expires_in: HANDOFF_TTL_SECONDS };
+}
+
+/** Consumes the handoff for the key's store and returns the identity it carries. */
+export async function exchangeHandoff(storeId: number, handoff: string, now = Date.now()): Promise<IdentifyResult> {
+  if (!HANDOFF_FORMAT.test(handoff)) throw handoffInvalid();
+  try {
+    const { Attributes: item } = await db.send(
+      new DeleteCommand({
+        TableName: TABLE,
+        Key: handoffKey(handoff),
+        ConditionExpression: 'store_id = :store AND expires_at > :now',
+        ExpressionAttributeValues: { ':store': storeId, ':now': new Date(now).toISOString() },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    // The condition holds only on an existing item, so ALL_OLD always brings it back.
+    const { customer, issued_at } = item as { customer: CustomerIdentity; issued_at: string };
+    return { customer: { ...customer, issued_at } };
+  } catch (error) {
+    if (isConditionalFailure(error)) throw handoffInvalid();
+    throw error;
+  }
+}

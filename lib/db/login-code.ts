@@ -1,0 +1,98 @@
+import { randomInt } from 'node:crypto';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { hashSecret } from '#lib/crypto.ts';
+import { db, TABLE } from '#lib/db/client.ts';
+import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { storePk } from '#lib/db/keys.ts';
+import { rateWindow, transactWrite } from '#lib/db/rate-limit.ts';
+import { tooManyRequests } from '#lib/http/errors.ts';
+
+/**
+ * E-mail login codes: one live code per store and e-mail; a new login replaces it.
+ *
+ * | access pattern           | key / condition                                                 | calls |
+ * |--------------------------|-----------------------------------------------------------------|-------|
+ * | issue a code             | TransactWrite: rate counter Update + Put `STORE#<s> / LOGIN_CODE#<email>` | 1 |
+ * | verify, right code       | DeleteItem if `code_hash = :hash AND attempts < 5 AND expires_at > :now` | 1 |
+ * | verify, wrong code       | the DeleteItem above (fails) + UpdateItem `ADD attempts 1` if `attempts < 5` | 2 |
+ *
+ * The code is never stored: only SHA-256 of store, e-mail and code, so a hash is worthless for
+ * any other address or store. Success deletes the item, so a code works once. Every check sits
+ * in a condition evaluated by DynamoDB, so concurrent guesses cannot pass 5 attempts, and expiry
+ * is compared there too (TTL deletion lags). Issuing is limited to 5 codes per e-mail per
+ * 10-minute window: each code gets 5 guesses, so without a limit on codes an attacker could
+ * request codes forever (and flood the mailbox).
+ */
+export const LOGIN_CODE_TTL_SECONDS = 600;
+export const LOGIN_CODE_MAX_ATTEMPTS = 5;
+export const LOGIN_CODES_PER_WINDOW = 5;
+export const LOGIN_CODE_WINDOW_SECONDS = 600;
+
+export const loginCodeKey = (storeId: number, email: string) => ({ pk: storePk(storeId), sk: `LOGIN_CODE#${email.toLowerCase()}` });
+
+export const loginCodeHash = (storeId: number, email: string, code: string) => hashSecret(`${storeId}\n${email.toLowerCase()}\n${code}`);
+
+/** A fresh 6-digit code for this e-mail (the caller mails it). `now` is injectable for expiry tests. */
+export async function issueLoginCode(storeId: number, email: string, now = Date.now()): Promise<{ code: string; expires_in: number }> {
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  const expiresEpoch = Math.floor(now / 1000) + LOGIN_CODE_TTL_SECONDS;
+  const rate = rateWindow(storeId, `LOGIN#${email.toLowerCase()}`, LOGIN_CODES_PER_WINDOW, LOGIN_CODE_WINDOW_SECONDS, now);
+  try {
+    await transactWrite([
+      rate.update,
+      {
+        Put: {
+          TableName: TABLE,
+          Item: {
+            ...loginCodeKey(storeId, email),
+            entity: 'login_code',
+            store_id: storeId,
+            code_hash: loginCodeHash(storeId, email, code),
+            attempts: 0,
+            created_at: new Date(now).toISOString(),
+            expires_at: new Date(now + LOGIN_CODE_TTL_SECONDS * 1000).toISOString(),
+            expires_epoch: expiresEpoch,
+          },
+        },
+      },
+    ]);
+  } catch (error) {
+    if (failedConditions(error).includes(0)) throw tooManyRequests(rate.retryAfterSeconds);
+    throw error;
+  }
+  return { code, expires_in: LOGIN_CODE_TTL_SECONDS };
+}
+
+/** True when the code was right, live and unused (and is now spent); false otherwise. */
+export async function consumeLoginCode(storeId: number, email: string, code: string, now = Date.now()): Promise<boolean> {
+  const key = loginCodeKey(storeId, email);
+  const nowIso = new Date(now).toISOString();
+  try {
+    await db.send(
+      new DeleteCommand({
+        TableName: TABLE,
+        Key: key,
+        ConditionExpression: 'code_hash = :hash AND attempts < :max AND expires_at > :now',
+        ExpressionAttributeValues: { ':hash': loginCodeHash(storeId, email, code), ':max': LOGIN_CODE_MAX_ATTEMPTS, ':now': nowIso },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: key,
+        UpdateExpression: 'ADD attempts :one',
+        ConditionExpression: 'attribute_exists(pk) AND attempts < :max',
+        ExpressionAttributeValues: { ':one': 1, ':max': LOGIN_CODE_MAX_ATTEMPTS },
+      }),
+    );
+  } catch (error) {
+    // No code, or its attempts are spent: nothing left to count.
+    if (!isConditionalFailure(error)) throw error;
+  }
+  return false;
+}

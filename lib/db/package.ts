@@ -1,0 +1,281 @@
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { patchOne, getOne } from '#lib/db/entity.ts';
+import { failedConditions, isTransactionConflict } from '#lib/db/errors.ts';
+import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { referableKey, referenceUpdates, unreferencedCondition, type ReferableKind, type Reference } from '#lib/db/references.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { setExpression } from '#lib/db/update.ts';
+import { conflict, HttpError, notFound, unprocessable } from '#lib/http/errors.ts';
+import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.ts';
+
+/**
+ * Packages, and the transaction helpers every catalog item that refers to another one uses
+ * (packages, categories, promos; variables may reuse them).
+ *
+ * | access pattern                            | key / calls                                                              | calls    |
+ * |-------------------------------------------|--------------------------------------------------------------------------|----------|
+ * | create                                    | sequence ADD + TransactWrite(Put `STORE#<s> / PACKAGE#<id>` + counts)    | 2        |
+ * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>`                                       | 1        |
+ * | list (id order)                           | Query `STORE#<s>`, sk begins_with `PACKAGE#`                             | 1 per MB |
+ * | update without category_id / parent_id    | UpdateItem conditioned on existence                                      | 1        |
+ * | update sending category_id or parent_id   | GetItem + TransactWrite(Update conditioned on what was read, + counts)   | 2        |
+ * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
+ * |                                           | was read, + the category's and parent's counts back)                     |          |
+ *
+ * A package's category and parent are counted references (lib/db/references.ts): the referred
+ * item gets `ADD ref_count` in the same transaction, and a referred category or package cannot
+ * be deleted (409). Besides `ref_count`, a category counts its packages (`package_count`) and a
+ * package its variations (`variation_count`), so the 409 can say what still refers to it and a
+ * package with variations can be refused as a variation itself. Every package stores
+ * `parent_id` (null when top-level), which lets the parent's condition check "is not a variation".
+ */
+export const PACKAGE = 'PACKAGE';
+export const packageKey = (storeId: number, packageId: number) => referableKey(storeId, 'PACKAGE', packageId);
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+/** An item as DynamoDB returns it on a failed condition: not unmarshalled. */
+export type RawItem = Record<string, { N?: string; S?: string; NULL?: boolean } | undefined>;
+
+export const rawNumber = (item: RawItem | undefined, name: string) => Number(item?.[name]?.N ?? 0);
+
+/** One write of a TransactWrite and the error its failed condition stands for. */
+export interface GuardedWrite {
+  item: TransactItem;
+  /** `current` is the stored item when the write asked for it with ReturnValuesOnConditionCheckFailure. */
+  onConditionFailed: (current: RawItem | undefined) => Error;
+}
+
+/** Thrown when an item changed between our read and our conditional write: read again. */
+export class StaleRead extends Error {
+  constructor() {
+    super('stale read');
+    this.name = 'StaleRead';
+  }
+}
+
+const ATTEMPTS = 5;
+const pause = (attempt: number) => new Promise((done) => setTimeout(done, 10 * 2 ** attempt * (0.5 + Math.random())));
+const isWriteConflict = (error: unknown) =>
+  isTransactionConflict(error) || (error instanceof Error && error.name === 'TransactionConflictException');
+
+/**
+ * Runs `attempt` again when it read stale data or collided with a concurrent transaction on the
+ * same items (DynamoDB cancels one of them and the SDK does not retry that). Both leave nothing
+ * written, so trying again is safe. Persistent contention ends in 503 with Retry-After, as in
+ * lib/db/rate-limit.ts: the request was fine and may simply be sent again.
+ */
+export async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let round = 1; ; round++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof StaleRead) && !isWriteConflict(error)) throw error;
+      if (round >= ATTEMPTS) {
+        throw new HttpError(503, { message: 'This item is being changed by other requests; try again', code: 'UNAVAILABLE' }, { 'retry-after': '1' });
+      }
+      await pause(round);
+    }
+  }
+}
+
+/**
+ * One TransactWrite. When conditions fail, each failed write names its error: a 422 for a
+ * reference (all of them reported together), otherwise the first other error (404, StaleRead).
+ */
+export async function transactGuarded(writes: readonly GuardedWrite[]): Promise<void> {
+  try {
+    await db.send(new TransactWriteCommand({ TransactItems: writes.map((write) => write.item) }));
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (failed.length === 0) throw error;
+    const reasons = (error as { CancellationReasons?: { Item?: RawItem }[] }).CancellationReasons ?? [];
+    const errors = failed.map((index) => writes[index]!.onConditionFailed(reasons[index]?.Item));
+    const other = errors.find((e) => !(e instanceof HttpError) || e.status !== 422);
+    if (other) throw other;
+    throw new HttpError(422, (errors as HttpError[]).flatMap((e) => e.details));
+  }
+}
+
+const KIND_NAMES: Record<ReferableKind, string> = { PACKAGE: 'Package', CATEGORY: 'Category' };
+
+export const missingReference = (ref: { kind: ReferableKind; id: number; field: string }) =>
+  unprocessable(`${KIND_NAMES[ref.kind]} ${ref.id} does not exist in this store`, ref.field);
+
+/** referenceUpdates() of references.ts as guarded writes: a failed one is a 422 naming its input field. */
+export function referenceWrites(storeId: number, before: readonly Reference[], after: readonly Reference[]): GuardedWrite[] {
+  const { items, checked } = referenceUpdates(TABLE, storeId, before, after);
+  return items.map((item, index) => ({ item: item as TransactItem, onConditionFailed: () => missingReference(checked[index]!) }));
+}
+
+/**
+ * A package's reference to its category or parent: `ref_count` (what blocks deletion) and the
+ * per-kind counter move together. Adding a parent also requires that parent not be a variation.
+ */
+function countedReference(storeId: number, kind: ReferableKind, id: number, change: number, field: string): GuardedWrite {
+  const counter = kind === 'CATEGORY' ? 'package_count' : 'variation_count';
+  const mustBeTopLevel = kind === 'PACKAGE' && change > 0;
+  return {
+    item: {
+      Update: {
+        TableName: TABLE,
+        Key: referableKey(storeId, kind, id),
+        UpdateExpression: `ADD ref_count :change, ${counter} :change`,
+        ConditionExpression: mustBeTopLevel ? 'attribute_exists(pk) AND attribute_type(parent_id, :null)' : 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':change': change, ...(mustBeTopLevel ? { ':null': 'NULL' } : {}) },
+        ...(mustBeTopLevel ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+      },
+    },
+    onConditionFailed: (current) =>
+      current
+        ? unprocessable(`Package ${id} is itself a variation; a variation cannot be a parent`, field)
+        : missingReference({ kind, id, field }),
+  };
+}
+
+interface PackageLinks {
+  category_id: number | null;
+  parent_id: number | null;
+}
+
+function linkWrites(storeId: number, before: PackageLinks, after: PackageLinks): GuardedWrite[] {
+  const writes: GuardedWrite[] = [];
+  const move = (kind: ReferableKind, field: keyof PackageLinks) => {
+    if (before[field] === after[field]) return;
+    if (before[field] !== null) writes.push(countedReference(storeId, kind, before[field], -1, field));
+    if (after[field] !== null) writes.push(countedReference(storeId, kind, after[field], 1, field));
+  };
+  move('CATEGORY', 'category_id');
+  move('PACKAGE', 'parent_id');
+  return writes;
+}
+
+export async function createPackage(storeId: number, input: PackageCreate): Promise<Package> {
+  const id = await nextId(storeId, PACKAGE);
+  const now = nowIso();
+  const pkg: Package = {
+    id,
+    store_id: storeId,
+    name: input.name,
+    price: input.price,
+    category_id: input.category_id,
+    parent_id: input.parent_id,
+    image: null,
+    commands: input.commands,
+    created_at: now,
+    updated_at: now,
+  };
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: { Put: { TableName: TABLE, Item: { ...packageKey(storeId, id), entity: PACKAGE, ...pkg }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        onConditionFailed: () => new Error(`package id ${id} allocated twice in store ${storeId}`),
+      },
+      ...linkWrites(storeId, { category_id: null, parent_id: null }, input),
+    ]),
+  );
+  return pkg;
+}
+
+export const getPackage = (storeId: number, packageId: number) => getOne<Package>(packageKey(storeId, packageId), 'Package');
+
+export async function listPackages(storeId: number): Promise<Package[]> {
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${PACKAGE}#` })).map((item) => stripKeys(item) as Package);
+}
+
+const PATCHABLE = ['name', 'price', 'category_id', 'parent_id', 'image', 'commands'] as const;
+
+/** Condition that a reference still has the value we read (null is stored as a NULL attribute). */
+function unchanged(name: keyof PackageLinks, value: number | null, values: Record<string, unknown>): string {
+  if (value === null) {
+    values[':null'] = 'NULL';
+    return `attribute_type(${name}, :null)`;
+  }
+  values[`:was_${name}`] = value;
+  return `${name} = :was_${name}`;
+}
+
+export async function updatePackage(storeId: number, packageId: number, patch: PackagePatch): Promise<Package> {
+  if (patch.parent_id === packageId) throw unprocessable('A package cannot be its own parent', 'parent_id');
+  if (patch.category_id === undefined && patch.parent_id === undefined) {
+    return patchOne<Package>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE);
+  }
+  return retrying(async () => {
+    const current = await getPackage(storeId, packageId);
+    const after: PackageLinks = {
+      category_id: patch.category_id === undefined ? current.category_id : patch.category_id,
+      parent_id: patch.parent_id === undefined ? current.parent_id : patch.parent_id,
+    };
+    const becomesVariation = current.parent_id === null && after.parent_id !== null;
+    const variations = (current as Package & { variation_count?: number }).variation_count ?? 0;
+    if (becomesVariation && variations > 0) {
+      throw unprocessable(`Package ${packageId} has ${variations} variation(s); a package with variations cannot be a variation`, 'parent_id');
+    }
+    const updatedAt = nowIso();
+    const update = setExpression({ ...patch, updated_at: updatedAt }, [...PATCHABLE, 'updated_at']);
+    const values: Record<string, unknown> = { ...update.values, ':was_updated_at': current.updated_at };
+    // The counts below come from the references just read; updated_at also keeps the returned package exact.
+    const conditions = [
+      'updated_at = :was_updated_at',
+      unchanged('category_id', current.category_id, values),
+      unchanged('parent_id', current.parent_id, values),
+    ];
+    if (becomesVariation) {
+      conditions.push('(attribute_not_exists(variation_count) OR variation_count <= :zero)');
+      values[':zero'] = 0;
+    }
+    await transactGuarded([
+      {
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: packageKey(storeId, packageId),
+            UpdateExpression: `SET ${update.sets.join(', ')}`,
+            ConditionExpression: conditions.join(' AND '),
+            ExpressionAttributeNames: update.names,
+            ExpressionAttributeValues: values,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        onConditionFailed: (stored) => (stored ? new StaleRead() : notFound('Package')),
+      },
+      ...linkWrites(storeId, current, after),
+    ]);
+    return { ...current, ...patch, updated_at: updatedAt };
+  });
+}
+
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function stillReferred(packageId: number, stored: RawItem): HttpError {
+  const variations = rawNumber(stored, 'variation_count');
+  const others = rawNumber(stored, 'ref_count') - variations;
+  const holders = [variations > 0 ? plural(variations, 'variation') : '', others > 0 ? `${plural(others, 'reference')} from promos or variables` : ''];
+  return conflict(`Package ${packageId} is still referred to (${holders.filter(Boolean).join(' and ')}); remove those references first`);
+}
+
+/** The delete also gives back the package's own references (its category's and parent's counts). */
+export async function deletePackage(storeId: number, packageId: number): Promise<void> {
+  await retrying(async () => {
+    const current = await getPackage(storeId, packageId);
+    await transactGuarded([
+      {
+        item: {
+          Delete: {
+            TableName: TABLE,
+            Key: packageKey(storeId, packageId),
+            ConditionExpression: `${unreferencedCondition.ConditionExpression} AND updated_at = :was_updated_at`,
+            ExpressionAttributeValues: { ...unreferencedCondition.ExpressionAttributeValues, ':was_updated_at': current.updated_at },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        onConditionFailed: (stored) => {
+          if (!stored) return notFound('Package');
+          return rawNumber(stored, 'ref_count') > 0 ? stillReferred(packageId, stored) : new StaleRead();
+        },
+      },
+      ...linkWrites(storeId, current, { category_id: null, parent_id: null }),
+    ]);
+  });
+}

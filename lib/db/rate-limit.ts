@@ -1,0 +1,68 @@
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { failedConditions, isTransactionConflict } from '#lib/db/errors.ts';
+import { storePk } from '#lib/db/keys.ts';
+import { HttpError } from '#lib/http/errors.ts';
+
+/**
+ * Fixed-window rate counters, and the retry that hot items (counters, balances, sentinels)
+ * need when transactions meet.
+ *
+ * | access pattern                      | key                                              | calls |
+ * |-------------------------------------|--------------------------------------------------|-------|
+ * | count one use in the current window | `STORE#<s> / RATE#<subject>#<window start epoch>` | 0: an Update inside the caller's TransactWrite |
+ *
+ * Each window has its own item, so a window never needs resetting and TTL lag cannot let an
+ * old count leak into a new window. The counter is an `ADD` conditioned on
+ * `attribute_not_exists(n) OR n < :limit`, placed in the same transaction as the write it
+ * guards: a refused use writes nothing, and concurrent uses can never pass the limit.
+ */
+export interface RateWindow {
+  /** The Update to put first in the caller's TransactItems. */
+  update: NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+  /** Seconds until the window ends (the Retry-After of a refusal), at least 1. */
+  retryAfterSeconds: number;
+}
+
+export function rateWindow(storeId: number, subject: string, limit: number, windowSeconds: number, now = Date.now()): RateWindow {
+  const nowSeconds = Math.floor(now / 1000);
+  const windowStart = nowSeconds - (nowSeconds % windowSeconds);
+  const windowEnd = windowStart + windowSeconds;
+  return {
+    update: {
+      Update: {
+        TableName: TABLE,
+        Key: { pk: storePk(storeId), sk: `RATE#${subject}#${windowStart}` },
+        UpdateExpression: 'ADD #n :one SET store_id = :store, expires_epoch = :expires',
+        ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
+        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':store': storeId, ':expires': windowEnd },
+      },
+    },
+    retryAfterSeconds: Math.max(1, windowEnd - Math.ceil(now / 1000)),
+  };
+}
+
+const MAX_ATTEMPTS = 8;
+
+/**
+ * TransactWriteItems, retried while DynamoDB cancels it for a conflict with another
+ * transaction on the same item (the SDK does not retry that). Concurrent handoff issues, joins
+ * and withdrawals all touch one hot item; without this they would fail instead of queueing.
+ * Cancellations for a failed condition are thrown at once for the caller to read.
+ */
+export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.send(new TransactWriteCommand({ TransactItems: items }));
+      return;
+    } catch (error) {
+      if (!isTransactionConflict(error) || failedConditions(error).length > 0) throw error;
+      if (attempt >= MAX_ATTEMPTS) {
+        throw new HttpError(503, { message: 'Service temporarily unavailable', code: 'UNAVAILABLE' }, { 'retry-after': '1' });
+      }
+      // Full jitter, so the retries of a burst spread out instead of colliding again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import { route } from '#lib/http/route.ts';
+import { idParams, pageOf, pageQuery } from '#lib/schemas/common.ts';
+import { promoCreateBody, promoPatchBody, promoResource } from '#lib/schemas/promo.ts';
+
+/** Promo routes. */
+export const promoRoutes = {
+  'promo-create': route({
+    method: 'POST', path: '/v1/app/promo', api: 'api', credential: 'operator', access: 'write', tag: 'Promo',
+    summary: 'Create a promo with its tiers', body: promoCreateBody, response: promoResource,
+  }),
+  'promo-list': route({
+    method: 'GET', path: '/v1/app/promo', api: 'api', credential: 'operator', access: 'read', tag: 'Promo',
+    summary: 'List promos (page mode, id order)', query: pageQuery, response: pageOf(promoResource),
+  }),
+  'promo-get': route({
+    method: 'GET', path: '/v1/app/promo/{promoId}', api: 'api', credential: 'operator', access: 'read', tag: 'Promo',
+    summary: 'Get a promo', params: idParams('promoId'), response: promoResource,
+  }),
+  'promo-update': route({
+    method: 'PATCH', path: '/v1/app/promo/{promoId}', api: 'api', credential: 'operator', access: 'write', tag: 'Promo',
+    summary: 'Change a promo (any field; targets and tiers are replaced whole; the result obeys every creation rule)',
+    params: idParams('promoId'), body: promoPatchBody, response: promoResource,
+  }),
+  'promo-delete': route({
+    method: 'DELETE', path: '/v1/app/promo/{promoId}', api: 'api', credential: 'operator', access: 'write', tag: 'Promo',
+    summary: 'Delete a promo', params: idParams('promoId'), status: 204,
+  }),
+} as const;

@@ -1,0 +1,122 @@
+import * as v from 'valibot';
+import { pageOf, pageQueryEntries, text, timestamp } from '#lib/schemas/common.ts';
+
+export const REF_CODE_MIN = 3;
+export const REF_CODE_MAX = 32;
+
+/**
+ * The spec fixes only "at least 3 characters". It travels in `?ref=` links, so it is bounded
+ * to 32 characters of a URL-safe set (letters, digits, `_`, `-`); case is kept for display,
+ * uniqueness ignores it.
+ */
+export const refCode = v.pipe(
+  v.string('ref_code must be a string'),
+  v.trim(),
+  v.minLength(REF_CODE_MIN, `ref_code must be at least ${REF_CODE_MIN} characters`),
+  v.maxLength(REF_CODE_MAX, `ref_code must be at most ${REF_CODE_MAX} characters`),
+  v.regex(/^[A-Za-z0-9_-]+$/, 'ref_code may contain only letters, digits, _ and -'),
+);
+
+export const joinBody = v.strictObject({ ref_code: refCode });
+
+/**
+ * PIX key types: the spec shows CPF and EMAIL; the others are the remaining kinds of PIX key
+ * (CNPJ, phone number, random key).
+ */
+export const PIX_KEY_TYPES = ['CPF', 'CNPJ', 'EMAIL', 'PHONE', 'RANDOM'] as const;
+type PixKeyType = (typeof PIX_KEY_TYPES)[number];
+
+const CPF = /^\d{3}\.?\d{3}\.?\d{3}-?\d{2}$/;
+const CNPJ = /^\d{2}\.?\d{3}\.?\d{3}\/?\d{4}-?\d{2}$/;
+const PIX_KEY_FORMATS: Record<PixKeyType, RegExp> = {
+  CPF,
+  CNPJ,
+  EMAIL: /^[^\s@]+@[^\s@]+\.[^\s@]+$/,
+  PHONE: /^\+?\d{10,15}$/,
+  RANDOM: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+};
+
+export const pixKeyMatches = (type: PixKeyType, key: string) => PIX_KEY_FORMATS[type].test(key);
+
+export const withdrawSettings = v.pipe(
+  v.strictObject({
+    full_name: text('full_name', 120),
+    pix_key: text('pix_key', 140),
+    pix_key_type: v.picklist(PIX_KEY_TYPES, `pix_key_type must be one of ${PIX_KEY_TYPES.join(', ')}`),
+    cpf_cnpj: v.pipe(
+      v.string('cpf_cnpj must be a string'),
+      v.trim(),
+      v.check((value) => CPF.test(value) || CNPJ.test(value), 'cpf_cnpj must be a CPF (11 digits) or a CNPJ (14 digits)'),
+    ),
+  }),
+  v.forward(
+    v.check((settings) => pixKeyMatches(settings.pix_key_type, settings.pix_key), 'pix_key does not have the format of its pix_key_type'),
+    ['pix_key'],
+  ),
+);
+
+export const affiliatePatchBody = v.strictObject({ withdraw_settings: withdrawSettings });
+
+/** Currency amounts carry at most two decimals. */
+const hasCents = (value: number) => Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
+
+export const withdrawBody = v.strictObject({
+  amount: v.pipe(
+    v.number('amount must be a number'),
+    v.finite('amount must be a number'),
+    v.gtValue(0, 'amount must be greater than 0'),
+    v.check(hasCents, 'amount must have at most two decimals'),
+  ),
+});
+
+export const AFFILIATE_PAGE_SIZE = 15;
+
+/** A fixed page of 15: `limit` is not a parameter here. */
+export const transactionsQuery = v.object({ page: pageQueryEntries().page });
+
+const withdrawInfo = v.object({ full_name: v.string(), pix_key: v.string(), pix_key_type: v.string(), cpf_cnpj: v.string() });
+
+export const affiliatePanel = v.object({
+  status: v.literal('affiliate'),
+  id: v.number(),
+  name: v.string(),
+  email: v.string(),
+  ref_code: v.string(),
+  percent_commission: v.number(),
+  balance: v.number(),
+  min_withdraw: v.nullable(v.number()),
+  /** Null until the affiliate saves them with PATCH /webstore/affiliate/me. */
+  withdraw_settings: v.nullable(withdrawInfo),
+  stats: v.object({ total_sales: v.number(), total_amount: v.number(), d7_visits: v.number() }),
+  links: v.array(
+    v.object({
+      id: v.number(),
+      name: v.string(),
+      ref_code: v.string(),
+      url: v.string(),
+      sales: v.number(),
+      revenue: v.number(),
+      d7_visits: v.number(),
+    }),
+  ),
+});
+
+export const orderPackage = v.object({ package_id: v.number(), name: v.string(), quantity: v.number() });
+
+export const affiliateTransaction = v.object({
+  id: v.number(),
+  operation: v.picklist(['COMMISSION', 'WITHDRAW_PENDING']),
+  amount: v.number(),
+  message: v.nullable(v.string()),
+  order_id: v.nullable(v.number()),
+  order_packages: v.optional(v.array(orderPackage)),
+  withdraw_info: v.optional(withdrawInfo),
+  created_at: timestamp,
+});
+
+export const transactionPage = pageOf(affiliateTransaction);
+
+export type WithdrawSettings = v.InferOutput<typeof withdrawSettings>;
+export type AffiliatePanel = v.InferOutput<typeof affiliatePanel>;
+export type AffiliateTransaction = v.InferOutput<typeof affiliateTransaction>;
+export type OrderPackage = v.InferOutput<typeof orderPackage>;

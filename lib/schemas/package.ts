@@ -1,0 +1,73 @@
+import * as v from 'valibot';
+import { atLeastOneField, text, timestamp } from '#lib/schemas/common.ts';
+
+export const PACKAGE_NAME_MAX = 100;
+export const COMMAND_MAX = 2000;
+export const COMMANDS_MAX = 100;
+/** A delivery delayed by more than a year is a typo, not a plan. */
+export const DELAY_SECONDS_MAX = 31_536_000;
+
+const referenceId = (name: string) =>
+  v.nullable(v.pipe(v.number(`${name} must be a number or null`), v.integer(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`)));
+
+const price = v.pipe(v.number('price must be a number'), v.minValue(0, 'price must be at least 0'));
+
+const command = v.strictObject({
+  command: text('command', COMMAND_MAX),
+  offline_execute: v.optional(v.boolean('offline_execute must be a boolean'), true),
+  delay_seconds: v.optional(
+    v.pipe(
+      v.number('delay_seconds must be a number'),
+      v.integer('delay_seconds must be a whole number of seconds'),
+      v.minValue(0, 'delay_seconds must be at least 0'),
+      v.maxValue(DELAY_SECONDS_MAX, `delay_seconds must be at most ${DELAY_SECONDS_MAX}`),
+    ),
+    0,
+  ),
+});
+
+const commands = v.pipe(v.array(command, 'commands must be an array'), v.maxLength(COMMANDS_MAX, `commands holds at most ${COMMANDS_MAX} commands`));
+
+export const packageCreateBody = v.strictObject({
+  name: text('name', PACKAGE_NAME_MAX),
+  price,
+  category_id: v.optional(referenceId('category_id'), null),
+  parent_id: v.optional(referenceId('parent_id'), null),
+  commands: v.optional(commands, () => []),
+});
+
+/** `image` is written only by the upload; PATCH may only remove it. */
+const packagePatchFields = v.strictObject({
+  name: v.optional(text('name', PACKAGE_NAME_MAX)),
+  price: v.optional(price),
+  category_id: v.optional(referenceId('category_id')),
+  parent_id: v.optional(referenceId('parent_id')),
+  image: v.optional(v.null('image can only be set to null here; upload an image with PUT /v1/app/package/{packageId}/image')),
+  commands: v.optional(commands),
+});
+
+export const packagePatchBody = v.pipe(packagePatchFields, atLeastOneField);
+
+export const packageCommand = v.object({
+  command: v.string(),
+  offline_execute: v.boolean(),
+  delay_seconds: v.number(),
+});
+
+export const packageResource = v.object({
+  id: v.number(),
+  store_id: v.number(),
+  name: v.string(),
+  price: v.number(),
+  category_id: v.nullable(v.number()),
+  parent_id: v.nullable(v.number()),
+  image: v.nullable(v.string()),
+  commands: v.array(packageCommand),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+export type PackageCreate = v.InferOutput<typeof packageCreateBody>;
+// From the fields: atLeastOneField's check would widen the type to a plain record.
+export type PackagePatch = v.InferOutput<typeof packagePatchFields>;
+export type Package = v.InferOutput<typeof packageResource>;

@@ -1,0 +1,140 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildFunctions, defaultFunctionsDir, formatSizeTable } from '#infra/build.ts';
+import { startLocalStack } from '#infra/local/stack.ts';
+import { routes } from '#lib/routes/index.ts';
+
+/**
+ * `npx tsx test/bench/functions.ts`: the bundle size of every function, then cold starts: a fresh
+ * `node` process imports a built bundle and answers one request against the local stack (DynamoDB
+ * Local), timed from spawn to answer, beside a bundle that only returns 200. Median of RUNS.
+ * This machine runs Node 20, Lambda Node 24: compare the rows with each other, not with Lambda.
+ */
+const COLD_START_FUNCTION = 'tag-list';
+const RUNS = 7;
+const benchDir = resolve('.local/bench');
+
+/** Runs in the child: `performance.now()` counts from process start, so it also shows node's own boot. */
+const coldStartRunner = `
+const booted = performance.now();
+const { handler } = await import(process.env.BENCH_BUNDLE);
+const imported = performance.now();
+const context = { awsRequestId: 'bench', functionName: 'bench', getRemainingTimeInMillis: () => 30000 };
+const response = await handler(JSON.parse(process.env.BENCH_EVENT), context);
+const answered = performance.now();
+process.stdout.write(JSON.stringify({ status: response.statusCode, boot: booted, import: imported - booted, request: answered - imported }) + '\\n');
+process.exit(0);
+`;
+
+interface ColdStart {
+  total: number;
+  boot: number;
+  import: number;
+  request: number;
+  status: number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+function coldStart(bundle: string, event: unknown, env: NodeJS.ProcessEnv, nodeOptions: string[]): Promise<ColdStart> {
+  return new Promise((done, fail) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [...nodeOptions, '--input-type=module', '-e', coldStartRunner], {
+      env: { ...env, BENCH_BUNDLE: pathToFileURL(bundle).href, BENCH_EVENT: JSON.stringify(event) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!output.includes('\n')) return;
+      const total = performance.now() - started;
+      done({ total, ...JSON.parse(output) });
+    });
+    child.once('exit', (code) => {
+      if (!output.includes('\n')) fail(new Error(`cold start run of ${bundle} exited with ${code} and no answer`));
+    });
+  });
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function medianColdStart(bundle: string, event: unknown, env: NodeJS.ProcessEnv, nodeOptions: string[] = []): Promise<ColdStart> {
+  const runs: ColdStart[] = [];
+  for (let run = 0; run < RUNS; run++) runs.push(await coldStart(bundle, event, env, nodeOptions));
+  const statuses = new Set(runs.map((run) => run.status));
+  if (statuses.size !== 1 || !statuses.has(200)) throw new Error(`${bundle} answered ${[...statuses].join(', ')}, expected 200`);
+  return {
+    total: median(runs.map((run) => run.total)),
+    boot: median(runs.map((run) => run.boot)),
+    import: median(runs.map((run) => run.import)),
+    request: median(runs.map((run) => run.request)),
+    status: 200,
+  };
+}
+
+const sizes = await buildFunctions();
+console.log('Bundle sizes (minified ESM, AWS SDK bundled)');
+console.log(formatSizeTable(sizes));
+
+const bareBundle = join(benchDir, 'bare', 'index.mjs');
+mkdirSync(join(benchDir, 'bare'), { recursive: true });
+writeFileSync(bareBundle, 'export const handler = async () => ({ statusCode: 200 });\n');
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const stack = await startLocalStack({
+  inMemory: true,
+  seedDemo: false,
+  port: await freePort(),
+  dynamodbPort: await freePort(),
+  s3Port: await freePort(),
+  localDir: benchDir,
+  binDir: '.local/bin',
+});
+try {
+  // Imported only now: the table modules read TABLE_NAME (set by the local stack) at import.
+  const { createStore } = await import('#lib/db/store.ts');
+  const { createApiToken } = await import('#lib/db/credential.ts');
+  const { sampleEvent } = await import('#infra/local/events.ts');
+  const store = await createStore({ name: 'Bench store', domain: `bench-${process.pid}.localhost` });
+  const { api_token: apiToken } = await createApiToken(store.id);
+  const event = JSON.parse(JSON.stringify(sampleEvent(routes[COLD_START_FUNCTION])).replaceAll('{{api_token}}', apiToken));
+
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    TABLE_NAME: stack.tableName,
+    DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const functionBundle = join(defaultFunctionsDir, COLD_START_FUNCTION, 'index.mjs');
+  const cases: [string, ColdStart][] = [];
+  cases.push(['bare handler (returns 200)', await medianColdStart(bareBundle, event, env)]);
+  cases.push([`${COLD_START_FUNCTION} (import + auth + Query)`, await medianColdStart(functionBundle, event, env)]);
+  // Lambda runs every function with NODE_OPTIONS=--enable-source-maps: its price at load time.
+  cases.push([`${COLD_START_FUNCTION} --enable-source-maps`, await medianColdStart(functionBundle, event, env, ['--enable-source-maps'])]);
+
+  const width = Math.max(...cases.map(([label]) => label.length));
+  console.log(`\nCold start, median of ${RUNS} fresh processes (Node ${process.versions.node}), ms`);
+  console.log(`${'case'.padEnd(width)}  ${'spawn→answer'.padStart(12)}  ${'node boot'.padStart(9)}  ${'import'.padStart(7)}  ${'request'.padStart(7)}`);
+  for (const [label, figures] of cases) {
+    console.log(
+      `${label.padEnd(width)}  ${figures.total.toFixed(0).padStart(12)}  ${figures.boot.toFixed(0).padStart(9)}  ${figures.import.toFixed(0).padStart(7)}  ${figures.request.toFixed(0).padStart(7)}`,
+    );
+  }
+} finally {
+  await stack.stop();
+}

@@ -1,0 +1,56 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+const send = vi.hoisted(() => vi.fn());
+vi.mock('#lib/db/client.ts', () => ({ db: { send }, TABLE: 'unit-table' }));
+
+const { rateWindow, transactWrite } = await import('#lib/db/rate-limit.ts');
+
+const cancelled = (...codes: string[]) =>
+  Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
+
+beforeEach(() => {
+  send.mockReset();
+});
+
+describe('rateWindow', () => {
+  it('keys the counter by the window start and answers the seconds left in it', () => {
+    const now = Date.parse('2026-05-01T12:00:59.100Z');
+    const window = rateWindow(3, 'HANDOFF#7', 20, 60, now);
+    const start = Date.parse('2026-05-01T12:00:00.000Z') / 1000;
+    expect(window.update.Update).toMatchObject({
+      Key: { pk: 'STORE#3', sk: `RATE#HANDOFF#7#${start}` },
+      UpdateExpression: 'ADD #n :one SET store_id = :store, expires_epoch = :expires',
+      ExpressionAttributeValues: { ':one': 1, ':limit': 20, ':store': 3, ':expires': start + 60 },
+    });
+    expect(window.retryAfterSeconds).toBe(1);
+    expect(rateWindow(3, 'x', 20, 60, Date.parse('2026-05-01T12:00:00.000Z')).retryAfterSeconds).toBe(60);
+  });
+
+  it('starts a new counter in the next window', () => {
+    const a = rateWindow(3, 'x', 20, 60, Date.parse('2026-05-01T12:00:59.999Z'));
+    const b = rateWindow(3, 'x', 20, 60, Date.parse('2026-05-01T12:01:00.000Z'));
+    expect(a.update.Update!.Key).not.toEqual(b.update.Update!.Key);
+  });
+});
+
+describe('transactWrite', () => {
+  it('retries a transaction cancelled by a conflict with another', async () => {
+    send.mockRejectedValueOnce(cancelled('TransactionConflict', 'None')).mockRejectedValueOnce(cancelled('None', 'TransactionConflict')).mockResolvedValueOnce({});
+    await transactWrite([]);
+    expect(send).toHaveBeenCalledTimes(3);
+  });
+
+  it('throws a failed condition at once, for the caller to read', async () => {
+    send.mockRejectedValueOnce(cancelled('ConditionalCheckFailed', 'TransactionConflict'));
+    await expect(transactWrite([])).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+    expect(send).toHaveBeenCalledTimes(1);
+  });
+
+  it('gives up with 503 and Retry-After after 8 conflicts', async () => {
+    send.mockImplementation(async () => {
+      throw cancelled('TransactionConflict');
+    });
+    await expect(transactWrite([])).rejects.toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
+    expect(send).toHaveBeenCalledTimes(8);
+  });
+});
