@@ -60,7 +60,6 @@ const AUTHORIZATION_IN_FUNCTIONS =
 export class StoreApiStack extends Stack {
   readonly table: dynamodb.Table;
   readonly imagesBucket: s3.Bucket;
-  readonly accessLogsBucket: s3.Bucket;
   readonly imagesCdn: cloudfront.Distribution;
   readonly apis: Record<RouteSpec['api'], apigwv2.HttpApi>;
   readonly functions = new Map<string, EndpointFunction>();
@@ -68,8 +67,8 @@ export class StoreApiStack extends Stack {
   constructor(scope: Construct, id: string, props: StoreApiStackProps) {
     super(scope, id, props);
     const isProduction = props.stage === 'prod';
-    // Outside prod a stage is disposable; user data (table, images) of prod never is.
-    const disposable = isProduction ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    // A stage other than prod is disposable: its table and log groups go with the stack.
+    const removalPolicy = isProduction ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 
     this.table = new dynamodb.Table(this, 'Table', {
       partitionKey: { name: tableKeys.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -78,7 +77,7 @@ export class StoreApiStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: tableKeys.ttlAttribute,
       deletionProtection: isProduction,
-      removalPolicy: disposable,
+      removalPolicy,
     });
     for (const index of tableKeys.indexes) {
       this.table.addGlobalSecondaryIndex({
@@ -90,7 +89,7 @@ export class StoreApiStack extends Stack {
     }
 
     // CloudFormation cannot delete a bucket that holds objects, and both always do: kept in every stage.
-    this.accessLogsBucket = new s3.Bucket(this, 'AccessLogs', {
+    const accessLogsBucket = new s3.Bucket(this, 'AccessLogs', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -104,17 +103,17 @@ export class StoreApiStack extends Stack {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       encryption: s3.BucketEncryption.S3_MANAGED,
-      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsBucket: accessLogsBucket,
       serverAccessLogsPrefix: 'images-bucket/',
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    this.imagesCdn = this.createImagesCdn();
+    this.imagesCdn = this.createImagesCdn(accessLogsBucket);
     const imagesBaseUrl = `https://${this.imagesCdn.distributionDomainName}`;
 
     this.apis = {
-      api: this.createHttpApi('Api', 'Store API /v1', disposable),
-      store: this.createHttpApi('StoreDomainApi', "Store API on the stores' own domains", disposable),
+      api: this.createHttpApi('Api', 'Store API /v1', removalPolicy),
+      store: this.createHttpApi('StoreDomainApi', "Store API on the stores' own domains", removalPolicy),
     };
 
     for (const [name, spec] of props.routes ?? routeEntries()) {
@@ -126,7 +125,7 @@ export class StoreApiStack extends Stack {
       const endpoint = new EndpointFunction(this, toPascalCase(name), {
         codeDir,
         description: `${spec.method} ${spec.path}`,
-        logRemovalPolicy: disposable,
+        logRemovalPolicy: removalPolicy,
         environment: {
           TABLE_NAME: this.table.tableName,
           // Not a permission, only a URL prefix: any function may render a package's image.
@@ -153,7 +152,7 @@ export class StoreApiStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
   }
 
-  private createImagesCdn(): cloudfront.Distribution {
+  private createImagesCdn(logBucket: s3.IBucket): cloudfront.Distribution {
     const imageHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ImageHeaders', {
       comment: 'Images never run script nor get sniffed into another type',
       securityHeadersBehavior: {
@@ -173,7 +172,7 @@ export class StoreApiStack extends Stack {
       },
       httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
       enableLogging: true,
-      logBucket: this.accessLogsBucket,
+      logBucket,
       logFilePrefix: 'images-cdn/',
     });
     Validations.of(cdn).acknowledge(
