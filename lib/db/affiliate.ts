@@ -5,7 +5,7 @@ import type { Key } from '#lib/db/entity.ts';
 import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
-import { transactWrite } from '#lib/db/rate-limit.ts';
+import { transactWrite } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { storeKey, type Store } from '#lib/db/store.ts';
 import { HttpError, unprocessable } from '#lib/http/errors.ts';

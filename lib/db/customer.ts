@@ -3,7 +3,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne } from '#lib/db/entity.ts';
 import { failedConditions } from '#lib/db/errors.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
-import { transactWrite } from '#lib/db/rate-limit.ts';
+import { transactWrite } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { CUSTOMER_NAME_MAX, type Customer, type CustomerPatch } from '#lib/schemas/buyer.ts';
 

@@ -4,7 +4,8 @@ import { hashSecret } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk } from '#lib/db/keys.ts';
-import { rateWindow, transactWrite } from '#lib/db/rate-limit.ts';
+import { rateWindow } from '#lib/db/rate-limit.ts';
+import { transactWrite } from '#lib/db/transact.ts';
 import { tooManyRequests } from '#lib/http/errors.ts';
 
 /**

@@ -1,10 +1,9 @@
-import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { patchOne, getOne } from '#lib/db/entity.ts';
-import { failedConditions, isTransactionConflict } from '#lib/db/errors.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
-import { referableKey, referenceUpdates, unreferencedCondition, type ReferableKind, type Reference } from '#lib/db/references.ts';
+import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
+import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable } from '#lib/http/errors.ts';
@@ -33,81 +32,6 @@ import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.
  */
 export const PACKAGE = 'PACKAGE';
 export const packageKey = (storeId: number, packageId: number) => referableKey(storeId, 'PACKAGE', packageId);
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-/** An item as DynamoDB returns it on a failed condition: not unmarshalled. */
-export type RawItem = Record<string, { N?: string; S?: string; NULL?: boolean } | undefined>;
-
-export const rawNumber = (item: RawItem | undefined, name: string) => Number(item?.[name]?.N ?? 0);
-
-/** One write of a TransactWrite and the error its failed condition stands for. */
-export interface GuardedWrite {
-  item: TransactItem;
-  /** `current` is the stored item when the write asked for it with ReturnValuesOnConditionCheckFailure. */
-  onConditionFailed: (current: RawItem | undefined) => Error;
-}
-
-/** Thrown when an item changed between our read and our conditional write: read again. */
-export class StaleRead extends Error {
-  constructor() {
-    super('stale read');
-    this.name = 'StaleRead';
-  }
-}
-
-const ATTEMPTS = 5;
-const pause = (attempt: number) => new Promise((done) => setTimeout(done, 10 * 2 ** attempt * (0.5 + Math.random())));
-const isWriteConflict = (error: unknown) =>
-  isTransactionConflict(error) || (error instanceof Error && error.name === 'TransactionConflictException');
-
-/**
- * Runs `attempt` again when it read stale data or collided with a concurrent transaction on the
- * same items (DynamoDB cancels one of them and the SDK does not retry that). Both leave nothing
- * written, so trying again is safe. Persistent contention ends in 503 with Retry-After, as in
- * lib/db/rate-limit.ts: the request was fine and may simply be sent again.
- */
-export async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
-  for (let round = 1; ; round++) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!(error instanceof StaleRead) && !isWriteConflict(error)) throw error;
-      if (round >= ATTEMPTS) {
-        throw new HttpError(503, { message: 'This item is being changed by other requests; try again', code: 'UNAVAILABLE' }, { 'retry-after': '1' });
-      }
-      await pause(round);
-    }
-  }
-}
-
-/**
- * One TransactWrite. When conditions fail, each failed write names its error: a 422 for a
- * reference (all of them reported together), otherwise the first other error (404, StaleRead).
- */
-export async function transactGuarded(writes: readonly GuardedWrite[]): Promise<void> {
-  try {
-    await db.send(new TransactWriteCommand({ TransactItems: writes.map((write) => write.item) }));
-  } catch (error) {
-    const failed = failedConditions(error);
-    if (failed.length === 0) throw error;
-    const reasons = (error as { CancellationReasons?: { Item?: RawItem }[] }).CancellationReasons ?? [];
-    const errors = failed.map((index) => writes[index]!.onConditionFailed(reasons[index]?.Item));
-    const other = errors.find((e) => !(e instanceof HttpError) || e.status !== 422);
-    if (other) throw other;
-    throw new HttpError(422, (errors as HttpError[]).flatMap((e) => e.details));
-  }
-}
-
-const KIND_NAMES: Record<ReferableKind, string> = { PACKAGE: 'Package', CATEGORY: 'Category' };
-
-export const missingReference = (ref: { kind: ReferableKind; id: number; field: string }) =>
-  unprocessable(`${KIND_NAMES[ref.kind]} ${ref.id} does not exist in this store`, ref.field);
-
-/** referenceUpdates() of references.ts as guarded writes: a failed one is a 422 naming its input field. */
-export function referenceWrites(storeId: number, before: readonly Reference[], after: readonly Reference[]): GuardedWrite[] {
-  const { items, checked } = referenceUpdates(TABLE, storeId, before, after);
-  return items.map((item, index) => ({ item: item as TransactItem, onConditionFailed: () => missingReference(checked[index]!) }));
-}
 
 /**
  * A package's reference to its category or parent: `ref_count` (what blocks deletion) and the
@@ -246,7 +170,6 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
   });
 }
 
-export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 function stillReferred(packageId: number, stored: RawItem): HttpError {
   const variations = rawNumber(stored, 'variation_count');

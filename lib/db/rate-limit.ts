@@ -1,12 +1,9 @@
-import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { failedConditions, isTransactionConflict } from '#lib/db/errors.ts';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
-import { HttpError } from '#lib/http/errors.ts';
 
 /**
- * Fixed-window rate counters, and the retry that hot items (counters, balances, sentinels)
- * need when transactions meet.
+ * Fixed-window rate counters (their writes retry through lib/db/transact.ts).
  *
  * | access pattern                      | key                                              | calls |
  * |-------------------------------------|--------------------------------------------------|-------|
@@ -41,28 +38,4 @@ export function rateWindow(storeId: number, subject: string, limit: number, wind
     },
     retryAfterSeconds: Math.max(1, windowEnd - Math.ceil(now / 1000)),
   };
-}
-
-const MAX_ATTEMPTS = 8;
-
-/**
- * TransactWriteItems, retried while DynamoDB cancels it for a conflict with another
- * transaction on the same item (the SDK does not retry that). Concurrent handoff issues, joins
- * and withdrawals all touch one hot item; without this they would fail instead of queueing.
- * Cancellations for a failed condition are thrown at once for the caller to read.
- */
-export async function transactWrite(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await db.send(new TransactWriteCommand({ TransactItems: items }));
-      return;
-    } catch (error) {
-      if (!isTransactionConflict(error) || failedConditions(error).length > 0) throw error;
-      if (attempt >= MAX_ATTEMPTS) {
-        throw new HttpError(503, { message: 'Service temporarily unavailable', code: 'UNAVAILABLE' }, { 'retry-after': '1' });
-      }
-      // Full jitter, so the retries of a burst spread out instead of colliding again.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** attempt));
-    }
-  }
 }

@@ -1,4 +1,7 @@
+import { TABLE } from '#lib/db/client.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
+import type { GuardedWrite, TransactItem } from '#lib/db/transact.ts';
+import { unprocessable } from '#lib/http/errors.ts';
 
 /**
  * Referential integrity inside the catalog. Promos refer to packages and categories (targets),
@@ -67,3 +70,17 @@ export const unreferencedCondition = {
   ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(ref_count) OR ref_count <= :zero)',
   ExpressionAttributeValues: { ':zero': 0 },
 };
+
+const KIND_NAMES: Record<ReferableKind, string> = { PACKAGE: 'Package', CATEGORY: 'Category' };
+
+export const missingReference = (ref: { kind: ReferableKind; id: number; field: string }) =>
+  unprocessable(`${KIND_NAMES[ref.kind]} ${ref.id} does not exist in this store`, ref.field);
+
+/** referenceUpdates() as guarded writes: a failed one is a 422 naming its input field. */
+export function referenceWrites(storeId: number, before: readonly Reference[], after: readonly Reference[]): GuardedWrite[] {
+  const { items, checked } = referenceUpdates(TABLE, storeId, before, after);
+  return items.map((item, index) => ({ item: item as TransactItem, onConditionFailed: () => missingReference(checked[index]!) }));
+}
+
+/** "1 variation", "2 promos": for the 409 that says what still refers to an item. */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

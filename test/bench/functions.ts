@@ -70,18 +70,29 @@ function coldStart(bundle: string, event: unknown, env: NodeJS.ProcessEnv, nodeO
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function medianColdStart(bundle: string, event: unknown, env: NodeJS.ProcessEnv, nodeOptions: string[] = []): Promise<ColdStart> {
-  const runs: ColdStart[] = [];
-  for (let run = 0; run < RUNS; run++) runs.push(await coldStart(bundle, event, env, nodeOptions));
-  const statuses = new Set(runs.map((run) => run.status));
-  if (statuses.size !== 1 || !statuses.has(200)) throw new Error(`${bundle} answered ${[...statuses].join(', ')}, expected 200`);
-  return {
-    total: median(runs.map((run) => run.total)),
-    boot: median(runs.map((run) => run.boot)),
-    import: median(runs.map((run) => run.import)),
-    request: median(runs.map((run) => run.request)),
-    status: 200,
-  };
+interface ColdStartCase {
+  label: string;
+  bundle: string;
+  nodeOptions: string[];
+}
+
+/** Cases take turns, run after run, so that a busy moment of the machine hits them all alike. */
+async function medianColdStarts(cases: ColdStartCase[], event: unknown, env: NodeJS.ProcessEnv): Promise<ColdStart[]> {
+  const runs: ColdStart[][] = cases.map(() => []);
+  for (let run = 0; run < RUNS; run++) {
+    for (const [index, { bundle, nodeOptions }] of cases.entries()) runs[index]!.push(await coldStart(bundle, event, env, nodeOptions));
+  }
+  return runs.map((caseRuns, index) => {
+    const statuses = new Set(caseRuns.map((run) => run.status));
+    if (statuses.size !== 1 || !statuses.has(200)) throw new Error(`${cases[index]!.label} answered ${[...statuses].join(', ')}, expected 200`);
+    return {
+      total: median(caseRuns.map((run) => run.total)),
+      boot: median(caseRuns.map((run) => run.boot)),
+      import: median(caseRuns.map((run) => run.import)),
+      request: median(caseRuns.map((run) => run.request)),
+      status: 200,
+    };
+  });
 }
 
 const sizes = await buildFunctions();
@@ -121,16 +132,19 @@ try {
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   const functionBundle = join(defaultFunctionsDir, COLD_START_FUNCTION, 'index.mjs');
-  const cases: [string, ColdStart][] = [];
-  cases.push(['bare handler (returns 200)', await medianColdStart(bareBundle, event, env)]);
-  cases.push([`${COLD_START_FUNCTION} (import + auth + Query)`, await medianColdStart(functionBundle, event, env)]);
-  // Lambda runs every function with NODE_OPTIONS=--enable-source-maps: its price at load time.
-  cases.push([`${COLD_START_FUNCTION} --enable-source-maps`, await medianColdStart(functionBundle, event, env, ['--enable-source-maps'])]);
+  const cases: ColdStartCase[] = [
+    { label: 'bare handler (returns 200)', bundle: bareBundle, nodeOptions: [] },
+    { label: `${COLD_START_FUNCTION} (import + auth + Query)`, bundle: functionBundle, nodeOptions: [] },
+    // Lambda runs every function with NODE_OPTIONS=--enable-source-maps: its price at load time.
+    { label: `${COLD_START_FUNCTION} --enable-source-maps`, bundle: functionBundle, nodeOptions: ['--enable-source-maps'] },
+  ];
+  const results = await medianColdStarts(cases, event, env);
 
-  const width = Math.max(...cases.map(([label]) => label.length));
+  const width = Math.max(...cases.map(({ label }) => label.length));
   console.log(`\nCold start, median of ${RUNS} fresh processes (Node ${process.versions.node}), ms`);
   console.log(`${'case'.padEnd(width)}  ${'spawn→answer'.padStart(12)}  ${'node boot'.padStart(9)}  ${'import'.padStart(7)}  ${'request'.padStart(7)}`);
-  for (const [label, figures] of cases) {
+  for (const [index, { label }] of cases.entries()) {
+    const figures = results[index]!;
     console.log(
       `${label.padEnd(width)}  ${figures.total.toFixed(0).padStart(12)}  ${figures.boot.toFixed(0).padStart(9)}  ${figures.import.toFixed(0).padStart(7)}  ${figures.request.toFixed(0).padStart(7)}`,
     );

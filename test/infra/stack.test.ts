@@ -15,8 +15,8 @@ import { routeEntries } from '#lib/routes/index.ts';
 
 /**
  * The real stack is synthesized from the real bundles, built once for this file into a temp dir.
- * The route table may not (yet) hold an 'images' or 'mail' user, so a second stack of probe
- * routes (stub bundles) exercises every kind of grant the table can ask for.
+ * The route table need not hold every kind of route (an 'images' user, a read route on the store
+ * domain...), so a second stack of probe routes (stub bundles) exercises every kind of grant.
  */
 type Routes = readonly (readonly [string, RouteSpec])[];
 type Resource = { Type: string; Properties: Record<string, any> };
@@ -39,7 +39,7 @@ let workDir: string;
 let functionsDir: string;
 let probeFunctionsDir: string;
 
-/** Without CDK's built-in template linter, which takes seconds per synthesis; app.ts and the last test keep it. */
+/** Without CDK's built-in template linter (seconds to start, and not what these tests check); the last test keeps it, as app.ts does. */
 function synthesize(routes?: Routes, extra: Partial<StoreApiStackProps> = {}) {
   const app = new App({ builtinCloudFormationValidation: false });
   const stack = new StoreApiStack(app, 'StoreApi-test', {

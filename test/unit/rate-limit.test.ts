@@ -3,7 +3,8 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 const send = vi.hoisted(() => vi.fn());
 vi.mock('#lib/db/client.ts', () => ({ db: { send }, TABLE: 'unit-table' }));
 
-const { rateWindow, transactWrite } = await import('#lib/db/rate-limit.ts');
+const { rateWindow } = await import('#lib/db/rate-limit.ts');
+const { transactWrite } = await import('#lib/db/transact.ts');
 
 const cancelled = (...codes: string[]) =>
   Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
@@ -50,7 +51,15 @@ describe('transactWrite', () => {
     send.mockImplementation(async () => {
       throw cancelled('TransactionConflict');
     });
-    await expect(transactWrite([])).rejects.toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
+    // The backoff waits are real timers; run them instantly so the test does not depend on load.
+    vi.useFakeTimers();
+    try {
+      const outcome = expect(transactWrite([])).rejects.toMatchObject({ status: 503, headers: { 'retry-after': '1' } });
+      await vi.runAllTimersAsync();
+      await outcome;
+    } finally {
+      vi.useRealTimers();
+    }
     expect(send).toHaveBeenCalledTimes(8);
   });
 });
