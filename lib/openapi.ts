@@ -24,12 +24,12 @@ const SECURITY: Record<RouteSpec['credential'], Record<string, string[]>[]> = {
   public: [],
 };
 
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-});
-
 function errorResponses(route: RouteSpec): Record<string, unknown> {
+  const schema = route.errorStyle === 'single' ? 'SingleError' : 'ErrorEnvelope';
+  const errorResponse = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
+  });
   const responses: Record<string, unknown> = {};
   if (route.credential !== 'public' && route.credential !== 'storeHost' && route.credential !== 'buyerStore') {
     responses['401'] = errorResponse('Credential missing, unknown, expired or revoked');
@@ -105,6 +105,11 @@ export function buildOpenApiDocument(routes: Record<string, RouteSpec>) {
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'store_session', description: "Session cookie on the store's own domain" },
       },
       schemas: {
+        SingleError: {
+          type: 'object',
+          required: ['error'],
+          properties: { error: { type: 'string', description: 'An error code such as CUSTOMER_UNAUTHENTICATED or RATE_LIMITED' } },
+        },
         ErrorEnvelope: {
           type: 'object',
           required: ['errors'],
