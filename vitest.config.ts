@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+// Development machines run Node 20; Lambda runs a newer runtime. Silence the SDK's notice in every test worker.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 /**
  * Three tiers, one command (`npm test`): unit (no I/O), integration (HTTP against the local
  * stack, started once for the run), infra (CDK assertions on the synthesized template).
