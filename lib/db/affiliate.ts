@@ -18,11 +18,11 @@ import type { Customer } from '#lib/schemas/buyer.ts';
  * | access pattern                      | key                                                       | calls |
  * |-------------------------------------|-----------------------------------------------------------|-------|
  * | affiliate of a customer             | `STORE#<s> / AFFILIATE#<customer>`                        | in a BatchGet with the customer (and the store) |
- * | join                                | BatchGet (store, affiliate, customer) + sequence ADD + TransactWrite (affiliate + ref sentinel) | 3 |
+ * | join                                | BatchGet (store, affiliate, customer, ref sentinel) + sequence ADD + TransactWrite (affiliate + ref sentinel); a code in use: the BatchGet only | 3 (1) |
  * | ref code -> affiliate (commission)  | `STORE#<s> / AFFILIATE_REF#<lower-case code>` (the uniqueness sentinel) | 1 Get |
  * | statement, newest first             | Query `STORE#<s>`, sk begins_with `AFFILIATE#<customer>`, descending: the transactions (`AFFILIATE#<customer>#TX#<id>`) and, last, the affiliate item itself, which proves membership in the same call | 1 per MB |
  * | save withdraw settings              | conditional UpdateItem                                    | 1     |
- * | withdraw                            | BatchGet (affiliate, store) + sequence ADD + TransactWrite (Update `balance >= :amount` + Put transaction) | 3 |
+ * | withdraw                            | BatchGet (affiliate, customer, store) + sequence ADD + TransactWrite (Update `balance >= :amount` + Put transaction) | 3 |
  * | credit a commission (orders)        | Get ref + Get affiliate + sequence ADD + TransactWrite (order sentinel `AFFILIATE_COMMISSION#<order>` + Update balance/stats + Put transaction) | 4 |
  *
  * Balances change only by `ADD` in a transaction with the statement line that explains them,
@@ -55,7 +55,7 @@ const commissionKey = (storeId: number, orderId: number) => ({ pk: storePk(store
 
 /** The spec's statement and panel errors carry a message only. */
 export const affiliateNotFound = () => new HttpError(404, { message: 'Affiliate not found' });
-const refCodeInUse = () => new HttpError(409, { message: 'This ref_code is already in use in this store' });
+export const refCodeInUse = () => new HttpError(409, { message: 'This ref_code is already in use in this store' });
 
 /**
  * Items by key in one consistent BatchGetItem (a join racing another must see the winner),
@@ -78,13 +78,24 @@ const pick = <T>(found: Map<string, Record<string, unknown>>, key: Key) => {
   return item ? (stripKeys(item) as T) : undefined;
 };
 
-export async function loadMembership(storeId: number, customerId: number, withStore: boolean) {
-  const keys = [affiliateKey(storeId, customerId), customerKey(storeId, customerId), ...(withStore ? [storeKey(storeId)] : [])];
+/**
+ * The customer and its affiliate item, with the store and the sentinel of a ref code when
+ * asked, in one BatchGet. The join reads the sentinel so that a code already in use is refused
+ * before an id is allocated (the transaction still decides a race). A BatchGet is not isolated
+ * from a transaction in progress, so a sentinel of the caller's own concurrent join may show
+ * without its affiliate item: that one does not count as taken.
+ */
+export async function loadMembership(storeId: number, customerId: number, extra: { store?: boolean; refCode?: string } = {}) {
+  const storeKeyValue = storeKey(storeId);
+  const refKey = extra.refCode === undefined ? undefined : refCodeKey(storeId, extra.refCode);
+  const keys = [affiliateKey(storeId, customerId), customerKey(storeId, customerId), ...(extra.store ? [storeKeyValue] : []), ...(refKey ? [refKey] : [])];
   const found = await getMany(keys);
+  const refOwner = refKey ? found.get(`${refKey.pk}|${refKey.sk}`)?.customer_id : undefined;
   return {
     affiliate: pick<Affiliate>(found, keys[0]!),
     customer: pick<Customer>(found, keys[1]!),
-    store: withStore ? pick<Store>(found, keys[2]!) : undefined,
+    store: extra.store ? pick<Store>(found, storeKeyValue) : undefined,
+    refCodeTaken: refOwner !== undefined && refOwner !== customerId,
   };
 }
 

@@ -27,9 +27,12 @@ const customerEmailKey = (storeId: number, email: string) => ({ pk: storePk(stor
 
 export const getCustomer = (storeId: number, customerId: number) => getOne<Customer>(customerKey(storeId, customerId), 'Customer');
 
-/** Undefined when absent, for callers that answer something other than 404. */
+/**
+ * Undefined when absent, for callers that answer something other than 404. Consistent: a
+ * handoff issued right after a profile change must carry the new profile.
+ */
 export async function findCustomer(storeId: number, customerId: number): Promise<Customer | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerKey(storeId, customerId) }));
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerKey(storeId, customerId), ConsistentRead: true }));
   return result.Item ? (stripKeys(result.Item) as Customer) : undefined;
 }
 

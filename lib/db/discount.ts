@@ -45,7 +45,7 @@ import { EVERY_PACKAGE, type Discount, type DiscountCreate, type DiscountListQue
  * writes it after creation. Every other write is a read-validate-write conditioned on the
  * `revision` it read, so that two PATCHes cannot each pass the cross-field rules against a state
  * the other one is changing; a stale read or a colliding transaction is read again and retried
- * (`retrying` of lib/db/package.ts).
+ * (`retrying` of lib/db/transact.ts).
  */
 const DISCOUNT = 'DISCOUNT';
 

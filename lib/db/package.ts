@@ -10,8 +10,7 @@ import { conflict, HttpError, notFound, unprocessable } from '#lib/http/errors.t
 import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.ts';
 
 /**
- * Packages, and the transaction helpers every catalog item that refers to another one uses
- * (packages, categories, promos; variables may reuse them).
+ * Packages.
  *
  * | access pattern                            | key / calls                                                              | calls    |
  * |-------------------------------------------|--------------------------------------------------------------------------|----------|
@@ -169,7 +168,6 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
     return { ...current, ...patch, updated_at: updatedAt };
   });
 }
-
 
 function stillReferred(packageId: number, stored: RawItem): HttpError {
   const variations = rawNumber(stored, 'variation_count');

@@ -17,7 +17,10 @@ import { storePk } from '#lib/db/keys.ts';
 export interface RateWindow {
   /** The Update to put first in the caller's TransactItems. */
   update: NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-  /** Seconds until the window ends (the Retry-After of a refusal), at least 1. */
+  /**
+   * Seconds until the window ends (the Retry-After of a refusal), rounded up: a client that
+   * waits exactly that long lands in the next window, not at the end of the full one.
+   */
   retryAfterSeconds: number;
 }
 
@@ -36,6 +39,6 @@ export function rateWindow(storeId: number, subject: string, limit: number, wind
         ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':store': storeId, ':expires': windowEnd },
       },
     },
-    retryAfterSeconds: Math.max(1, windowEnd - Math.ceil(now / 1000)),
+    retryAfterSeconds: Math.max(1, Math.ceil(windowEnd - now / 1000)),
   };
 }

@@ -3,14 +3,17 @@ import {
   createAffiliate,
   loadMembership,
   recordWithdrawal,
+  refCodeInUse,
   saveWithdrawSettings,
   type Affiliate,
 } from '#lib/db/affiliate.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { DEFAULT_AFFILIATE_SETTINGS } from '#lib/db/store.ts';
 import { customerUnauthenticated, HttpError, unprocessable } from '#lib/http/errors.ts';
-import type { AffiliatePanel, AffiliateTransaction, WithdrawSettings } from '#lib/schemas/affiliate.ts';
+import { REF_CODE_MIN, type AffiliatePanel, type AffiliateTransaction, type WithdrawSettings } from '#lib/schemas/affiliate.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
+
+const UNSAVED_WITHDRAW_SETTINGS = { full_name: '', pix_key: '', pix_key_type: '', cpf_cnpj: '' };
 
 /**
  * The buyer's side of the affiliate program. The panel reads name and e-mail from the customer
@@ -19,6 +22,8 @@ import type { Customer } from '#lib/schemas/buyer.ts';
  * `d7_visits` is 0: no endpoint records referral visits yet. `links` holds one entry, the
  * main link `https://<store domain>/?ref=<ref_code>` (id = the affiliate id), whose sales and
  * revenue are the affiliate's totals; extra links per affiliate are not a feature yet.
+ * `withdraw_settings` is stored null until saved; the panel shows it as four empty strings,
+ * the spec's shape.
  */
 export function toPanel(affiliate: Affiliate, customer: Customer, storeDomain: string): AffiliatePanel {
   return {
@@ -30,7 +35,7 @@ export function toPanel(affiliate: Affiliate, customer: Customer, storeDomain: s
     percent_commission: affiliate.percent_commission,
     balance: affiliate.balance,
     min_withdraw: affiliate.min_withdraw,
-    withdraw_settings: affiliate.withdraw_settings,
+    withdraw_settings: affiliate.withdraw_settings ?? UNSAVED_WITHDRAW_SETTINGS,
     stats: { total_sales: affiliate.total_sales, total_amount: affiliate.total_amount, d7_visits: 0 },
     links: [
       {
@@ -47,27 +52,31 @@ export function toPanel(affiliate: Affiliate, customer: Customer, storeDomain: s
 }
 
 /**
- * Join: 1 BatchGet (store, affiliate, customer), then for a new affiliate 1 sequence ADD and
- * 1 TransactWrite. A customer who already is an affiliate gets the panel, whatever the code
- * sent and even if self-registration has since been disabled.
+ * Join: 1 BatchGet (store, affiliate, customer, the code's sentinel), then for a new affiliate
+ * 1 sequence ADD and 1 TransactWrite. A customer who already is an affiliate gets the panel,
+ * whatever valid code is sent and even if self-registration has since been disabled. The
+ * spec's refusals of a short code (422), of a store without self-registration (403) and of a
+ * code in use (409) carry a message only.
  */
 export async function joinAffiliate(storeId: number, customerId: number, storeDomain: string, refCode: string): Promise<AffiliatePanel> {
-  const { affiliate, customer, store } = await loadMembership(storeId, customerId, true);
+  if (refCode.length < REF_CODE_MIN) throw new HttpError(422, { message: `ref_code must be at least ${REF_CODE_MIN} characters` });
+  const { affiliate, customer, store, refCodeTaken } = await loadMembership(storeId, customerId, { store: true, refCode });
   if (!customer) throw customerUnauthenticated();
   if (affiliate) return toPanel(affiliate, customer, storeDomain);
   const settings = store?.affiliate ?? DEFAULT_AFFILIATE_SETTINGS;
   if (!settings.self_registration) throw new HttpError(403, { message: 'Affiliate self-registration is disabled in this store' });
+  if (refCodeTaken) throw refCodeInUse();
   const created = await createAffiliate(storeId, customerId, refCode, settings.percent_commission);
   if (created) return toPanel(created, customer, storeDomain);
   // The same customer joined concurrently and won: show that membership.
-  const winner = (await loadMembership(storeId, customerId, false)).affiliate;
+  const winner = (await loadMembership(storeId, customerId)).affiliate;
   if (!winner) throw new Error('affiliate creation lost to a membership that cannot be read');
   return toPanel(winner, customer, storeDomain);
 }
 
 /** 1 BatchGet. */
 export async function getAffiliatePanel(storeId: number, customerId: number, storeDomain: string): Promise<AffiliatePanel> {
-  const { affiliate, customer } = await loadMembership(storeId, customerId, false);
+  const { affiliate, customer } = await loadMembership(storeId, customerId);
   if (!customer) throw customerUnauthenticated();
   if (!affiliate) throw affiliateNotFound();
   return toPanel(affiliate, customer, storeDomain);
@@ -81,12 +90,12 @@ export async function updateWithdrawSettings(storeId: number, customerId: number
 }
 
 /**
- * 1 BatchGet (affiliate, store), then 1 sequence ADD and 1 TransactWrite. The balance read here
- * only spares a doomed write; the conditional debit is what keeps concurrent withdrawals from
- * overdrawing.
+ * 1 BatchGet (affiliate, customer, store), then 1 sequence ADD and 1 TransactWrite. The
+ * balance read here only spares a doomed write; the conditional debit is what keeps concurrent
+ * withdrawals from overdrawing.
  */
 export async function requestWithdrawal(storeId: number, customerId: number, amount: number): Promise<AffiliateTransaction> {
-  const { affiliate, store } = await loadMembership(storeId, customerId, true);
+  const { affiliate, store } = await loadMembership(storeId, customerId, { store: true });
   if (!affiliate) throw affiliateNotFound();
   if (!affiliate.withdraw_settings) {
     throw unprocessable('Save withdraw_settings with PATCH /v1/webstore/affiliate/me before withdrawing', 'withdraw_settings', 'WITHDRAW_SETTINGS_REQUIRED');

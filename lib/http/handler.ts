@@ -126,7 +126,9 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
       requestId: event.requestContext?.requestId ?? context.awsRequestId,
     } as HandlerRequest<R>);
     if (result instanceof Reply) {
-      if (result.status === 204) return { statusCode: 204, headers: { 'cache-control': 'no-store' }, body: '' };
+      if (result.status === 204) {
+        return { statusCode: 204, headers: { 'cache-control': 'no-store', ...result.headers }, ...(result.cookies.length > 0 ? { cookies: result.cookies } : {}), body: '' };
+      }
       return jsonResponse(result.status, result.body, result.headers, result.cookies);
     }
     // The response schema fixes the field order and drops anything internal; a mismatch is a bug (500).

@@ -67,3 +67,19 @@ export const atLeastOneField = v.check(
   (input: Record<string, unknown>) => Object.values(input).some((value) => value !== undefined),
   'Send at least one field to change',
 );
+
+/**
+ * The range of every amount we store (prices, tier minimums and rewards, option prices, coupon
+ * values, affiliate settings). JSON can carry 1e999 (Infinity), 1e200 or 1e-200, which a
+ * DynamoDB number (1e-130 to 9.99e125) refuses at write time: without this they were a 500,
+ * not a 422.
+ * Whole numbers (ids, counts) are bounded by `v.safeInteger` instead.
+ */
+export const AMOUNT_MAX = 1_000_000_000;
+export const AMOUNT_MIN_POSITIVE = 0.000001;
+export const storableAmount = <S extends v.GenericSchema<unknown, number>>(name: string, schema: S) =>
+  v.pipe(
+    schema,
+    v.maxValue(AMOUNT_MAX, `${name} must be at most ${AMOUNT_MAX}`),
+    v.check((value: number) => value === 0 || Math.abs(value) >= AMOUNT_MIN_POSITIVE, `${name} must be 0 or at least ${AMOUNT_MIN_POSITIVE}`),
+  );

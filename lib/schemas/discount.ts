@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, pageQueryEntries, timestamp, timestampInput } from '#lib/schemas/common.ts';
+import { atLeastOneField, pageQueryEntries, storableAmount, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
 /**
  * Coupon codes are ASCII letters, digits, `-` and `_`: buyers type them, and ASCII keeps the
@@ -39,15 +39,11 @@ const appliesTo = v.pipe(
 );
 
 const positiveCount = (name: string) =>
-  v.nullable(v.pipe(v.number(`${name} must be a number or null`), v.integer(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`)));
+  v.nullable(v.pipe(v.number(`${name} must be a number or null`), v.safeInteger(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`)));
 
-const discountValue = v.pipe(
-  v.number('value must be a number'),
-  v.gtValue(0, 'value must be greater than 0'),
-  v.maxValue(1e9, 'value must be at most 1000000000'),
-);
+const discountValue = storableAmount('value', v.pipe(v.number('value must be a number'), v.gtValue(0, 'value must be greater than 0')));
 
-const minPrice = v.nullable(v.pipe(v.number('min_price must be a number or null'), v.minValue(0, 'min_price must be at least 0')));
+const minPrice = v.nullable(storableAmount('min_price', v.pipe(v.number('min_price must be a number or null'), v.minValue(0, 'min_price must be at least 0'))));
 
 const restrictedTo = v.nullable(
   v.pipe(

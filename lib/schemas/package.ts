@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, text, timestamp } from '#lib/schemas/common.ts';
+import { atLeastOneField, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const PACKAGE_NAME_MAX = 100;
 export const COMMAND_MAX = 2000;
@@ -8,9 +8,9 @@ export const COMMANDS_MAX = 100;
 export const DELAY_SECONDS_MAX = 31_536_000;
 
 const referenceId = (name: string) =>
-  v.nullable(v.pipe(v.number(`${name} must be a number or null`), v.integer(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`)));
+  v.nullable(v.pipe(v.number(`${name} must be a number or null`), v.safeInteger(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`)));
 
-const price = v.pipe(v.number('price must be a number'), v.minValue(0, 'price must be at least 0'));
+const price = storableAmount('price', v.pipe(v.number('price must be a number'), v.minValue(0, 'price must be at least 0')));
 
 const command = v.strictObject({
   command: text('command', COMMAND_MAX),

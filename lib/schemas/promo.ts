@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
+import { atLeastOneField, storableAmount, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
 /**
  * Promo input and output. The schemas check each field on its own (types, enums, lengths,
@@ -21,21 +21,35 @@ const oneOf = (name: string, values: readonly string[]) => `${name} must be one 
 const targetInput = v.strictObject({
   type: v.picklist(TARGET_TYPES, oneOf('type', TARGET_TYPES)),
   // Presence per type (none for STORE, required otherwise) is a rule of lib/domain/promo.ts.
-  id: v.optional(v.nullable(v.pipe(v.number('id must be a number'), v.integer('id must be an integer'), v.minValue(1, 'id must be at least 1')))),
+  id: v.optional(v.nullable(v.pipe(v.number('id must be a number'), v.safeInteger('id must be an integer'), v.minValue(1, 'id must be at least 1')))),
 });
 
 const tierInput = v.strictObject({
-  min_amount: v.pipe(v.number('min_amount must be a number'), v.minValue(0, 'min_amount must be at least 0')),
+  min_amount: storableAmount('min_amount', v.pipe(v.number('min_amount must be a number'), v.minValue(0, 'min_amount must be at least 0'))),
   reward_type: v.picklist(REWARD_TYPES, oneOf('reward_type', REWARD_TYPES)),
-  reward_value: v.optional(v.nullable(v.pipe(v.number('reward_value must be a number'), v.gtValue(0, 'reward_value must be greater than 0')))),
+  reward_value: v.optional(
+    v.nullable(storableAmount('reward_value', v.pipe(v.number('reward_value must be a number'), v.gtValue(0, 'reward_value must be greater than 0')))),
+  ),
   reward_quantity: v.optional(
-    v.nullable(v.pipe(v.number('reward_quantity must be a number'), v.integer('reward_quantity must be an integer'), v.minValue(1, 'reward_quantity must be at least 1'))),
+    v.nullable(v.pipe(v.number('reward_quantity must be a number'), v.safeInteger('reward_quantity must be an integer'), v.minValue(1, 'reward_quantity must be at least 1'))),
   ),
   targets: v.optional(v.pipe(v.array(targetInput, 'targets must be an array'), v.maxLength(TIER_TARGETS_MAX, `A tier has at most ${TIER_TARGETS_MAX} targets`))),
 });
 
+/**
+ * "Up to 35 characters" counts characters (code points, as JSON Schema's maxLength does), not
+ * UTF-16 units: a name of 35 emoji is 35 characters.
+ */
+const promoName = v.pipe(
+  v.string('name must be a string'),
+  v.trim(),
+  v.minLength(1, 'name is required'),
+  v.check((name) => [...name].length <= PROMO_NAME_MAX, `name must be at most ${PROMO_NAME_MAX} characters`),
+  v.metadata({ maxLength: PROMO_NAME_MAX }),
+);
+
 const promoFields = {
-  name: text('name', PROMO_NAME_MAX),
+  name: promoName,
   type: v.picklist(PROMO_TYPES, oneOf('type', PROMO_TYPES)),
   condition_mode: v.picklist(CONDITION_MODES, oneOf('condition_mode', CONDITION_MODES)),
   enabled: v.boolean('enabled must be a boolean'),

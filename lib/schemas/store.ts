@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, text, timestamp } from '#lib/schemas/common.ts';
+import { atLeastOneField, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 /** A lower-case host name: labels of letters, digits and hyphens (`demo.localhost`, `shop.example.com`). */
 export const domain = v.pipe(
@@ -11,7 +11,7 @@ export const domain = v.pipe(
 );
 
 const percent = v.pipe(v.number('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100'));
-const money = (name: string) => v.pipe(v.number(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`));
+const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
 
 export const affiliateSettingsPatch = v.pipe(
   v.strictObject({

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, text, timestamp } from '#lib/schemas/common.ts';
+import { atLeastOneField, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const VARIABLE_TYPES = ['SELECT', 'NUMBER', 'TEXT', 'GAME'] as const;
 export const VARIABLE_NAME_MAX = 50;
@@ -45,7 +45,7 @@ const regex = v.nullable(
 const appliesTo = v.nullable(
   v.pipe(
     v.array(
-      v.pipe(v.number('applies_to entries must be package ids'), v.integer('applies_to entries must be package ids'), v.minValue(1, 'applies_to entries must be package ids')),
+      v.pipe(v.number('applies_to entries must be package ids'), v.safeInteger('applies_to entries must be package ids'), v.minValue(1, 'applies_to entries must be package ids')),
       'applies_to must be an array of package ids or null',
     ),
     v.maxLength(APPLIES_TO_MAX, `applies_to may name at most ${APPLIES_TO_MAX} packages`),
@@ -56,7 +56,9 @@ const appliesTo = v.nullable(
 const option = v.strictObject({
   name: text('option name', OPTION_NAME_MAX),
   value: text('option value', OPTION_VALUE_MAX),
-  price: v.optional(v.nullable(v.pipe(v.number('option price must be a number or null'), v.minValue(0, 'option price must be at least 0')))),
+  price: v.optional(
+    v.nullable(storableAmount('option price', v.pipe(v.number('option price must be a number or null'), v.minValue(0, 'option price must be at least 0')))),
+  ),
 });
 
 /** Options are matched by name, so a name may appear once per submission. */

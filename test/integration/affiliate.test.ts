@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { creditCommission } from '#lib/db/affiliate.ts';
+import { issueBuyerAccessToken } from '#lib/db/credential.ts';
 import { buyerLogin } from '../support/buyer.ts';
 import { call, firstError, newStore } from '../support/client.ts';
 
@@ -48,7 +49,7 @@ describe('POST /v1/webstore/affiliate/join', () => {
       percent_commission: 12.5,
       balance: 0,
       min_withdraw: null,
-      withdraw_settings: null,
+      withdraw_settings: { full_name: '', pix_key: '', pix_key_type: '', cpf_cnpj: '' },
       stats: { total_sales: 0, total_amount: 0, d7_visits: 0 },
       links: [{ id: 1, name: 'Main link', ref_code: 'Ana_Games', url: `https://${store.domain}/?ref=Ana_Games`, sales: 0, revenue: 0, d7_visits: 0 }],
     });
@@ -97,8 +98,17 @@ describe('POST /v1/webstore/affiliate/join', () => {
   });
 
   it.each([
-    ['shorter than 3 characters', { ref_code: 'ab' }],
-    ['3 characters after trimming spaces', { ref_code: ' ab ' }],
+    ['shorter than 3 characters', 'ab'],
+    ['shorter than 3 characters after trimming spaces', ' ab '],
+    ['empty', ''],
+  ])('answers 422 (message only) for a ref_code %s, creating nothing', async (_case, ref_code) => {
+    const store = await newStore();
+    const buyer = await buyerLogin(store.domain);
+    expect(expectMessageOnly(await buyer.post('/v1/webstore/affiliate/join', { ref_code }), 422)).toBe('ref_code must be at least 3 characters');
+    expect((await buyer.get('/v1/webstore/affiliate/me')).status).toBe(404);
+  });
+
+  it.each([
     ['longer than 32 characters', { ref_code: 'a'.repeat(33) }],
     ['with characters unsafe in a link', { ref_code: 'ana games' }],
     ['with a slash', { ref_code: 'ana/games' }],
@@ -109,7 +119,7 @@ describe('POST /v1/webstore/affiliate/join', () => {
     const buyer = await buyerLogin(store.domain);
     const res = await buyer.post('/v1/webstore/affiliate/join', body);
     expect(res.status).toBe(422);
-    expect(firstError(res).field).toBe('ref_code');
+    expect(firstError(res)).toMatchObject({ field: 'ref_code', code: 'VALIDATION_FAILED' });
     expect((await buyer.get('/v1/webstore/affiliate/me')).status).toBe(404);
   });
 
@@ -144,13 +154,14 @@ describe('POST /v1/webstore/affiliate/join', () => {
     for (const code of codes.filter((c) => c !== kept)) expect((await affiliateOf(store.domain, code)).panel.ref_code).toBe(code);
   });
 
-  it('answers 401 CUSTOMER_UNAUTHENTICATED without a session, or with a token of another store', async () => {
+  it('answers 401 CUSTOMER_UNAUTHENTICATED without a session, with an expired one, or with a token of another store', async () => {
     const a = await newStore('A');
     const b = await newStore('B');
     const buyer = await buyerLogin(a.domain);
-    const foreign = await call('POST', '/v1/webstore/affiliate/join', { token: buyer.token, json: { ref_code: 'sneaky' }, headers: { 'x-store-domain': b.domain } });
-    const none = await call('POST', '/v1/webstore/affiliate/join', { json: { ref_code: 'sneaky' }, headers: { 'x-store-domain': a.domain } });
-    for (const res of [foreign, none]) {
+    const expired = await issueBuyerAccessToken(a.storeId, buyer.customer.id, -1);
+    const join = (token: string | undefined, domain: string) =>
+      call('POST', '/v1/webstore/affiliate/join', { token, json: { ref_code: 'sneaky' }, headers: { 'x-store-domain': domain } });
+    for (const res of [await join(buyer.token, b.domain), await join(undefined, a.domain), await join(expired.token, a.domain)]) {
       expect(res.status).toBe(401);
       expect(firstError(res)).toMatchObject({ code: 'CUSTOMER_UNAUTHENTICATED', message: 'Invalid or expired session' });
     }
@@ -168,11 +179,15 @@ describe('GET /v1/webstore/affiliate/me and /transactions of a non-affiliate', (
     expect(expectMessageOnly(await buyer.post('/v1/webstore/affiliate/withdraw', { amount: 10 }), 404)).toBe('Affiliate not found');
   });
 
-  it('answers 401 CUSTOMER_UNAUTHENTICATED without a session', async () => {
+  it('answers 401 CUSTOMER_UNAUTHENTICATED to the statement without a session or with an expired one', async () => {
     const store = await newStore();
-    const res = await call('GET', '/v1/webstore/affiliate/transactions', { headers: { 'x-store-domain': store.domain } });
-    expect(res.status).toBe(401);
-    expect(firstError(res).code).toBe('CUSTOMER_UNAUTHENTICATED');
+    const { buyer } = await affiliateOf(store.domain);
+    const expired = await issueBuyerAccessToken(store.storeId, buyer.customer.id, -1);
+    for (const token of [undefined, expired.token]) {
+      const res = await call('GET', '/v1/webstore/affiliate/transactions', { token, headers: { 'x-store-domain': store.domain } });
+      expect(res.status).toBe(401);
+      expect(firstError(res)).toMatchObject({ code: 'CUSTOMER_UNAUTHENTICATED', message: 'Invalid or expired session' });
+    }
   });
 });
 
@@ -388,10 +403,15 @@ describe('DynamoDB calls per request (x-local-dynamodb-calls)', () => {
     const store = await newStore();
     const buyer = await buyerLogin(store.domain);
     const ref = uniqueRef();
-    // auth BatchGet + BatchGet (store, affiliate, customer) + id ADD + TransactWrite (affiliate + ref sentinel)
+    // auth BatchGet + BatchGet (store, affiliate, customer, ref sentinel) + id ADD + TransactWrite (affiliate + ref sentinel)
     expect(calls(await buyer.post('/v1/webstore/affiliate/join', { ref_code: ref }))).toBe(4);
     // an existing affiliate: auth BatchGet + BatchGet
     expect(calls(await buyer.post('/v1/webstore/affiliate/join', { ref_code: ref }))).toBe(2);
+    // a code in use: refused from the BatchGet, no id allocated and no transaction tried
+    const other = await buyerLogin(store.domain);
+    expect(calls(await other.post('/v1/webstore/affiliate/join', { ref_code: ref }))).toBe(2);
+    // a code too short: refused before any read beyond the credential
+    expect(calls(await other.post('/v1/webstore/affiliate/join', { ref_code: 'ab' }))).toBe(1);
     expect(calls(await buyer.get('/v1/webstore/affiliate/me'))).toBe(2);
     // auth BatchGet + one Query (membership and statement together)
     expect(calls(await buyer.get('/v1/webstore/affiliate/transactions'))).toBe(2);

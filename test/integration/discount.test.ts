@@ -115,6 +115,8 @@ describe('POST /v1/app/discount', () => {
     ['value negative', { coupon: 'A', type: 'PERCENTAGE', value: -5 }, 'value'],
     ['value a string', { coupon: 'A', type: 'VALUE', value: '5' }, 'value'],
     ['percentage over 100', { coupon: 'A', type: 'PERCENTAGE', value: 100.5 }, 'value'],
+    ['value beyond the amount range', { coupon: 'A', type: 'VALUE', value: 1e200 }, 'value'],
+    ['value too small to store', { coupon: 'A', type: 'VALUE', value: 1e-200 }, 'value'],
     ['applies_to empty', { coupon: 'A', type: 'VALUE', value: 5, applies_to: [] }, 'applies_to'],
     ['applies_to mixing -1 and ids', { coupon: 'A', type: 'VALUE', value: 5, applies_to: [-1, 3] }, 'applies_to'],
     ['applies_to with 0', { coupon: 'A', type: 'VALUE', value: 5, applies_to: [0] }, 'applies_to'],
@@ -124,10 +126,12 @@ describe('POST /v1/app/discount', () => {
     ['applies_to not an array', { coupon: 'A', type: 'VALUE', value: 5, applies_to: -1 }, 'applies_to'],
     ['max_uses zero', { coupon: 'A', type: 'VALUE', value: 5, max_uses: 0 }, 'max_uses'],
     ['max_uses a fraction', { coupon: 'A', type: 'VALUE', value: 5, max_uses: 1.5 }, 'max_uses'],
+    ['max_uses beyond a safe integer', { coupon: 'A', type: 'VALUE', value: 5, max_uses: 1e200 }, 'max_uses'],
     ['max_uses_per_client zero', { coupon: 'A', type: 'VALUE', value: 5, max_uses_per_client: 0 }, 'max_uses_per_client'],
     ['expires_in not a timestamp', { coupon: 'A', type: 'VALUE', value: 5, expires_in: 'tomorrow' }, 'expires_in'],
     ['expires_in without offset', { coupon: 'A', type: 'VALUE', value: 5, expires_in: '2099-01-01T00:00:00' }, 'expires_in'],
     ['min_price negative', { coupon: 'A', type: 'VALUE', value: 5, min_price: -1 }, 'min_price'],
+    ['min_price beyond the amount range', { coupon: 'A', type: 'VALUE', value: 5, min_price: 1e200 }, 'min_price'],
     ['limit_criteria unknown', { coupon: 'A', type: 'VALUE', value: 5, limit_criteria: 'CLIENT_IP' }, 'limit_criteria'],
     ['restricted_to_criteria unknown', { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'IP' }, 'restricted_to_criteria'],
     ['restricted_to empty', { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'CLIENT_EMAIL', restricted_to: [] }, 'restricted_to'],
@@ -146,11 +150,20 @@ describe('POST /v1/app/discount', () => {
     if ((body as { coupon?: unknown }).coupon === 'A') await createDiscount(store, { coupon: 'A' });
   });
 
-  it('rejects a body that is not JSON or not an object with 400', async () => {
+  it('rejects a body that is not JSON or not an object with 400, and 1e999 (Infinity once parsed) with 422, creating nothing', async () => {
     const store = await newStore();
     expect((await store.post('/v1/app/discount', undefined, { raw: '{"coupon":', contentType: 'application/json' })).status).toBe(400);
     expect((await store.post('/v1/app/discount', [{ coupon: 'A', type: 'VALUE', value: 5 }])).status).toBe(400);
+    for (const [field, raw] of [
+      ['value', '{"coupon":"A","type":"VALUE","value":1e999}'],
+      ['min_price', '{"coupon":"A","type":"VALUE","value":5,"min_price":1e999}'],
+    ]) {
+      const res = await store.post('/v1/app/discount', undefined, { raw, contentType: 'application/json' });
+      expect(res.status).toBe(422);
+      expect(firstError(res).field).toBe(field);
+    }
     expect(await total(store)).toBe(0);
+    await createDiscount(store, { coupon: 'A' });
   });
 
   it('answers 409 for a code already used in the store, ignoring case, and changes nothing', async () => {
@@ -276,10 +289,12 @@ describe('PATCH /v1/app/discount/{discount-id}', () => {
     expect(toPercent.status).toBe(422);
     expect(firstError(toPercent)).toMatchObject({ field: 'value' });
     const list = await store.patch(`/v1/app/discount/${created.id}`, { restricted_to: ['a@b.co'] });
+    expect(list.status).toBe(422);
     expect(firstError(list)).toMatchObject({ field: 'restricted_to_criteria' });
     const withCriteria = await store.patch(`/v1/app/discount/${created.id}`, { restricted_to_criteria: 'CLIENT_EMAIL' });
     expect(withCriteria.status).toBe(200);
     const notEmail = await store.patch(`/v1/app/discount/${created.id}`, { restricted_to: ['nick'] });
+    expect(notEmail.status).toBe(422);
     expect(firstError(notEmail)).toMatchObject({ field: 'restricted_to.0' });
     expect((await store.get(`/v1/app/discount/${created.id}`)).body).toEqual(withCriteria.body);
     expect((await store.patch(`/v1/app/discount/${created.id}`, { type: 'PERCENTAGE', value: 15 })).body).toMatchObject({ type: 'PERCENTAGE', value: 15 });
@@ -520,5 +535,25 @@ describe('tenancy', () => {
     expect((await store.as('nope').get('/v1/app/discount')).status).toBe(401);
     expect((await store.as(store.identifyKey).post('/v1/app/discount', { coupon: 'K', type: 'VALUE', value: 1 })).status).toBe(403);
     expect(await total(store)).toBe(0);
+  });
+});
+
+describe('DynamoDB calls per request (credential GetItem included)', () => {
+  it('discount endpoints', async () => {
+    const store = await newStore();
+    const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+    // sequence ADD + one TransactWrite (the coupon and its code sentinel)
+    const created = await store.post('/v1/app/discount', { coupon: 'C1', type: 'VALUE', value: 1 });
+    expect(calls(created)).toBe(3);
+    const path = `/v1/app/discount/${created.body.id}`;
+    expect(calls(await store.get(path))).toBe(2);
+    // one Query, on the table or (prefix filter) on gsi1, whatever the other filters
+    expect(calls(await store.get('/v1/app/discount?status=ACTIVE&restricted_to=x'))).toBe(2);
+    expect(calls(await store.get('/v1/app/discount?coupon=c'))).toBe(2);
+    // GetItem + an UpdateItem conditioned on the revision read; a rename moves the sentinel in a TransactWrite instead
+    expect(calls(await store.patch(path, { value: 2 }))).toBe(3);
+    expect(calls(await store.patch(path, { coupon: 'C2' }))).toBe(3);
+    expect(calls(await store.delete(path))).toBe(3);
+    expect(calls(await store.post('/v1/app/discount', { coupon: 'C3', type: 'VALUE', value: 0 }))).toBe(1);
   });
 });

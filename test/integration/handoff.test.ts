@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
-import { createApiKey, revokeCredential } from '#lib/db/credential.ts';
+import { createApiKey, issueSession, revokeCredential } from '#lib/db/credential.ts';
 import { getCustomer } from '#lib/db/customer.ts';
 import { handoffKey, issueHandoff } from '#lib/db/handoff.ts';
 import { sessionLogin } from '../support/buyer.ts';
@@ -63,6 +63,14 @@ describe('GET {store_url}/auth/handoff', () => {
   ])('answers 401 {error: CUSTOMER_UNAUTHENTICATED} with %s', async (_case, cookie) => {
     const store = await newStore();
     const res = await issue(store.domain, cookie);
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'CUSTOMER_UNAUTHENTICATED' });
+  });
+
+  it('answers 401 {error: CUSTOMER_UNAUTHENTICATED} with an expired session', async () => {
+    const { store, customer } = await loggedIn();
+    const expired = await issueSession(store.storeId, customer.id, -1);
+    const res = await issue(store.domain, `store_session=${expired.sessionId}`);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'CUSTOMER_UNAUTHENTICATED' });
   });
@@ -158,9 +166,13 @@ describe('POST /v1/app/customer/identify', () => {
 
   it('needs an API key with customers:identify: none or unknown 401, operator token or other scope 403, revoked 401 at once', async () => {
     const { store, cookie } = await loggedIn();
+    const { key } = await createApiKey(store.storeId, ['customers:identify']);
+    expect((await identify(key, { handoff: await handoffOf(store.domain, cookie) })).status).toBe(200);
     const handoff = await handoffOf(store.domain, cookie);
-    expect((await identify(undefined, { handoff })).status).toBe(401);
-    expect((await identify('sak_unknown', { handoff })).status).toBe(401);
+    for (const res of [await identify(undefined, { handoff }), await identify('sak_unknown', { handoff })]) {
+      expect(res.status).toBe(401);
+      expect(firstError(res).code).toBe('UNAUTHENTICATED');
+    }
     const operator = await identify(store.token, { handoff });
     expect(operator.status).toBe(403);
     expect(firstError(operator).code).toBe('FORBIDDEN');
@@ -169,7 +181,7 @@ describe('POST /v1/app/customer/identify', () => {
     expect(scoped.status).toBe(403);
     expect(firstError(scoped).code).toBe('INSUFFICIENT_SCOPE');
 
-    const { key } = await createApiKey(store.storeId, ['customers:identify']);
+    // The key that just worked stops on the very next request after its revocation.
     expect(await revokeCredential(key, 'api_key')).toBe(true);
     const revoked = await identify(key, { handoff });
     expect(revoked.status).toBe(401);

@@ -62,8 +62,11 @@ describe('POST /v1/app/package', () => {
     ['price missing', { name: 'x' }, 'price'],
     ['price negative', { name: 'x', price: -0.01 }, 'price'],
     ['price a string', { name: 'x', price: '10' }, 'price'],
+    ['price beyond the amount range', { name: 'x', price: 1e200 }, 'price'],
+    ['price too small to store', { name: 'x', price: 1e-200 }, 'price'],
     ['category_id zero', { name: 'x', price: 1, category_id: 0 }, 'category_id'],
     ['category_id fractional', { name: 'x', price: 1, category_id: 1.5 }, 'category_id'],
+    ['category_id beyond a safe integer', { name: 'x', price: 1, category_id: 1e200 }, 'category_id'],
     ['parent_id a string', { name: 'x', price: 1, parent_id: '1' }, 'parent_id'],
     ['image on create', { name: 'x', price: 1, image: 'http://x/y.png' }, 'image'],
     ['commands not an array', { name: 'x', price: 1, commands: 'say hi' }, 'commands'],
@@ -80,6 +83,21 @@ describe('POST /v1/app/package', () => {
     expect(res.status).toBe(422);
     expect(firstError(res)).toMatchObject({ field, code: 'VALIDATION_FAILED' });
     expect((await store.get('/v1/app/package')).body.meta.total).toBe(0);
+  });
+
+  it('rejects a body that is not JSON or not an object with 400, and 1e999 (Infinity once parsed) with 422, creating nothing', async () => {
+    const store = await newStore();
+    expect((await store.post('/v1/app/package', undefined, { raw: '{"name":', contentType: 'application/json' })).status).toBe(400);
+    expect((await store.post('/v1/app/package', [{ name: 'x', price: 1 }])).status).toBe(400);
+    const infinite = await store.post('/v1/app/package', undefined, { raw: '{"name":"x","price":1e999}', contentType: 'application/json' });
+    expect(infinite.status).toBe(422);
+    expect(firstError(infinite).field).toBe('price');
+    expect((await store.get('/v1/app/package')).body.meta.total).toBe(0);
+  });
+
+  it('accepts the largest price', async () => {
+    const store = await newStore();
+    expect((await createPackage(store, { price: 1_000_000_000 })).price).toBe(1_000_000_000);
   });
 
   it('rejects a missing category or parent with 422 naming the field, and creates nothing', async () => {
@@ -192,7 +210,7 @@ describe('PATCH /v1/app/package/{packageId}', () => {
   it('rejects empty and invalid patches with 422, changing nothing, and answers 404 for a missing package', async () => {
     const store = await newStore();
     const pkg = await createPackage(store, { name: 'Keep', price: 2 });
-    for (const body of [{}, { price: -1 }, { name: '' }, { commands: [{}] }, { id: 3 }, { category_id: 'x' }]) {
+    for (const body of [{}, { price: -1 }, { price: 1e200 }, { name: '' }, { commands: [{}] }, { id: 3 }, { category_id: 'x' }]) {
       const res = await store.patch(`/v1/app/package/${pkg.id}`, body);
       expect(res.status).toBe(422);
       firstError(res);

@@ -112,6 +112,7 @@ describe('POST /v1/app/promo', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['name missing', progressive({ name: undefined }), 'name'],
     ['name of 36 characters', progressive({ name: 'x'.repeat(36) }), 'name'],
+    ['name of 36 emoji', progressive({ name: '🎉'.repeat(36) }), 'name'],
     ['unknown type', progressive({ type: 'BOGO' }), 'type'],
     ['unknown condition_mode', progressive({ condition_mode: 'WEIGHT' }), 'condition_mode'],
     ['enabled not boolean', progressive({ enabled: 'yes' }), 'enabled'],
@@ -127,6 +128,7 @@ describe('POST /v1/app/promo', () => {
     ['CATEGORY target with null id', progressive({ targets: [{ type: 'CATEGORY', id: null }] }), 'targets.0.id'],
     ['STORE target with an id', progressive({ targets: [{ type: 'STORE', id: 1 }] }), 'targets.0.id'],
     ['target id not an integer', progressive({ targets: [{ type: 'PRODUCT', id: 1.5 }] }), 'targets.0.id'],
+    ['target id beyond a safe integer', progressive({ targets: [{ type: 'PRODUCT', id: 1e200 }] }), 'targets.0.id'],
     ['STORE combined with a product', progressive({ targets: [{ type: 'STORE' }, { type: 'PRODUCT', id: 1 }] }), 'targets'],
     ['target listed twice', progressive({ targets: [{ type: 'PRODUCT', id: 1 }, { type: 'PRODUCT', id: 1 }] }), 'targets.1'],
     ['no tiers', progressive({ tiers: [] }), 'tiers'],
@@ -134,17 +136,20 @@ describe('POST /v1/app/promo', () => {
     ['repeated min_amount', progressive({ tiers: [{ min_amount: 2, reward_type: 'VALUE', reward_value: 1 }, { min_amount: 2, reward_type: 'VALUE', reward_value: 3 }] }), 'tiers.1.min_amount'],
     ['fractional min_amount under QUANTITY', progressive({ tiers: [{ min_amount: 1.5, reward_type: 'VALUE', reward_value: 1 }] }), 'tiers.0.min_amount'],
     ['zero min_amount under VALUE', progressive({ condition_mode: 'VALUE', tiers: [{ min_amount: 0, reward_type: 'VALUE', reward_value: 1 }] }), 'tiers.0.min_amount'],
+    ['min_amount beyond the amount range', progressive({ condition_mode: 'VALUE', tiers: [{ min_amount: 1e200, reward_type: 'VALUE', reward_value: 1 }] }), 'tiers.0.min_amount'],
     ['unknown reward_type', progressive({ tiers: [{ min_amount: 1, reward_type: 'CASHBACK', reward_value: 1 }] }), 'tiers.0.reward_type'],
     ['reward_value missing', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE' }] }), 'tiers.0.reward_value'],
     ['reward_value null for PERCENTAGE', progressive({ tiers: [{ min_amount: 1, reward_type: 'PERCENTAGE', reward_value: null }] }), 'tiers.0.reward_value'],
     ['percentage above 100', progressive({ tiers: [{ min_amount: 1, reward_type: 'PERCENTAGE', reward_value: 100.5 }] }), 'tiers.0.reward_value'],
     ['reward_value zero', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 0 }] }), 'tiers.0.reward_value'],
+    ['reward_value too small to store', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1e-200 }] }), 'tiers.0.reward_value'],
     ['FREE in a PROGRESSIVE promo', progressive({ tiers: [{ min_amount: 1, reward_type: 'FREE' }] }), 'tiers.0.reward_type'],
     ['reward_quantity in a PROGRESSIVE promo', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1, reward_quantity: 1 }] }), 'tiers.0.reward_quantity'],
     ['tier targets in a PROGRESSIVE promo', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1, targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.targets'],
     ['unknown tier field', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1, id: 4 }] }), 'tiers.0.id'],
     ['BUY_X_PAY_Y with two tiers', buyXPayY([1], { tiers: [1, 2].map((min) => ({ min_amount: min, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'PRODUCT', id: 1 }] })) }), 'tiers'],
     ['BUY_X_PAY_Y without reward_quantity', buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.reward_quantity'],
+    ['BUY_X_PAY_Y reward_quantity beyond a safe integer', buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 1e200, targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.reward_quantity'],
     ['BUY_X_PAY_Y reward_quantity zero', buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 0, targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.reward_quantity'],
     ['BUY_X_PAY_Y without tier targets', buyXPayY([], {}), 'tiers.0.targets'],
     ['BUY_X_PAY_Y with 11 tier targets', buyXPayY(Array.from({ length: 11 }, (_, i) => i + 1)), 'tiers.0.targets'],
@@ -196,6 +201,33 @@ describe('POST /v1/app/promo', () => {
     expect((await store.post('/v1/app/promo', undefined, { raw: '{"name":', contentType: 'application/json' })).status).toBe(400);
     expect((await store.post('/v1/app/promo', [progressive()])).status).toBe(400);
     expect(await total(store)).toBe(0);
+  });
+
+  it('rejects 1e999 (Infinity once parsed), which no DynamoDB number holds, with 422 and creates nothing', async () => {
+    const store = await newStore();
+    const raw = JSON.stringify(progressive({ condition_mode: 'VALUE', tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 7 }] }));
+    for (const [from, to, field] of [['"min_amount":1', '"min_amount":1e999', 'tiers.0.min_amount'], ['"reward_value":7', '"reward_value":1e999', 'tiers.0.reward_value']]) {
+      const res = await store.post('/v1/app/promo', undefined, { raw: raw.replace(from!, to!), contentType: 'application/json' });
+      expect(res.status).toBe(422);
+      expect(firstError(res).field).toBe(field);
+    }
+    expect(await total(store)).toBe(0);
+  });
+
+  it('accepts every limit exactly: 35 characters, 10 targets, 10 tiers, 10 reward products, 100 percent', async () => {
+    const store = await newStore();
+    const ids = await packages(store, 10);
+    const products = ids.map((id) => ({ type: 'PRODUCT', id }));
+    const tiers = Array.from({ length: 10 }, (_, i) => ({ min_amount: i + 1, reward_type: 'PERCENTAGE', reward_value: 100 - i }));
+    for (const name of ['x'.repeat(35), '🎉'.repeat(35)]) {
+      const res = await store.post('/v1/app/promo', progressive({ name, targets: products, tiers }));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ name, targets: products });
+      expect(res.body.tiers.map((t: { min_amount: number }) => t.min_amount)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    }
+    const reward = await store.post('/v1/app/promo', buyXPayY(ids, { tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 100, reward_quantity: 1, targets: products }] }));
+    expect(reward.status, reward.text).toBe(200);
+    expect(reward.body.tiers[0].targets).toEqual(products);
   });
 });
 
@@ -316,6 +348,18 @@ describe('PATCH /v1/app/promo/{promoId}', () => {
     expect(converted.status).toBe(200);
     expect(converted.body).toMatchObject({ type: 'BUY_X_PAY_Y', tiers: [{ reward_type: 'FREE', reward_value: null, reward_quantity: 1 }] });
     expect((await store.delete(`/v1/app/package/${p1}`)).status).toBe(409);
+  });
+
+  it('moves no reference when a PATCH is refused for a missing target', async () => {
+    const store = await newStore();
+    const [held, offered] = await packages(store, 2);
+    const promo = (await store.post('/v1/app/promo', progressive({ targets: [{ type: 'PRODUCT', id: held }] }))).body;
+    const res = await store.patch(`/v1/app/promo/${promo.id}`, { targets: [{ type: 'PRODUCT', id: offered }, { type: 'CATEGORY', id: 999 }] });
+    expect(res.status).toBe(422);
+    expect(firstError(res).field).toBe('targets.1.id');
+    expect((await store.get(`/v1/app/promo/${promo.id}`)).body).toEqual(promo);
+    expect((await store.delete(`/v1/app/package/${offered}`)).status).toBe(204);
+    expect((await store.delete(`/v1/app/package/${held}`)).status).toBe(409);
   });
 
   it('keeps reference counts exact under concurrent PATCHes of one promo', async () => {

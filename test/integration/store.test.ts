@@ -58,6 +58,7 @@ describe('PATCH /v1/app/store', () => {
     ['a single-label domain', { domain: 'localhost' }, 'domain'],
     ['a commission above 100', { affiliate: { percent_commission: 101 } }, 'affiliate.percent_commission'],
     ['a negative minimum withdrawal', { affiliate: { min_withdraw: -1 } }, 'affiliate.min_withdraw'],
+    ['a minimum withdrawal too large to store', { affiliate: { min_withdraw: 1e200 } }, 'affiliate.min_withdraw'],
     ['a non-boolean self_registration', { affiliate: { self_registration: 'yes' } }, 'affiliate.self_registration'],
     ['an unknown field', { id: 7 }, 'id'],
   ])('rejects %s with 422 and changes nothing', async (_case, body, field) => {

@@ -95,6 +95,7 @@ describe('POST /v1/app/variable', () => {
     ['regex empty', { name: 'A', type: 'TEXT', description: 'd', regex: '' }, 'regex'],
     ['applies_to not an array', { name: 'A', type: 'TEXT', description: 'd', applies_to: 5 }, 'applies_to'],
     ['applies_to with 0', { name: 'A', type: 'TEXT', description: 'd', applies_to: [0] }, 'applies_to.0'],
+    ['applies_to id beyond a safe integer', { name: 'A', type: 'TEXT', description: 'd', applies_to: [1e200] }, 'applies_to.0'],
     ['applies_to repeating an id', { name: 'A', type: 'TEXT', description: 'd', applies_to: [1, 1] }, 'applies_to'],
     ['applies_to over 48 ids', { name: 'A', type: 'TEXT', description: 'd', applies_to: Array.from({ length: 49 }, (_, i) => i + 1) }, 'applies_to'],
     ['SELECT without options', { name: 'A', type: 'SELECT', description: 'd' }, 'options'],
@@ -103,6 +104,7 @@ describe('POST /v1/app/variable', () => {
     ['option names repeated', { name: 'A', type: 'SELECT', description: 'd', options: [COLOURS[0], COLOURS[1], { name: 'red', value: 'x' }] }, 'options.2.name'],
     ['option without value', { name: 'A', type: 'SELECT', description: 'd', options: [COLOURS[0], { name: 'x' }] }, 'options.1.value'],
     ['option price negative', { name: 'A', type: 'SELECT', description: 'd', options: [COLOURS[0], { name: 'x', value: 'x', price: -1 }] }, 'options.1.price'],
+    ['option price beyond the amount range', { name: 'A', type: 'SELECT', description: 'd', options: [COLOURS[0], { name: 'x', value: 'x', price: 1e200 }] }, 'options.1.price'],
     ['option with an id', { name: 'A', type: 'SELECT', description: 'd', options: [COLOURS[0], { id: 9, name: 'x', value: 'x' }] }, 'options.1.id'],
     ['too many options', { name: 'A', type: 'SELECT', description: 'd', options: Array.from({ length: 101 }, (_, i) => ({ name: `o${i}`, value: 'v' })) }, 'options'],
     ['unknown field', { name: 'A', type: 'TEXT', description: 'd', bracket_display: '{A}' }, 'bracket_display'],
@@ -114,6 +116,18 @@ describe('POST /v1/app/variable', () => {
     expect(await total(store)).toBe(0);
     // A rejected creation reserves no name.
     if ((body as { name?: unknown }).name === 'A') await createVariable(store, { name: 'A' });
+  });
+
+  it('rejects a body that is not JSON or not an object with 400, and 1e999 (Infinity once parsed) with 422, creating nothing', async () => {
+    const store = await newStore();
+    expect((await store.post('/v1/app/variable', undefined, { raw: '{"name":', contentType: 'application/json' })).status).toBe(400);
+    expect((await store.post('/v1/app/variable', [{ name: 'v', type: 'TEXT', description: 'd' }])).status).toBe(400);
+    const raw = '{"name":"v","type":"SELECT","description":"d","options":[{"name":"a","value":"a"},{"name":"b","value":"b","price":1e999}]}';
+    const infinite = await store.post('/v1/app/variable', undefined, { raw, contentType: 'application/json' });
+    expect(infinite.status).toBe(422);
+    expect(firstError(infinite).field).toBe('options.1.price');
+    expect(await total(store)).toBe(0);
+    await createVariable(store, { name: 'v' });
   });
 
   it('answers 422 naming applies_to.N for a package that does not exist, and creates nothing', async () => {
@@ -236,8 +250,10 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
     expect(onText.status).toBe(422);
     expect(firstError(onText).field).toBe('options');
     const toGame = await store.patch(`/v1/app/variable/${text.id}`, { type: 'GAME', options: COLOURS });
+    expect(toGame.status).toBe(422);
     expect(firstError(toGame).field).toBe('options');
     const one = await store.patch(`/v1/app/variable/${text.id}`, { type: 'SELECT', options: [COLOURS[0]] });
+    expect(one.status).toBe(422);
     expect(firstError(one).field).toBe('options');
     expect((await store.get(`/v1/app/variable/${text.id}`)).body).toEqual(text);
 
@@ -246,6 +262,7 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
     expect(dup.status).toBe(422);
     expect(firstError(dup).field).toBe('options.1.name');
     const single = await store.patch(`/v1/app/variable/${select.id}`, { options: [{ name: 'a', value: '1' }] });
+    expect(single.status).toBe(422);
     expect(firstError(single).field).toBe('options');
     expect((await store.get(`/v1/app/variable/${select.id}`)).body).toEqual(select);
   });
@@ -484,5 +501,23 @@ describe('tenancy', () => {
     expect((await store.as('nope').post('/v1/app/variable', { name: 'x', type: 'TEXT', description: 'd' })).status).toBe(401);
     expect((await store.as(store.identifyKey).get('/v1/app/variable')).status).toBe(403);
     expect(await total(store)).toBe(0);
+  });
+});
+
+describe('DynamoDB calls per request (credential GetItem included)', () => {
+  it('variable endpoints', async () => {
+    const store = await newStore();
+    const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+    // sequence ADD + one TransactWrite (the variable and its name sentinel)
+    const created = await store.post('/v1/app/variable', { name: 'v', type: 'TEXT', description: 'd' });
+    expect(calls(created)).toBe(3);
+    const path = `/v1/app/variable/${created.body.id}`;
+    expect(calls(await store.get(path))).toBe(2);
+    expect(calls(await store.get('/v1/app/variable'))).toBe(2);
+    // GetItem + a Put conditioned on the revision read; a rename moves the sentinel in a TransactWrite instead
+    expect(calls(await store.patch(path, { description: 'e' }))).toBe(3);
+    expect(calls(await store.patch(path, { name: 'w' }))).toBe(3);
+    expect(calls(await store.delete(path))).toBe(3);
+    expect(calls(await store.post('/v1/app/variable', { name: 'bad name', type: 'TEXT', description: 'd' }))).toBe(1);
   });
 });

@@ -1,3 +1,4 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { joinBody, withdrawBody, withdrawSettings } from '#lib/schemas/affiliate.ts';
@@ -38,5 +39,10 @@ describe('amounts and codes', () => {
 
   it('keeps the case of a ref_code and trims it', () => {
     expect(v.parse(joinBody, { ref_code: '  Ana-Games_1 ' })).toEqual({ ref_code: 'Ana-Games_1' });
+  });
+
+  it('documents the 3-character minimum of a ref_code, which the join enforces itself (message-only 422)', () => {
+    const json = toJsonSchema(joinBody, { errorMode: 'ignore' }) as { properties: { ref_code: Record<string, unknown> } };
+    expect(json.properties.ref_code).toMatchObject({ type: 'string', minLength: 3, maxLength: 32 });
   });
 });

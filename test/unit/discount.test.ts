@@ -90,6 +90,18 @@ describe('discount schemas', () => {
     expect(ok(Array.from({ length: 51 }, (_, i) => i + 1))).toBe(false);
   });
 
+  it('bounds amounts to what a DynamoDB number holds: 0, or 0.000001 to 1000000000', () => {
+    const ok = (fields: Record<string, unknown>) => safeParse(discountCreateBody, { coupon: 'A', type: 'VALUE', value: 1, ...fields }).success;
+    expect(ok({ value: 1_000_000_000, min_price: 0 })).toBe(true);
+    expect(ok({ value: 0.000001, min_price: 0.000001 })).toBe(true);
+    for (const value of [1_000_000_000.5, 1e200, 1e-7, 1e-200, Infinity]) {
+      expect(ok({ value })).toBe(false);
+      expect(ok({ min_price: value })).toBe(false);
+    }
+    expect(ok({ max_uses: Number.MAX_SAFE_INTEGER })).toBe(true);
+    expect(ok({ max_uses: 1e200 })).toBe(false);
+  });
+
   it('wants at least one field in a patch and no unknown one', () => {
     expect(safeParse(discountPatchBody, {}).success).toBe(false);
     expect(safeParse(discountPatchBody, { uses: 1 }).success).toBe(false);

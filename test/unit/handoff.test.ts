@@ -81,10 +81,10 @@ describe('issueHandoff', () => {
     expect(JSON.stringify(command.input)).not.toContain(handoff);
   });
 
-  it('answers 429 with the seconds left in the minute when the counter refuses', async () => {
+  it('answers 429 with the seconds left in the minute, rounded up, when the counter refuses', async () => {
     send.mockRejectedValueOnce(
       Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }] }),
     );
-    await expect(issueHandoff(customer, NOW)).rejects.toMatchObject({ status: 429, code: 'RATE_LIMITED', headers: { 'retry-after': '29' } });
+    await expect(issueHandoff(customer, NOW)).rejects.toMatchObject({ status: 429, code: 'RATE_LIMITED', headers: { 'retry-after': '30' } });
   });
 });

@@ -25,6 +25,8 @@ describe('rateWindow', () => {
     });
     expect(window.retryAfterSeconds).toBe(1);
     expect(rateWindow(3, 'x', 20, 60, Date.parse('2026-05-01T12:00:00.000Z')).retryAfterSeconds).toBe(60);
+    // 29.75 s left: waiting 29 s would still be refused.
+    expect(rateWindow(3, 'x', 20, 60, Date.parse('2026-05-01T12:00:30.250Z')).retryAfterSeconds).toBe(30);
   });
 
   it('starts a new counter in the next window', () => {
