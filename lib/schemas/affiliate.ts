@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { pageOf, pageQueryEntries, text, timestamp } from '#lib/schemas/common.ts';
+import { pageOf, pageQueryEntries, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const REF_CODE_MIN = 3;
 export const REF_CODE_MAX = 32;
@@ -63,11 +63,14 @@ export const affiliatePatchBody = v.strictObject({ withdraw_settings: withdrawSe
 const hasCents = (value: number) => Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
 
 export const withdrawBody = v.strictObject({
-  amount: v.pipe(
-    v.number('amount must be a number'),
-    v.finite('amount must be a number'),
-    v.gtValue(0, 'amount must be greater than 0'),
-    v.check(hasCents, 'amount must have at most two decimals'),
+  amount: storableAmount(
+    'amount',
+    v.pipe(
+      v.number('amount must be a number'),
+      v.finite('amount must be a number'),
+      v.gtValue(0, 'amount must be greater than 0'),
+      v.check(hasCents, 'amount must have at most two decimals'),
+    ),
   ),
 });
 

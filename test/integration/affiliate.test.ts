@@ -384,6 +384,7 @@ describe('POST /v1/webstore/affiliate/withdraw', () => {
     ['zero', { amount: 0 }],
     ['negative', { amount: -5 }],
     ['with three decimals', { amount: 1.005 }],
+    ['too large to store', { amount: 1e200 }],
     ['a string', { amount: '10' }],
     ['missing', {}],
     ['with an unknown field', { amount: 10, to: 'me' }],
