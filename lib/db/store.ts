@@ -1,6 +1,8 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { patchOne } from '#lib/db/entity.ts';
+import { retrying, StaleRead } from '#lib/db/transact.ts';
+import { failedConditions } from '#lib/db/errors.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
@@ -90,68 +92,57 @@ export interface StorePatch {
 }
 
 /**
- * One UpdateItem, or, when the domain changes, a read and one transaction that moves the
- * domain sentinel (the condition on the old domain guards against a concurrent change).
+ * Changes the domain (and the rest of the patch) in one transaction that moves the domain
+ * sentinel; the condition on the domain we read turns a concurrent change into a retry.
+ * Undefined when the domain is already the store's.
  */
-export async function updateStore(storeId: number, patch: StorePatch): Promise<Store> {
+async function moveDomain(storeId: number, newDomain: string, patch: StorePatch): Promise<Store | undefined> {
+  const current = await getStoreOrThrow(storeId);
+  if (newDomain === current.domain) return undefined;
   const updatedAt = nowIso();
-  const update = setExpression({ ...patch, updated_at: updatedAt }, ['name', 'affiliate', 'updated_at'], ['affiliate']);
-  const newDomain = patch.domain?.toLowerCase();
-  const current = newDomain ? await getStoreOrThrow(storeId) : undefined;
-
-  if (current && newDomain && newDomain !== current.domain) {
-    update.names['#domain'] = 'domain';
-    update.values[':domain'] = newDomain;
-    update.values[':old_domain'] = current.domain;
-    update.sets.push('#domain = :domain');
-    try {
-      await db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: TABLE,
-                Key: storeKey(storeId),
-                UpdateExpression: `SET ${update.sets.join(', ')}`,
-                ConditionExpression: '#domain = :old_domain',
-                ExpressionAttributeNames: update.names,
-                ExpressionAttributeValues: update.values,
-              },
-            },
-            { Delete: { TableName: TABLE, Key: domainKey(current.domain) } },
-            { Put: { TableName: TABLE, Item: domainItem(newDomain, storeId), ConditionExpression: 'attribute_not_exists(pk)' } },
-          ],
-        }),
-      );
-    } catch (error) {
-      if (failedConditions(error).includes(2)) throw domainInUse();
-      throw error;
-    }
-    // The transaction succeeded against the store we read, so the result is known without a re-read.
-    return {
-      ...current,
-      name: patch.name ?? current.name,
-      domain: newDomain,
-      affiliate: { ...current.affiliate, ...patch.affiliate },
-      updated_at: updatedAt,
-    };
-  }
-
+  const update = setExpression({ ...patch, domain: newDomain, updated_at: updatedAt }, ['name', 'domain', 'affiliate', 'updated_at'], ['affiliate']);
+  update.values[':old_domain'] = current.domain;
   try {
-    const result = await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: storeKey(storeId),
-        UpdateExpression: `SET ${update.sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: update.names,
-        ExpressionAttributeValues: update.values,
-        ReturnValues: 'ALL_NEW',
+    await db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: TABLE,
+              Key: storeKey(storeId),
+              UpdateExpression: `SET ${update.sets.join(', ')}`,
+              ConditionExpression: '#domain = :old_domain',
+              ExpressionAttributeNames: update.names,
+              ExpressionAttributeValues: update.values,
+            },
+          },
+          { Delete: { TableName: TABLE, Key: domainKey(current.domain) } },
+          { Put: { TableName: TABLE, Item: domainItem(newDomain, storeId), ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
       }),
     );
-    return stripKeys(result.Attributes ?? {}) as Store;
   } catch (error) {
-    if (isConditionalFailure(error)) throw notFound('Store');
+    const failed = failedConditions(error);
+    if (failed.includes(2)) throw domainInUse();
+    if (failed.includes(0)) throw new StaleRead();
     throw error;
   }
+  // The transaction succeeded against the store we read, so the result is known without a re-read.
+  return {
+    ...current,
+    name: patch.name ?? current.name,
+    domain: newDomain,
+    affiliate: { ...current.affiliate, ...patch.affiliate },
+    updated_at: updatedAt,
+  };
+}
+
+/** One UpdateItem; or, when the domain changes, a read and one transaction (moveDomain). */
+export async function updateStore(storeId: number, patch: StorePatch): Promise<Store> {
+  const newDomain = patch.domain?.toLowerCase();
+  if (newDomain) {
+    const moved = await retrying(() => moveDomain(storeId, newDomain, patch));
+    if (moved) return moved;
+  }
+  return patchOne<Store>(storeKey(storeId), 'Store', { ...patch }, ['name', 'affiliate'], { nested: ['affiliate'] });
 }

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildFunctions, defaultFunctionsDir, formatSizeTable } from '#infra/build.ts';
 import { startLocalStack } from '#infra/local/stack.ts';
 import { routes } from '#lib/routes/index.ts';
+import { freePort } from '../support/ports.ts';
 
 /**
  * `npx tsx test/bench/functions.ts`: the bundle size of every function, then cold starts: a fresh
@@ -35,17 +35,6 @@ interface ColdStart {
   import: number;
   request: number;
   status: number;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
 }
 
 function coldStart(bundle: string, event: unknown, env: NodeJS.ProcessEnv, nodeOptions: string[]): Promise<ColdStart> {

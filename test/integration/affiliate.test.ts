@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { creditCommission } from '#lib/db/affiliate.ts';
 import { issueBuyerAccessToken } from '#lib/db/credential.ts';
 import { buyerLogin } from '../support/buyer.ts';
-import { call, firstError, newStore } from '../support/client.ts';
+import { call, firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 type Buyer = Awaited<ReturnType<typeof buyerLogin>>;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -398,7 +398,7 @@ describe('POST /v1/webstore/affiliate/withdraw', () => {
 });
 
 describe('DynamoDB calls per request (x-local-dynamodb-calls)', () => {
-  const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+  const calls = dynamoDbCalls;
 
   it('join, panel, statement, settings and withdrawal', async () => {
     const store = await newStore();

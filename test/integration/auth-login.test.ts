@@ -4,7 +4,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
 import { issueLoginCode, LOGIN_CODE_TTL_SECONDS, loginCodeKey } from '#lib/db/login-code.ts';
 import { buyerLogin, lastCode, mailsTo, outbox, requestCode, sessionCookieOf, sessionLogin, uniqueEmail, verify } from '../support/buyer.ts';
-import { call, firstError, newStore } from '../support/client.ts';
+import { call, firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const login = (domain: string, json: unknown) => call('POST', '/v1/webstore/auth/login', { json, headers: { 'x-store-domain': domain } });
@@ -304,7 +304,7 @@ describe("login on the store's own domain", () => {
 });
 
 describe('DynamoDB calls per request (x-local-dynamodb-calls)', () => {
-  const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+  const calls = dynamoDbCalls;
 
   it('login, verify, customer/me and logout', async () => {
     const store = await newStore();

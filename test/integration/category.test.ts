@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore } from '../support/client.ts';
+import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -157,7 +157,7 @@ describe('tenancy', () => {
 describe('DynamoDB calls per request (credential GetItem included)', () => {
   it('category endpoints', async () => {
     const store = await newStore();
-    const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+    const calls = dynamoDbCalls;
     const created = await store.post('/v1/app/category', { name: 'C' });
     expect(calls(created)).toBe(3);
     expect(calls(await store.get(`/v1/app/category/${created.body.id}`))).toBe(2);

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
 import { discountKey } from '#lib/db/discount.ts';
-import { firstError, newStore } from '../support/client.ts';
+import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 type Store = Awaited<ReturnType<typeof newStore>>;
 
@@ -541,7 +541,7 @@ describe('tenancy', () => {
 describe('DynamoDB calls per request (credential GetItem included)', () => {
   it('discount endpoints', async () => {
     const store = await newStore();
-    const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+    const calls = dynamoDbCalls;
     // sequence ADD + one TransactWrite (the coupon and its code sentinel)
     const created = await store.post('/v1/app/discount', { coupon: 'C1', type: 'VALUE', value: 1 });
     expect(calls(created)).toBe(3);

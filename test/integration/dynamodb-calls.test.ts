@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { newStore, type ApiResponse } from '../support/client.ts';
+import { dynamoDbCalls, newStore } from '../support/client.ts';
 
 /**
  * The DynamoDB calls each request makes, measured by the local stack (header
  * x-local-dynamodb-calls). These are the minimum the data model allows; a change that adds a
  * call fails here and has to say why.
  */
-const calls = (res: ApiResponse) => Number(res.headers['x-local-dynamodb-calls']);
+const calls = dynamoDbCalls;
 
 describe('DynamoDB calls per request', () => {
   it('foundation endpoints', async () => {

@@ -1,23 +1,8 @@
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
-
-/**
- * Starts the local stack once for the whole integration run: the same `infra/local/start.ts`
- * that `npm start` runs, in a child process, on free ports, with DynamoDB Local in memory.
- */
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
+import { freePort } from '../support/ports.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -31,6 +16,10 @@ declare module 'vitest' {
   }
 }
 
+/**
+ * Starts the local stack once for the whole integration run: the same `infra/local/start.ts`
+ * that `npm start` runs, in a child process, on free ports, with DynamoDB Local in memory.
+ */
 export default async function setup(project: TestProject) {
   const localDir = resolve('.local', `test-${process.pid}`);
   const [port, dynamodbPort, s3Port] = [await freePort(), await freePort(), await freePort()];

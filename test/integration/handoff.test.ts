@@ -5,7 +5,7 @@ import { createApiKey, issueSession, revokeCredential } from '#lib/db/credential
 import { getCustomer } from '#lib/db/customer.ts';
 import { handoffKey, issueHandoff } from '#lib/db/handoff.ts';
 import { sessionLogin } from '../support/buyer.ts';
-import { call, firstError, newStore } from '../support/client.ts';
+import { call, firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 const issue = (domain: string, cookie?: string) => call('GET', '/auth/handoff', { host: domain, cookie });
 const identify = (key: string | undefined, json: unknown, path = '/v1/app/customer/identify') => call('POST', path, { token: key, json });
@@ -204,7 +204,7 @@ describe('POST /v1/app/customer/identify', () => {
 });
 
 describe('DynamoDB calls per request (x-local-dynamodb-calls)', () => {
-  const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+  const calls = dynamoDbCalls;
 
   it('issue: BatchGet (domain + session) + customer Get + one TransactWrite; identify: key Get + one conditional Delete', async () => {
     const { store, cookie } = await loggedIn();

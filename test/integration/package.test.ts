@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore } from '../support/client.ts';
+import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 type Store = Awaited<ReturnType<typeof newStore>>;
@@ -293,7 +293,7 @@ describe('tenancy', () => {
 describe('DynamoDB calls per request (credential GetItem included)', () => {
   it('package endpoints', async () => {
     const store = await newStore();
-    const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+    const calls = dynamoDbCalls;
     const category = (await store.post('/v1/app/category', { name: 'C' })).body;
     // sequence ADD + one TransactWrite (the Put and the category's count)
     const created = await store.post('/v1/app/package', { name: 'P', price: 1, category_id: category.id });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore } from '../support/client.ts';
+import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 type Store = Awaited<ReturnType<typeof newStore>>;
@@ -441,7 +441,7 @@ describe('tenancy', () => {
 describe('DynamoDB calls per request (credential GetItem included)', () => {
   it('promo endpoints', async () => {
     const store = await newStore();
-    const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+    const calls = dynamoDbCalls;
     const [p1] = await packages(store, 1);
     // one ADD for the promo id and all tier ids + one TransactWrite (promo and target counts)
     const created = await store.post('/v1/app/promo', progressive({ targets: [{ type: 'PRODUCT', id: p1 }], tiers: [1, 2, 3].map((min) => ({ min_amount: min, reward_type: 'VALUE', reward_value: min })) }));

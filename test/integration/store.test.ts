@@ -41,6 +41,28 @@ describe('PATCH /v1/app/store', () => {
     await expect(createStore({ name: 'late', domain: newDomain })).rejects.toMatchObject({ status: 409 });
   });
 
+  it('gives a contested domain to exactly one of two racing stores', async () => {
+    const [a, b] = [await newStore(), await newStore()];
+    const contested = `contested-${a.storeId}.test.localhost`;
+    const results = await Promise.all([a.patch('/v1/app/store', { domain: contested }), b.patch('/v1/app/store', { domain: contested })]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const domains = [(await a.get('/v1/app/store')).body.domain, (await b.get('/v1/app/store')).body.domain];
+    expect(domains.filter((d) => d === contested)).toHaveLength(1);
+  });
+
+  it('keeps one domain sentinel per store when two domain changes race', async () => {
+    const store = await newStore();
+    const [first, second] = [`race1-${store.storeId}.test.localhost`, `race2-${store.storeId}.test.localhost`];
+    const results = await Promise.all([store.patch('/v1/app/store', { domain: first }), store.patch('/v1/app/store', { domain: second })]);
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    const kept = (await store.get('/v1/app/store')).body.domain;
+    expect([first, second]).toContain(kept);
+    const released = kept === first ? second : first;
+    await expect(createStore({ name: 'taker', domain: released })).resolves.toMatchObject({ domain: released });
+    await expect(createStore({ name: 'late', domain: kept })).rejects.toMatchObject({ status: 409 });
+    await expect(createStore({ name: 'original', domain: store.domain })).resolves.toMatchObject({ domain: store.domain });
+  });
+
   it("answers 409 for another store's domain and changes nothing", async () => {
     const a = await newStore();
     const b = await newStore();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore } from '../support/client.ts';
+import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
 
 type Store = Awaited<ReturnType<typeof newStore>>;
 type Option = { id: number; name: string; value: string; price: number | null };
@@ -507,7 +507,7 @@ describe('tenancy', () => {
 describe('DynamoDB calls per request (credential GetItem included)', () => {
   it('variable endpoints', async () => {
     const store = await newStore();
-    const calls = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-local-dynamodb-calls']);
+    const calls = dynamoDbCalls;
     // sequence ADD + one TransactWrite (the variable and its name sentinel)
     const created = await store.post('/v1/app/variable', { name: 'v', type: 'TEXT', description: 'd' });
     expect(calls(created)).toBe(3);

@@ -79,3 +79,6 @@ export function firstError(response: ApiResponse) {
   }
   return errors[0]!;
 }
+
+/** The DynamoDB calls the local stack measured for this request (header x-local-dynamodb-calls). */
+export const dynamoDbCalls = (response: { headers: Record<string, unknown> }) => Number(response.headers['x-local-dynamodb-calls']);
