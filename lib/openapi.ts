@@ -35,7 +35,8 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
     responses['401'] = errorResponse('Credential missing, unknown, expired or revoked');
   }
   if (route.credential === 'operator' || route.credential === 'apiKey') responses['403'] = errorResponse('Credential valid but not allowed here');
-  if (route.params || route.credential === 'buyer' || route.credential === 'session') responses['404'] = errorResponse('Not found in this store');
+  const findsStoreByDomain = ['buyer', 'buyerStore', 'session', 'storeHost'].includes(route.credential);
+  if (route.params || findsStoreByDomain) responses['404'] = errorResponse(findsStoreByDomain ? 'Unknown store domain, or not found in this store' : 'Not found in this store');
   if (route.query) responses['400'] = errorResponse('Malformed query');
   if (route.body) {
     responses['400'] = errorResponse('Body is not valid JSON or not an object');
@@ -43,6 +44,7 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
     responses['422'] = errorResponse('Input breaks a rule; `field` names it');
   }
   responses['500'] = errorResponse('Unexpected fault; carries only a request id');
+  if (route.access !== 'none') responses['503'] = errorResponse('The database is throttling or unreachable; retry after Retry-After');
   return responses;
 }
 

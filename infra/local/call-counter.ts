@@ -1,12 +1,20 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { tableActions } from '#lib/db/table.ts';
+import type { RouteSpec } from '#lib/http/route.ts';
 
 /**
  * Counts the DynamoDB calls each request makes on the local stack, so that the number is
  * measured, not guessed: the local server runs every handler inside `callCounter.run()` and
  * answers the count in the `x-local-dynamodb-calls` header. Counted once per command (at the
  * initialize step), so SDK retries are not counted twice.
+ *
+ * It also refuses what the function's IAM grant would refuse on AWS (DynamoDB Local checks no
+ * permissions): a write from a read route must fail here, not first in a deployment.
  */
-export const callCounter = new AsyncLocalStorage<{ calls: number }>();
+export const callCounter = new AsyncLocalStorage<{ calls: number; access: RouteSpec['access'] }>();
+
+/** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
+const actionOf = (commandName: string) => (commandName === 'TransactWriteItemsCommand' ? 'PutItem' : commandName.replace(/Command$/, ''));
 
 let installed = false;
 
@@ -15,9 +23,15 @@ export async function countDynamoDbCalls(): Promise<void> {
   installed = true;
   const { db } = await import('#lib/db/client.ts');
   db.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       const counter = callCounter.getStore();
-      if (counter) counter.calls += 1;
+      if (counter) {
+        counter.calls += 1;
+        const action = actionOf(context.commandName ?? '');
+        if (!(tableActions[counter.access] as readonly string[]).includes(action)) {
+          throw Object.assign(new Error(`Not authorized to perform dynamodb:${action} (route access: ${counter.access})`), { name: 'AccessDeniedException' });
+        }
+      }
       return next(args);
     },
     { step: 'initialize', name: 'localDynamoDbCallCounter' },

@@ -49,11 +49,24 @@ export function matchRoute(api: 'api' | 'store', method: string, path: string) {
     .sort((a, b) => a.route.params.length - b.route.params.length);
   const first = candidates[0];
   if (!first?.match) return undefined;
-  const pathParameters = Object.fromEntries(first.route.params.map((name, index) => [name, decodeURIComponent(first.match![index + 1]!)]));
+  const pathParameters = Object.fromEntries(first.route.params.map((name, index) => [name, decodePathSegment(first.match![index + 1]!)]));
   return { route: first.route, pathParameters };
 }
 
-const TEXT_CONTENT = /^(application\/(json|x-www-form-urlencoded|.*\+json)|text\/)/i;
+/** A malformed escape (`/tag/%E0`) is handed on as sent: decodeURIComponent would throw and end the whole process. */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/**
+ * Bodies HTTP APIs hand to Lambda as text; every other body, including one without a
+ * Content-Type and `application/x-www-form-urlencoded`, arrives base64-encoded.
+ */
+const TEXT_CONTENT = /^(text\/[^;]*|application\/(json|xml|javascript))\s*(;|$)/i;
 
 export function buildEvent(
   request: { method: string; url: URL; headers: Record<string, string>; body: Buffer; sourceIp: string },
@@ -151,9 +164,11 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
     const url = new URL(request.url ?? '/', 'http://local');
     const host = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
     const api = API_HOSTS.has(host) ? 'api' : 'store';
+    // As in payload 2.0: lower-case names, repeated headers joined with commas. (node's `headers`
+    // would keep only the first of two Authorization headers, which AWS joins into one that fails.)
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+    for (const [name, values] of Object.entries(request.headersDistinct)) {
+      if (values) headers[name] = values.join(name === 'cookie' ? '; ' : ',');
     }
     let result: APIGatewayProxyStructuredResultV2;
     const matched = matchRoute(api, request.method ?? 'GET', url.pathname);
@@ -170,7 +185,7 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
       );
       try {
         const handler = await loadHandler(matched.route.name);
-        const counter = { calls: 0 };
+        const counter = { calls: 0, access: matched.route.spec.access };
         result = await callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
         result = { ...result, headers: { ...result.headers, 'x-local-dynamodb-calls': String(counter.calls) } };
       } catch (error) {

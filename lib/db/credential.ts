@@ -5,6 +5,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { domainKey } from '#lib/db/store.ts';
+import { unavailable } from '#lib/http/errors.ts';
 
 /**
  * Credentials of every kind, found by the SHA-256 of the secret the caller presents.
@@ -14,9 +15,11 @@ import { domainKey } from '#lib/db/store.ts';
  * | credential by secret               | pk `CRED#<sha256>`, sk `#CRED`       |
  * | credential + store of a domain     | BatchGet of the above and `DOMAIN#<domain>` |
  *
- * Revocation deletes the item, so the next request with that secret finds nothing. Buyer access
- * tokens and sessions expire: they carry `expires_epoch` for TTL and `expires_at`, which every
- * lookup checks itself because TTL deletion lags.
+ * Revocation deletes the item, so the next request with that secret finds nothing: lookups are
+ * strongly consistent reads, because an eventually consistent one may still return a revoked
+ * credential (or miss one issued a moment ago) on AWS; DynamoDB Local never shows the difference.
+ * Buyer access tokens and sessions expire: they carry `expires_epoch` for TTL and `expires_at`,
+ * which every lookup checks itself because TTL deletion lags.
  */
 export type CredentialKind = 'api_token' | 'api_key' | 'buyer_token' | 'session';
 
@@ -106,13 +109,13 @@ function live(item: Record<string, unknown> | undefined): Credential | undefined
 
 /** One GetItem. Expired credentials are treated as absent. */
 export async function findCredential(secret: string): Promise<Credential | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: credentialKey(hashSecret(secret)) }));
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: credentialKey(hashSecret(secret)), ConsistentRead: true }));
   return live(result.Item);
 }
 
 /** The store a domain belongs to, or undefined. One GetItem. */
 export async function findStoreIdByDomain(domain: string): Promise<number | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: domainKey(domain) }));
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: domainKey(domain), ConsistentRead: true }));
   return result.Item?.store_id as number | undefined;
 }
 
@@ -132,11 +135,12 @@ export async function findDomainAndCredential(
   const found: Record<string, unknown>[] = [];
   // BatchGet may hand back unprocessed keys under throttling; ask again for those only.
   for (let attempt = 0; keys.length > 0 && attempt < 5; attempt++) {
-    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys } } }));
+    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true } } }));
     found.push(...(result.Responses?.[TABLE] ?? []));
     keys = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
   }
-  if (keys.length > 0) throw new Error('BatchGet left keys unprocessed');
+  // Still throttled after the retries: 503, like any throttled call (a plain Error would be a 500).
+  if (keys.length > 0) throw unavailable();
   const domainItem = found.find((item) => item.pk === domainKeyValue.pk);
   const credentialItem = found.find((item) => item.pk === credKey.pk);
   return { storeId: domainItem?.store_id as number | undefined, credential: live(credentialItem) };

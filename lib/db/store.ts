@@ -1,7 +1,7 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { patchOne } from '#lib/db/entity.ts';
-import { retrying, StaleRead } from '#lib/db/transact.ts';
+import { retrying, StaleRead, transactWrite } from '#lib/db/transact.ts';
 import { failedConditions } from '#lib/db/errors.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
@@ -59,14 +59,11 @@ export async function createStore(input: { name: string; domain: string }): Prom
     updated_at: now,
   };
   try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: TABLE, Item: { ...storeKey(id), entity: 'store', ...store }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: TABLE, Item: domainItem(store.domain, id), ConditionExpression: 'attribute_not_exists(pk)' } },
-        ],
-      }),
-    );
+    // Two creations racing for one domain collide on its sentinel: retried, the loser gets 409.
+    await transactWrite([
+      { Put: { TableName: TABLE, Item: { ...storeKey(id), entity: 'store', ...store }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { TableName: TABLE, Item: domainItem(store.domain, id), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ]);
   } catch (error) {
     if (failedConditions(error).includes(1)) throw domainInUse();
     throw error;

@@ -19,6 +19,19 @@ export const tableKeys = {
 
 export type IndexName = (typeof tableKeys.indexes)[number]['name'];
 
+/**
+ * The DynamoDB actions a function may use, by its route's `access`: exactly what lib/db sends
+ * (no Scan, no BatchWriteItem). IAM checks a TransactWriteItems item by item, as PutItem,
+ * UpdateItem, DeleteItem or ConditionCheckItem. The CDK stack grants these; the local stack
+ * refuses anything else, as IAM would on AWS.
+ */
+const TABLE_READ_ACTIONS = ['GetItem', 'BatchGetItem', 'Query'] as const;
+export const tableActions = {
+  none: [],
+  read: TABLE_READ_ACTIONS,
+  write: [...TABLE_READ_ACTIONS, 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+} as const satisfies Record<string, readonly string[]>;
+
 /** CreateTable input for DynamoDB Local (the CDK stack builds the same shape with its own construct). */
 export function createTableInput(tableName: string) {
   const attributes = [tableKeys.partitionKey, tableKeys.sortKey, ...tableKeys.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];

@@ -1,7 +1,7 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db } from '#lib/db/client.ts';
 import { failedConditions, isTransactionConflict } from '#lib/db/errors.ts';
-import { HttpError } from '#lib/http/errors.ts';
+import { HttpError, unavailable } from '#lib/http/errors.ts';
 
 /**
  * Transactions and the retry they need. DynamoDB cancels one of two transactions that meet on
@@ -42,7 +42,7 @@ export async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
     } catch (error) {
       if (!isRetryable(error)) throw error;
       if (round >= MAX_ATTEMPTS) {
-        throw new HttpError(503, { message: 'This item is being changed by other requests; try again', code: 'UNAVAILABLE' }, { 'retry-after': '1' });
+        throw unavailable('This item is being changed by other requests; try again');
       }
       // Full jitter, so the retries of a burst spread out instead of colliding again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * 2 ** round));

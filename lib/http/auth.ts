@@ -51,9 +51,9 @@ function bearer(event: APIGatewayProxyEventV2): string | undefined {
   return match?.[1];
 }
 
-export function sessionCookie(event: APIGatewayProxyEventV2): string | undefined {
-  const cookies = event.cookies ?? (event.headers?.cookie ? event.headers.cookie.split(';') : []);
-  for (const cookie of cookies) {
+/** API Gateway (payload 2.0) moves the Cookie header into `cookies`, one entry per cookie. */
+function sessionCookie(event: APIGatewayProxyEventV2): string | undefined {
+  for (const cookie of event.cookies ?? []) {
     const [name, ...rest] = cookie.trim().split('=');
     if (name === SESSION_COOKIE && rest.length > 0) return rest.join('=');
   }

@@ -40,5 +40,8 @@ export const conflict = (message: string, field?: string) =>
   new HttpError(409, { message, code: 'CONFLICT', ...(field ? { field } : {}) });
 export const unprocessable = (message: string, field?: string, code = 'VALIDATION_FAILED') =>
   new HttpError(422, { message, code, ...(field ? { field } : {}) });
+/** A dependency is throttling, unreachable or contended: the request was fine and may be sent again. */
+export const unavailable = (message = 'Service temporarily unavailable') =>
+  new HttpError(503, { message, code: 'UNAVAILABLE' }, { 'retry-after': '1' });
 export const tooManyRequests = (retryAfterSeconds: number, code = 'RATE_LIMITED') =>
   new HttpError(429, { message: 'Too many requests', code }, { 'retry-after': String(retryAfterSeconds) });

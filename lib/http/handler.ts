@@ -2,8 +2,9 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { parse, type GenericSchema, type InferOutput } from 'valibot';
+import { isTransactionThrottled } from '#lib/db/errors.ts';
 import { authenticate, type AuthFor } from '#lib/http/auth.ts';
-import { HttpError } from '#lib/http/errors.ts';
+import { HttpError, unavailable } from '#lib/http/errors.ts';
 import { jsonResponse, Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { parsePart } from '#lib/http/validate.ts';
@@ -35,7 +36,9 @@ function isDependencyUnavailable(error: Error & { $metadata?: { httpStatusCode?:
   return (
     transient.includes(error.name) ||
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'].includes(error.code ?? '') ||
-    (error.$metadata?.httpStatusCode ?? 0) >= 500
+    (error.$metadata?.httpStatusCode ?? 0) >= 500 ||
+    // A throttled transaction is cancelled with a 400, not thrown as a throttling error.
+    isTransactionThrottled(error)
   );
 }
 
@@ -47,10 +50,7 @@ function toHttpError(error: Error): HttpError | undefined {
       ? new HttpError(415, { message: 'Content-Type must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' })
       : new HttpError(400, { message: 'Request body is not valid JSON', code: 'INVALID_JSON' });
   }
-  if (isDependencyUnavailable(error)) {
-    return new HttpError(503, { message: 'Service temporarily unavailable', code: 'UNAVAILABLE' }, { 'retry-after': '1' });
-  }
-  return undefined;
+  return isDependencyUnavailable(error) ? unavailable() : undefined;
 }
 
 /**

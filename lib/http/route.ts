@@ -24,8 +24,8 @@ export interface RouteSpec {
   credential: CredentialKind;
   /** Scope an `apiKey` route requires. */
   scope?: string;
-  /** Table access the function is granted: read-only functions get no write permission. */
-  access: 'read' | 'write';
+  /** Table access the function is granted (`tableActions`): read-only functions get no write permission, `none` no table at all. */
+  access: 'none' | 'read' | 'write';
   uses?: readonly ResourceUse[];
   summary: string;
   /** OpenAPI tag (one per entity). */

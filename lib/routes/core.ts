@@ -6,7 +6,7 @@ import { tagCreateBody, tagPatchBody, tagResource } from '#lib/schemas/tag.ts';
 /** Routes of the foundation: the store itself, tags, the OpenAPI document. */
 export const coreRoutes = {
   'openapi-get': route({
-    method: 'GET', path: '/v1/openapi.json', api: 'api', credential: 'public', access: 'read', tag: 'Meta',
+    method: 'GET', path: '/v1/openapi.json', api: 'api', credential: 'public', access: 'none', tag: 'Meta',
     summary: 'The OpenAPI 3.1 document of this API',
   }),
   'store-get': route({

@@ -2,7 +2,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { hashSecret } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
-import { createApiToken, credentialKey, issueBuyerAccessToken, revokeCredential } from '#lib/db/credential.ts';
+import { createApiToken, credentialKey, issueBuyerAccessToken, issueSession, revokeCredential } from '#lib/db/credential.ts';
+import { buyerLogin } from '../support/buyer.ts';
 import { call, firstError, newStore } from '../support/client.ts';
 
 describe('operator API tokens', () => {
@@ -54,5 +55,25 @@ describe('operator API tokens', () => {
     expect(JSON.stringify(item)).not.toContain(store.token.slice(4));
     const plain = await db.send(new GetCommand({ TableName: TABLE, Key: { pk: `CRED#${store.token}`, sk: '#CRED' } }));
     expect(plain.Item).toBeUndefined();
+  });
+});
+
+describe('each credential only where its kind belongs', () => {
+  it('refuses a session id as a buyer bearer token, and a buyer token or an API token as the session cookie', async () => {
+    const store = await newStore();
+    const buyer = await buyerLogin(store.domain);
+    const session = await issueSession(store.storeId, buyer.customer.id);
+    // Each works where it belongs...
+    expect((await buyer.get('/v1/webstore/customer/me')).status).toBe(200);
+    expect((await call('GET', '/auth/handoff', { host: store.domain, cookie: `store_session=${session.sessionId}` })).status).toBe(200);
+    // ...and nowhere else.
+    const me = await call('GET', '/v1/webstore/customer/me', { token: session.sessionId, headers: { 'x-store-domain': store.domain } });
+    expect(me.status).toBe(401);
+    expect(firstError(me).code).toBe('CUSTOMER_UNAUTHENTICATED');
+    for (const secret of [buyer.token, store.token]) {
+      const handoff = await call('GET', '/auth/handoff', { host: store.domain, cookie: `store_session=${secret}` });
+      expect(handoff.status).toBe(401);
+      expect(handoff.body).toEqual({ error: 'CUSTOMER_UNAUTHENTICATED' });
+    }
   });
 });

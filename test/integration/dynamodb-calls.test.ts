@@ -1,4 +1,7 @@
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { callCounter, countDynamoDbCalls } from '#infra/local/call-counter.ts';
+import { db, TABLE } from '#lib/db/client.ts';
 import { dynamoDbCalls, newStore } from '../support/client.ts';
 
 /**
@@ -29,5 +32,23 @@ describe('DynamoDB calls per request', () => {
     // invalid body: only the credential was read
     expect(calls(await store.post('/v1/app/tag', { name: '' }))).toBe(1);
     expect(calls(await store.as('sat_nope').get('/v1/app/tag'))).toBe(1);
+  });
+});
+
+describe("the route's table access, enforced on the local stack as IAM does on AWS", () => {
+  const key = { pk: `IAM-PROBE#${process.pid}`, sk: '#PROBE' };
+  const asRoute = <T>(access: 'none' | 'read' | 'write', send: () => Promise<T>) => callCounter.run({ calls: 0, access }, send);
+
+  it('lets a read route read and refuses its writes; lets a write route do both; refuses every call of a route without table access', async () => {
+    await countDynamoDbCalls();
+    const put = () => db.send(new PutCommand({ TableName: TABLE, Item: { ...key, value: 1 } }));
+    const get = () => db.send(new GetCommand({ TableName: TABLE, Key: key }));
+    const transact = () => db.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: TABLE, Item: { ...key, value: 2 } } }] }));
+    await expect(asRoute('read', put)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    await expect(asRoute('read', transact)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect((await asRoute('read', get)).Item).toBeUndefined();
+    await asRoute('write', put);
+    expect((await asRoute('read', get)).Item).toMatchObject({ value: 1 });
+    await expect(asRoute('none', get)).rejects.toMatchObject({ name: 'AccessDeniedException' });
   });
 });

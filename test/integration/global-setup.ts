@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -66,8 +67,11 @@ export default async function setup(project: TestProject) {
   project.provide('localDir', localDir);
 
   return async () => {
-    child.kill('SIGTERM');
-    await new Promise((done) => child.once('exit', done));
+    // A stack that crashed during the run has already exited: waiting for its exit would hang.
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
     rmSync(localDir, { recursive: true, force: true });
   };
 }

@@ -23,6 +23,9 @@ describe('GET /v1/openapi.json', () => {
       for (const [, param] of spec.path.matchAll(/\{([^}]+)\}/g)) {
         expect(operation.parameters.some((p: { name: string; in: string }) => p.name === param && p.in === 'path')).toBe(true);
       }
+      // An unknown store domain is a 404; anything that reads the table can answer 503.
+      if (spec.credential !== 'operator' && spec.credential !== 'apiKey' && spec.credential !== 'public') expect(operation.responses['404'], name).toBeDefined();
+      expect(operation.responses['503'] !== undefined, name).toBe(spec.access !== 'none');
     }
   });
 

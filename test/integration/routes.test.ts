@@ -39,3 +39,18 @@ describe('every route of the table', () => {
     expect(res.body.errors[0].code).toBe('ROUTE_NOT_FOUND');
   });
 });
+
+describe('the local server, as API Gateway (payload 2.0) would', () => {
+  it('answers a malformed escape in a path parameter like any id that names nothing, and keeps serving', async () => {
+    const store = await newStore();
+    const res = await store.get('/v1/app/tag/%E0');
+    expect(res.status).toBe(404);
+    expect((await store.get('/v1/app/tag')).status).toBe(200);
+  });
+
+  it('joins a repeated header with commas, so two Authorization headers are no credential', async () => {
+    const store = await newStore();
+    const res = await call('GET', '/v1/app/tag', { headers: { authorization: [`Bearer ${store.token}`, `Bearer ${store.token}`] } });
+    expect(res.status).toBe(401);
+  });
+});

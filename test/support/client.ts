@@ -17,7 +17,8 @@ export interface CallOptions {
   /** Raw body, sent as is. */
   raw?: string | Buffer;
   contentType?: string;
-  headers?: Record<string, string>;
+  /** An array sends the header once per value. */
+  headers?: Record<string, string | string[]>;
   /** Host header: a store's own domain for the store-domain routes. */
   host?: string;
   cookie?: string;
@@ -27,7 +28,7 @@ export interface CallOptions {
 export function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
   const port = inject('apiPort');
   const payload = options.raw ?? (options.json === undefined ? undefined : JSON.stringify(options.json));
-  const headers: Record<string, string> = { ...options.headers };
+  const headers: Record<string, string | string[]> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (payload !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
   if (options.host) headers.host = `${options.host}:${port}`;

@@ -49,9 +49,13 @@ describe('error middleware', () => {
     expect(entry).toMatchObject({ level: 'error', request_id: 'req-123', route: 'POST /v1/x', error: { message: 'connection string postgres://secret@db' } });
   });
 
-  it('answers 503 with Retry-After when DynamoDB throttles or is unreachable', async () => {
+  it.each([
+    ['a throttled call', { name: 'ThrottlingException' }],
+    ['an unreachable endpoint', { code: 'ECONNREFUSED' }],
+    ['a throttled transaction', { name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError' }] }],
+  ])('answers 503 with Retry-After for %s', async (_case, fields) => {
     const handler = defineHandler(route, async () => {
-      throw Object.assign(new Error('slow down'), { name: 'ThrottlingException' });
+      throw Object.assign(new Error('unavailable'), fields);
     });
     const res = await invoke(handler);
     expect(res.statusCode).toBe(503);
@@ -77,6 +81,9 @@ describe('error middleware', () => {
     expect((await invoke(handler, event({ body: '"text"' }))).statusCode).toBe(400);
     const ok = await invoke(handler, event({ body: '{"a":"b"}' }));
     expect([ok.statusCode, JSON.parse(ok.body!)]).toEqual([200, { a: 'b' }]);
+    // API Gateway base64-encodes a `+json` body (only application/json arrives as text).
+    const encoded = event({ body: Buffer.from('{"a":"c"}').toString('base64'), isBase64Encoded: true, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(JSON.parse((await invoke(handler, encoded)).body!)).toEqual({ a: 'c' });
   });
 
   it('shapes the response through the route schema, in its field order, dropping extras', async () => {
