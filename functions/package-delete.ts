@@ -1,9 +1,9 @@
-import { deletePackage } from '#lib/db/package.ts';
+import { deletePackageAndImage } from '#lib/domain/image.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { noContent } from '#lib/http/reply.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 
 export const handler = defineHandler(catalogRoutes['package-delete'], async ({ auth, params }) => {
-  await deletePackage(auth.storeId, params.packageId);
+  await deletePackageAndImage(auth.storeId, params.packageId);
   return noContent();
 });

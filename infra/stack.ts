@@ -106,6 +106,9 @@ export class StoreApiStack extends Stack {
       serverAccessLogsBucket: accessLogsBucket,
       serverAccessLogsPrefix: 'images-bucket/',
       removalPolicy: RemovalPolicy.RETAIN,
+      // Browsers post files over 4 MB straight to the bucket with a presigned POST
+      // (POST /v1/app/package/{id}/image/upload); the signed policy, not the origin, limits what lands.
+      cors: [{ allowedMethods: [s3.HttpMethods.POST], allowedOrigins: ['*'], allowedHeaders: ['*'], maxAge: 3600 }],
     });
 
     this.imagesCdn = this.createImagesCdn(accessLogsBucket);

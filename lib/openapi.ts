@@ -38,6 +38,7 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
   const findsStoreByDomain = ['buyer', 'buyerStore', 'session', 'storeHost'].includes(route.credential);
   if (route.params || findsStoreByDomain) responses['404'] = errorResponse(findsStoreByDomain ? 'Unknown store domain, or not found in this store' : 'Not found in this store');
   if (route.query) responses['400'] = errorResponse('Malformed query');
+  if (route.body === 'multipart') responses['413'] = errorResponse('File larger than its limit');
   if (route.body) {
     responses['400'] = errorResponse('Body is not valid JSON or not an object');
     responses['415'] = errorResponse('Unsupported content type');

@@ -1,5 +1,7 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { patchOne, getOne } from '#lib/db/entity.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
@@ -21,6 +23,7 @@ import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.
  * | update sending category_id or parent_id   | GetItem + TransactWrite(Update conditioned on what was read, + counts)   | 2        |
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
+ * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
  *
  * A package's category and parent are counted references (lib/db/references.ts): the referred
  * item gets `ADD ref_count` in the same transaction, and a referred category or package cannot
@@ -177,8 +180,9 @@ function stillReferred(packageId: number, stored: RawItem): HttpError {
 }
 
 /** The delete also gives back the package's own references (its category's and parent's counts). */
-export async function deletePackage(storeId: number, packageId: number): Promise<void> {
-  await retrying(async () => {
+/** Deletes the package and answers it as it was (its image object is the caller's to release). */
+export async function deletePackage(storeId: number, packageId: number): Promise<Package> {
+  return retrying(async () => {
     const current = await getPackage(storeId, packageId);
     await transactGuarded([
       {
@@ -198,5 +202,31 @@ export async function deletePackage(storeId: number, packageId: number): Promise
       },
       ...linkWrites(storeId, current, { category_id: null, parent_id: null }),
     ]);
+    return current;
   });
+}
+
+/**
+ * Points the package at a newly uploaded image (lib/domain/image.ts) and answers the image it
+ * had until now, read atomically with the write (UPDATED_OLD), so that of two racing uploads
+ * each learns exactly the object it replaced. 404 when the package is missing.
+ */
+export async function setPackageImage(storeId: number, packageId: number, url: string | null): Promise<string | null> {
+  try {
+    const result = await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: packageKey(storeId, packageId),
+        UpdateExpression: 'SET #image = :image, #updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#image': 'image', '#updated_at': 'updated_at' },
+        ExpressionAttributeValues: { ':image': url, ':now': nowIso() },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
+    return (result.Attributes?.image as string | null | undefined) ?? null;
+  } catch (error) {
+    if (isConditionalFailure(error)) throw notFound('Package');
+    throw error;
+  }
 }

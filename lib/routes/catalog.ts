@@ -38,11 +38,11 @@ export const catalogRoutes = {
     summary: 'Get a package', params: idParams('packageId'), response: packageResource,
   }),
   'package-update': route({
-    method: 'PATCH', path: '/v1/app/package/{packageId}', api: 'api', credential: 'operator', access: 'write', tag: 'Package',
+    method: 'PATCH', path: '/v1/app/package/{packageId}', api: 'api', credential: 'operator', access: 'write', uses: ['images'], tag: 'Package',
     summary: 'Change a package (only the fields sent; image may only be set to null)', params: idParams('packageId'), body: packagePatchBody, response: packageResource,
   }),
   'package-delete': route({
-    method: 'DELETE', path: '/v1/app/package/{packageId}', api: 'api', credential: 'operator', access: 'write', tag: 'Package',
+    method: 'DELETE', path: '/v1/app/package/{packageId}', api: 'api', credential: 'operator', access: 'write', uses: ['images'], tag: 'Package',
     summary: 'Delete a package that has no variations and that no promo or variable refers to (409 otherwise)', params: idParams('packageId'), status: 204,
   }),
 } as const;

@@ -1,8 +1,12 @@
 import type { RouteSpec } from '#lib/http/route.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
+import { chatRoutes } from '#lib/routes/chat.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
+import { imageRoutes } from '#lib/routes/image.ts';
+import { noteRoutes } from '#lib/routes/note.ts';
+import { orderRoutes } from '#lib/routes/order.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
 
@@ -15,9 +19,13 @@ export const routes = {
   ...coreRoutes,
   ...buyerRoutes,
   ...catalogRoutes,
+  ...imageRoutes,
   ...promoRoutes,
   ...discountRoutes,
   ...variableRoutes,
+  ...orderRoutes,
+  ...noteRoutes,
+  ...chatRoutes,
 } as const satisfies Record<string, RouteSpec>;
 
 export type FunctionName = keyof typeof routes;

@@ -155,6 +155,8 @@ describe('StoreApi stack from the route table', () => {
     expect(bucket.Properties.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
     expect(bucket.Properties.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
     expect(bucket.Properties.LoggingConfiguration.DestinationBucketName).toBeDefined();
+    // Only the presigned POST of browsers crosses origins; nothing else is allowed.
+    expect(bucket.Properties.CorsConfiguration.CorsRules.map((rule: { AllowedMethods: string[] }) => rule.AllowedMethods)).toEqual([['POST']]);
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: { Ref: bucketId },
       PolicyDocument: {

@@ -1,0 +1,5 @@
+import { createOrder } from '#lib/db/order.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { orderRoutes } from '#lib/routes/order.ts';
+
+export const handler = defineHandler(orderRoutes['order-create'], async ({ auth, body }) => createOrder(auth.storeId, body));

@@ -1,0 +1,5 @@
+import { uploadPackageImage } from '#lib/domain/image.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { imageRoutes } from '#lib/routes/image.ts';
+
+export const handler = defineHandler(imageRoutes['package-image-put'], async ({ auth, params, event }) => uploadPackageImage(auth.storeId, params.packageId, event));

@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { customerKey } from '#lib/db/customer.ts';
+import type { Key } from '#lib/db/entity.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
+import { storePk, stripKeys } from '#lib/db/keys.ts';
+import { orderKey } from '#lib/db/order.ts';
+import { storeKey } from '#lib/db/store.ts';
+import { notFound } from '#lib/http/errors.ts';
+import { pageMeta, type Page } from '#lib/http/paginate.ts';
+import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
+
+/**
+ * Order chat. The API names an order's chat by its internal_id, so the chat lives in the item
+ * collection of the order's internal_id sentinel (written by lib/db/order.ts):
+ *
+ *   `STORE#<s> / ORDER_INTERNAL#<internal_id>`                    the sentinel: {order_id} (lib/db/order.ts)
+ *   `STORE#<s> / ORDER_INTERNAL#<internal_id>#CHAT#MSG#<id>`      a message; ids sort by time
+ *   `STORE#<s> / ORDER_INTERNAL#<internal_id>#CHAT#STATE`         read marks: `seller_read_until`, `buyer_read_until`
+ *
+ * One consistent Query `sk BETWEEN ORDER_INTERNAL#<iid> AND ORDER_INTERNAL#<iid>#CHAT#~` reads
+ * the sentinel (the order exists: 404 otherwise), every message and the read marks. internal_ids
+ * are [A-Za-z0-9_-], all above `#`, so no other order's sentinel falls in that range.
+ *
+ * Read marks are two watermarks, not a write per message: a message is read by the other side
+ * when its id is at or below that side's mark. Reading a page moves the reader's mark up to the
+ * newest message of the other side on that page, with one UpdateItem conditioned on the mark
+ * being lower (so concurrent readers never move it back); `read_by` is computed from the marks.
+ *
+ * | request       | calls after the credential                                                                  | calls |
+ * |---------------|---------------------------------------------------------------------------------------------|-------|
+ * | operator list | Query (1 per MB) + UpdateItem of the mark when the page shows unread buyer messages         | 1-2   |
+ * | operator post | BatchGet (sentinel, store for sender_name) + Put                                            | 2     |
+ * | buyer list    | Query + BatchGet (customer, order: e-mails must match) + UpdateItem of the mark when needed | 2-3   |
+ * | buyer post    | BatchGet (sentinel, customer) + GetItem order (its e-mail) + Put                            | 3     |
+ *
+ * A buyer reaches only the orders whose `client_email` is the customer's e-mail (ignoring case);
+ * any other order is a 404, exactly like a missing one.
+ */
+const CHAT_MESSAGE = 'CHAT_MESSAGE';
+const CHAT_STATE = 'CHAT_STATE';
+
+/** The order module's sentinel of an internal_id (lib/db/order.ts writes it with the order). */
+const internalIdSk = (internalId: string) => `ORDER_INTERNAL#${internalId}`;
+const chatPrefix = (internalId: string) => `${internalIdSk(internalId)}#CHAT#`;
+const messageKey = (storeId: number, internalId: string, messageId: string) => ({ pk: storePk(storeId), sk: `${chatPrefix(internalId)}MSG#${messageId}` });
+const stateKey = (storeId: number, internalId: string) => ({ pk: storePk(storeId), sk: `${chatPrefix(internalId)}STATE` });
+
+type UserType = ChatMessage['user_type'];
+const READER_OF: Record<UserType, Reader> = { buyer: 'buyer', store: 'seller' };
+const OTHER: Record<Reader, Reader> = { buyer: 'seller', seller: 'buyer' };
+const markOf = (reader: Reader) => `${reader}_read_until` as const;
+
+interface MessageItem {
+  id: string;
+  store_id: number;
+  order_id: number;
+  message: string;
+  attachments: unknown[];
+  user_type: UserType;
+  sender_name: string | null;
+  source: string | null;
+  timestamp: string;
+}
+
+type Marks = Partial<Record<`${Reader}_read_until`, string>>;
+
+/** Ids sort as the messages were written: epoch milliseconds (13 digits), then randomness against ties. */
+const newMessageId = (now: number) => `${String(now).padStart(13, '0')}-${randomBytes(5).toString('hex')}`;
+
+function toMessage(item: MessageItem, marks: Marks): ChatMessage {
+  const author = READER_OF[item.user_type];
+  const other = OTHER[author];
+  const readByOther = (marks[markOf(other)] ?? '') >= item.id;
+  return {
+    id: item.id,
+    message: item.message,
+    attachments: item.attachments,
+    user_type: item.user_type,
+    sender_name: item.sender_name,
+    source: item.source,
+    read_by: readByOther ? [author, other] : [author],
+    timestamp: item.timestamp,
+  };
+}
+
+interface Chat {
+  orderId: number;
+  messages: MessageItem[];
+  marks: Marks;
+}
+
+/** The sentinel, the messages (oldest first) and the marks of one order's chat; 404 when there is no such order. */
+async function readChat(storeId: number, internalId: string): Promise<Chat> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: TABLE,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :sentinel AND :last',
+        ExpressionAttributeValues: { ':pk': storePk(storeId), ':sentinel': internalIdSk(internalId), ':last': `${chatPrefix(internalId)}~` },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  const sentinel = items[0];
+  if (sentinel?.sk !== internalIdSk(internalId)) throw notFound('Order');
+  const state = items.find((item) => item.entity === CHAT_STATE) ?? {};
+  return {
+    orderId: sentinel.order_id as number,
+    messages: items.filter((item) => item.entity === CHAT_MESSAGE).map((item) => stripKeys(item) as unknown as MessageItem),
+    marks: { seller_read_until: state.seller_read_until as string | undefined, buyer_read_until: state.buyer_read_until as string | undefined },
+  };
+}
+
+/** Items by key in one consistent BatchGetItem (asking again for unprocessed keys); absent keys are undefined. */
+async function getMany(keys: readonly Key[]): Promise<(Record<string, unknown> | undefined)[]> {
+  const found = new Map<string, Record<string, unknown>>();
+  let pending: Record<string, unknown>[] = [...keys];
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt === 5) throw new Error('BatchGet left keys unprocessed');
+    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
+    for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item);
+    pending = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+  }
+  return keys.map((key) => found.get(`${key.pk}|${key.sk}`));
+}
+
+const sameEmail = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
+
+/** The customer of a buyer credential; a buyer who is not the order's customer gets the same 404 as for a missing order. */
+function assertBuyerOwns(customer: Record<string, unknown> | undefined, order: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!customer || !order || !sameEmail(customer.email, order.client_email)) throw notFound('Order');
+  return customer;
+}
+
+/** Moves the reader's mark up to `messageId`; a concurrent reader that already went further wins. */
+async function markRead(storeId: number, internalId: string, orderId: number, reader: Reader, messageId: string): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: stateKey(storeId, internalId),
+        UpdateExpression: 'SET #mark = :id, entity = :entity, store_id = :store, order_id = :order',
+        ConditionExpression: 'attribute_not_exists(#mark) OR #mark < :id',
+        ExpressionAttributeNames: { '#mark': markOf(reader) },
+        ExpressionAttributeValues: { ':id': messageId, ':entity': CHAT_STATE, ':store': storeId, ':order': orderId },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+  }
+}
+
+export interface PageRequest {
+  page: number;
+  limit: number;
+  location: { path: string; query: Record<string, string | undefined> };
+}
+
+/**
+ * One page of an order's chat as `reader` sees it, marking the other side's messages on that
+ * page (and before it) as read by the reader. Pages count from the newest end: page 1 holds the
+ * `limit` newest messages; within a page, oldest to newest.
+ */
+async function chatPage(storeId: number, internalId: string, reader: Reader, chat: Chat, request: PageRequest): Promise<Page<ChatMessage>> {
+  const total = chat.messages.length;
+  const end = total - (request.page - 1) * request.limit;
+  const shown = end > 0 ? chat.messages.slice(Math.max(0, end - request.limit), end) : [];
+  const newestUnread = shown.filter((message) => READER_OF[message.user_type] !== reader).at(-1)?.id;
+  const marks = { ...chat.marks };
+  if (newestUnread !== undefined && (marks[markOf(reader)] ?? '') < newestUnread) {
+    await markRead(storeId, internalId, chat.orderId, reader, newestUnread);
+    marks[markOf(reader)] = newestUnread;
+  }
+  return { meta: pageMeta(total, request.page, request.limit, request.location), data: shown.map((message) => toMessage(message, marks)) };
+}
+
+export async function listStoreChat(storeId: number, internalId: string, request: PageRequest): Promise<Page<ChatMessage>> {
+  return chatPage(storeId, internalId, 'seller', await readChat(storeId, internalId), request);
+}
+
+export async function listBuyerChat(storeId: number, customerId: number, internalId: string, request: PageRequest): Promise<Page<ChatMessage>> {
+  const chat = await readChat(storeId, internalId);
+  const [customer, order] = await getMany([customerKey(storeId, customerId), orderKey(storeId, chat.orderId)]);
+  assertBuyerOwns(customer, order);
+  return chatPage(storeId, internalId, 'buyer', chat, request);
+}
+
+async function putMessage(storeId: number, internalId: string, orderId: number, fields: Pick<MessageItem, 'message' | 'user_type' | 'sender_name' | 'source'>): Promise<ChatMessage> {
+  const now = Date.now();
+  const item: MessageItem = { id: newMessageId(now), store_id: storeId, order_id: orderId, attachments: [], timestamp: new Date(now).toISOString(), ...fields };
+  await db.send(
+    new PutCommand({
+      TableName: TABLE,
+      Item: { ...messageKey(storeId, internalId, item.id), entity: CHAT_MESSAGE, ...item },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return toMessage(item, {});
+}
+
+/** A store message (`source` `api`): its sender_name is the store's name. */
+export async function postStoreMessage(storeId: number, internalId: string, message: string): Promise<ChatMessage> {
+  const sentinelKey = { pk: storePk(storeId), sk: internalIdSk(internalId) };
+  const [sentinel, store] = await getMany([sentinelKey, storeKey(storeId)]);
+  if (!sentinel) throw notFound('Order');
+  const senderName = typeof store?.name === 'string' ? store.name : null;
+  return putMessage(storeId, internalId, sentinel.order_id as number, { message, user_type: 'store', sender_name: senderName, source: 'api' });
+}
+
+/** A buyer message (`source` `web`) from the order's own customer: its sender_name is the customer's name. */
+export async function postBuyerMessage(storeId: number, customerId: number, internalId: string, message: string): Promise<ChatMessage> {
+  const [sentinel, customerItem] = await getMany([{ pk: storePk(storeId), sk: internalIdSk(internalId) }, customerKey(storeId, customerId)]);
+  if (!sentinel) throw notFound('Order');
+  const orderId = sentinel.order_id as number;
+  const order = await db.send(new GetCommand({ TableName: TABLE, Key: orderKey(storeId, orderId), ConsistentRead: true }));
+  const customer = assertBuyerOwns(customerItem, order.Item);
+  const senderName = typeof customer.name === 'string' ? customer.name : null;
+  return putMessage(storeId, internalId, orderId, { message, user_type: 'buyer', sender_name: senderName, source: 'web' });
+}

@@ -1,0 +1,54 @@
+import * as v from 'valibot';
+import { route } from '#lib/http/route.ts';
+import { commandReportBody, commandResource, queuedCommandList } from '#lib/schemas/command.ts';
+import { idParams, pageOf } from '#lib/schemas/common.ts';
+import { orderCreateBody, orderCursorPage, orderListQuery, orderResource, resendResource } from '#lib/schemas/order.ts';
+
+/** Orders and their delivery commands (operator). */
+export const orderRoutes = {
+  'order-create': route({
+    method: 'POST', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    summary: 'Create an order (PENDING): packages priced from the catalog, variables and coupon checked, the coupon use reserved',
+    body: orderCreateBody, response: orderResource,
+    example: {
+      body: {
+        client_identifier: 'Steve', client_email: 'steve@example.com', client_name: 'Steve',
+        packages: [{ package_id: 1, quantity: 1 }], variables: [], coupon: 'SUMMER10', ref_code: 'alex',
+      },
+    },
+  }),
+  'order-list': route({
+    method: 'GET', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'read', tag: 'Order',
+    summary: 'List orders, newest first: page mode (page, limit) or cursor mode (page_cursor, page_size); filters status, from, to, package',
+    query: orderListQuery, response: v.union([pageOf(orderResource), orderCursorPage]),
+    example: { query: { page_cursor: '', page_size: '50', status: 'APPROVED' } },
+  }),
+  'order-get': route({
+    method: 'GET', path: '/v1/app/order/{orderId}', api: 'api', credential: 'operator', access: 'read', tag: 'Order',
+    summary: 'Get an order', params: idParams('orderId'), response: orderResource,
+  }),
+  'order-approve': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/approve', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    summary: 'Approve a PENDING order, once: queues its commands and credits the ref_code commission (a repeated call changes nothing)',
+    params: idParams('orderId'), response: orderResource,
+  }),
+  'order-cancel': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/cancel', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    summary: 'Cancel a PENDING order, giving its coupon use back (a CANCELED order is answered unchanged; APPROVED is a 409)',
+    params: idParams('orderId'), response: orderResource,
+  }),
+  'command-resend': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/command/resend', api: 'api', credential: 'operator', access: 'write', tag: 'Command',
+    summary: 'Put every command of an APPROVED order back on the queue', params: idParams('orderId'), response: resendResource,
+  }),
+  'queued-commands-list': route({
+    method: 'GET', path: '/v1/app/queued_commands', api: 'api', credential: 'operator', access: 'read', tag: 'Command',
+    summary: 'The PENDING commands whose execute_at has come, oldest first (at most 500 per call)', response: queuedCommandList,
+  }),
+  'command-update': route({
+    method: 'PATCH', path: '/v1/app/command/{commandId}', api: 'api', credential: 'operator', access: 'write', tag: 'Command',
+    summary: 'Report a command execution: PENDING queues it again, DONE/FAILED/CANCELED take it off the queue; FAILED counts tries',
+    params: idParams('commandId'), body: commandReportBody, response: commandResource,
+    example: { body: { status: 'DONE', response: 'ok' } },
+  }),
+} as const;

@@ -1,0 +1,174 @@
+import * as v from 'valibot';
+import { pageQueryEntries, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
+
+export const ORDER_STATUSES = ['PENDING', 'APPROVED', 'CANCELED'] as const;
+/**
+ * The order's creating TransactWrite (at most 100 items) holds the order, its internal_id
+ * sentinel, the coupon and its two per-client counters, and one existence check per package.
+ */
+export const ORDER_PACKAGES_MAX = 50;
+export const QUANTITY_MAX = 1000;
+export const ORDER_VARIABLES_MAX = 50;
+export const VARIABLE_VALUE_MAX = 255;
+export const CLIENT_FIELD_MAX = 255;
+export const EMAIL_MAX = 254;
+export const REF_CODE_MAX = 32;
+export const COUPON_INPUT_MAX = 50;
+
+const positiveId = (name: string) =>
+  v.pipe(v.number(`${name} must be a number`), v.safeInteger(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`));
+
+const orderLine = v.strictObject({
+  package_id: positiveId('package_id'),
+  quantity: v.pipe(
+    v.number('quantity must be a number'),
+    v.integer('quantity must be a whole number'),
+    v.minValue(1, 'quantity must be at least 1'),
+    v.maxValue(QUANTITY_MAX, `quantity must be at most ${QUANTITY_MAX}`),
+  ),
+});
+
+/** Reports a repeated key on the repeated item's own field, so the 422 points at it. */
+function noRepeat<T extends Record<string, unknown>>(field: keyof T & string, normalise: (value: unknown) => string, what: string) {
+  return v.rawCheck<T[]>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const seen = new Set<string>();
+    dataset.value.forEach((item, index) => {
+      const key = normalise(item[field]);
+      if (seen.has(key)) {
+        addIssue({
+          message: `${what} ${String(item[field])} appears more than once`,
+          path: [
+            { type: 'array', origin: 'value', input: dataset.value, key: index, value: item },
+            { type: 'object', origin: 'value', input: item, key: field, value: item[field] },
+          ],
+        });
+      }
+      seen.add(key);
+    });
+  });
+}
+
+const packages = v.pipe(
+  v.array(orderLine, 'packages must be an array of {package_id, quantity}'),
+  v.minLength(1, 'packages must hold at least one package'),
+  v.maxLength(ORDER_PACKAGES_MAX, `packages may hold at most ${ORDER_PACKAGES_MAX} packages`),
+  noRepeat<{ package_id: number; quantity: number }>('package_id', String, 'package_id'),
+);
+
+const variable = v.strictObject({
+  name: text('variable name', 50),
+  value: text('variable value', VARIABLE_VALUE_MAX),
+});
+
+const variables = v.pipe(
+  v.array(variable, 'variables must be an array of {name, value}'),
+  v.maxLength(ORDER_VARIABLES_MAX, `variables may hold at most ${ORDER_VARIABLES_MAX} values`),
+  noRepeat<{ name: string; value: string }>('name', (name) => String(name).toLowerCase(), 'variable'),
+);
+
+const email = v.pipe(
+  v.string('client_email must be a string'),
+  v.trim(),
+  v.minLength(1, 'client_email is required'),
+  v.maxLength(EMAIL_MAX, `client_email must be at most ${EMAIL_MAX} characters`),
+  v.email('client_email must be an e-mail address'),
+);
+
+export const orderCreateBody = v.strictObject({
+  client_identifier: text('client_identifier', CLIENT_FIELD_MAX),
+  client_email: email,
+  client_name: text('client_name', CLIENT_FIELD_MAX),
+  client_social: v.optional(v.nullable(text('client_social', CLIENT_FIELD_MAX)), null),
+  packages,
+  variables: v.optional(variables, () => []),
+  coupon: v.optional(v.nullable(text('coupon', COUPON_INPUT_MAX)), null),
+  ref_code: v.optional(
+    v.nullable(
+      v.pipe(
+        text('ref_code', REF_CODE_MAX),
+        v.regex(/^[A-Za-z0-9_-]+$/, 'ref_code may contain only letters, digits, - and _'),
+      ),
+    ),
+    null,
+  ),
+});
+
+export const orderPackageResource = v.object({
+  package_id: v.number(),
+  name: v.string(),
+  price: v.number(),
+  quantity: v.number(),
+});
+
+export const orderVariableResource = v.object({ name: v.string(), value: v.string() });
+
+export const orderResource = v.object({
+  id: v.number(),
+  store_id: v.number(),
+  internal_id: v.string(),
+  status: v.picklist(ORDER_STATUSES),
+  subtotal: v.number(),
+  discount: v.number(),
+  total: v.number(),
+  client_identifier: v.string(),
+  client_email: v.string(),
+  client_name: v.string(),
+  client_social: v.nullable(v.string()),
+  packages: v.array(orderPackageResource),
+  variables: v.array(orderVariableResource),
+  /** The coupon's code as the store wrote it (null without a coupon). */
+  coupon: v.nullable(v.string()),
+  ref_code: v.nullable(v.string()),
+  approved_at: v.nullable(timestamp),
+  canceled_at: v.nullable(timestamp),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+export const PAGE_SIZE_DEFAULT = 50;
+export const PAGE_SIZE_MAX = 200;
+/** An issued cursor is about 120 characters; anything much longer was not issued here (400). */
+export const CURSOR_MAX = 512;
+
+const queryInt = (name: string, max: number) =>
+  v.pipe(
+    v.string(),
+    v.digits(`${name} must be a positive integer`),
+    v.transform(Number),
+    v.minValue(1, `${name} must be at least 1`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  );
+
+/**
+ * Page mode (`page`, `limit`) or, when `page_cursor` is present (empty on the first call),
+ * cursor mode (`page_size`); the filters work in both. In cursor mode `page`/`limit` are ignored.
+ */
+export const orderListQuery = v.pipe(
+  v.object({
+    ...pageQueryEntries(),
+    page_cursor: v.optional(v.string()),
+    page_size: v.optional(queryInt('page_size', PAGE_SIZE_MAX), String(PAGE_SIZE_DEFAULT)),
+    status: v.optional(v.picklist(ORDER_STATUSES, 'status must be PENDING, APPROVED or CANCELED')),
+    from: v.optional(timestampInput),
+    to: v.optional(timestampInput),
+    package: v.optional(queryInt('package', Number.MAX_SAFE_INTEGER)),
+  }),
+  v.forward(
+    v.check((query) => !query.from || !query.to || query.from <= query.to, 'from must not be after to'),
+    ['to'],
+  ),
+);
+
+export const orderCursorPage = v.object({ data: v.array(orderResource), next_cursor: v.nullable(v.string()) });
+
+export const resendResource = v.object({ order_id: v.number(), resent: v.number() });
+
+export type OrderCreate = v.InferOutput<typeof orderCreateBody>;
+export type Order = v.InferOutput<typeof orderResource>;
+export type OrderPackageLine = v.InferOutput<typeof orderPackageResource>;
+export type OrderVariable = v.InferOutput<typeof orderVariableResource>;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export type OrderListQuery = v.InferOutput<typeof orderListQuery>;
+export type OrderFilters = Pick<OrderListQuery, 'status' | 'from' | 'to' | 'package'>;
+export type OrderCursorPage = v.InferOutput<typeof orderCursorPage>;
