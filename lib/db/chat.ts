@@ -5,7 +5,7 @@ import { customerKey } from '#lib/db/customer.ts';
 import type { Key } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk, stripKeys } from '#lib/db/keys.ts';
-import { orderKey } from '#lib/db/order.ts';
+import { internalIdSk, orderKey } from '#lib/db/order.ts';
 import { storeKey } from '#lib/db/store.ts';
 import { notFound } from '#lib/http/errors.ts';
 import { pageMeta, type Page } from '#lib/http/paginate.ts';
@@ -42,7 +42,6 @@ const CHAT_MESSAGE = 'CHAT_MESSAGE';
 const CHAT_STATE = 'CHAT_STATE';
 
 /** The order module's sentinel of an internal_id (lib/db/order.ts writes it with the order). */
-const internalIdSk = (internalId: string) => `ORDER_INTERNAL#${internalId}`;
 const chatPrefix = (internalId: string) => `${internalIdSk(internalId)}#CHAT#`;
 const messageKey = (storeId: number, internalId: string, messageId: string) => ({ pk: storePk(storeId), sk: `${chatPrefix(internalId)}MSG#${messageId}` });
 const stateKey = (storeId: number, internalId: string) => ({ pk: storePk(storeId), sk: `${chatPrefix(internalId)}STATE` });

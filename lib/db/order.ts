@@ -95,7 +95,9 @@ import type { Package } from '#lib/schemas/package.ts';
 const ORDER = 'ORDER';
 
 export const orderKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: entitySk(ORDER, orderId) });
-const internalIdKey = (storeId: number, internalId: string) => ({ pk: storePk(storeId), sk: `ORDER_INTERNAL#${internalId}` });
+/** The sort key of an order's internal_id sentinel; chat messages live under it (lib/db/chat.ts). */
+export const internalIdSk = (internalId: string) => `ORDER_INTERNAL#${internalId}`;
+const internalIdKey = (storeId: number, internalId: string) => ({ pk: storePk(storeId), sk: internalIdSk(internalId) });
 const allOrdersPk = (storeId: number) => `${storePk(storeId)}#ORDER`;
 const statusPk = (storeId: number, status: OrderStatus) => `${storePk(storeId)}#ORDER#${status}`;
 const listSk = (createdAt: string, orderId: number) => `${createdAt}#${padId(orderId)}`;
