@@ -1,4 +1,4 @@
-import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { customerKey } from '#lib/db/customer.ts';
 import type { Key } from '#lib/db/entity.ts';
@@ -11,6 +11,7 @@ import { storeKey, type Store } from '#lib/db/store.ts';
 import { HttpError, unprocessable } from '#lib/http/errors.ts';
 import type { AffiliateTransaction, OrderPackage, WithdrawSettings } from '#lib/schemas/affiliate.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
+import { getMany } from '#lib/db/entity.ts';
 
 /**
  * Affiliates (at most one per customer), their statement, and their referral codes.
@@ -57,26 +58,7 @@ const commissionKey = (storeId: number, orderId: number) => ({ pk: storePk(store
 export const affiliateNotFound = () => new HttpError(404, { message: 'Affiliate not found' });
 export const refCodeInUse = () => new HttpError(409, { message: 'This ref_code is already in use in this store' });
 
-/**
- * Items by key in one consistent BatchGetItem (a join racing another must see the winner),
- * asking again for keys DynamoDB leaves unprocessed.
- */
-async function getMany(keys: Key[]): Promise<Map<string, Record<string, unknown>>> {
-  const found = new Map<string, Record<string, unknown>>();
-  let pending: Record<string, unknown>[] = keys;
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt === 5) throw new Error('BatchGet left keys unprocessed');
-    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
-    for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item);
-    pending = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-  }
-  return found;
-}
-
-const pick = <T>(found: Map<string, Record<string, unknown>>, key: Key) => {
-  const item = found.get(`${key.pk}|${key.sk}`);
-  return item ? (stripKeys(item) as T) : undefined;
-};
+const pick = <T>(item: Record<string, unknown> | undefined) => (item ? (stripKeys(item) as T) : undefined);
 
 /**
  * The customer and its affiliate item, with the store and the sentinel of a ref code when
@@ -89,12 +71,13 @@ export async function loadMembership(storeId: number, customerId: number, extra:
   const storeKeyValue = storeKey(storeId);
   const refKey = extra.refCode === undefined ? undefined : refCodeKey(storeId, extra.refCode);
   const keys = [affiliateKey(storeId, customerId), customerKey(storeId, customerId), ...(extra.store ? [storeKeyValue] : []), ...(refKey ? [refKey] : [])];
-  const found = await getMany(keys);
-  const refOwner = refKey ? found.get(`${refKey.pk}|${refKey.sk}`)?.customer_id : undefined;
+  const items = await getMany(keys);
+  const itemOf = (key: Key | undefined) => (key ? items[keys.indexOf(key)] : undefined);
+  const refOwner = itemOf(refKey)?.customer_id;
   return {
-    affiliate: pick<Affiliate>(found, keys[0]!),
-    customer: pick<Customer>(found, keys[1]!),
-    store: extra.store ? pick<Store>(found, storeKeyValue) : undefined,
+    affiliate: pick<Affiliate>(items[0]),
+    customer: pick<Customer>(items[1]),
+    store: extra.store ? pick<Store>(itemOf(storeKeyValue)) : undefined,
     refCodeTaken: refOwner !== undefined && refOwner !== customerId,
   };
 }

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { customerKey } from '#lib/db/customer.ts';
-import type { Key } from '#lib/db/entity.ts';
+import { customerKey, findCustomer } from '#lib/db/customer.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk, stripKeys } from '#lib/db/keys.ts';
-import { internalIdSk, orderKey } from '#lib/db/order.ts';
+import { internalIdSk } from '#lib/db/order.ts';
 import { storeKey } from '#lib/db/store.ts';
 import { notFound } from '#lib/http/errors.ts';
 import { pageMeta, type Page } from '#lib/http/paginate.ts';
 import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
+import { getMany } from '#lib/db/entity.ts';
 
 /**
  * Order chat. The API names an order's chat by its internal_id, so the chat lives in the item
  * collection of the order's internal_id sentinel (written by lib/db/order.ts):
  *
- *   `STORE#<s> / ORDER_INTERNAL#<internal_id>`                    the sentinel: {order_id} (lib/db/order.ts)
+ *   `STORE#<s> / ORDER_INTERNAL#<internal_id>`                    the sentinel: {order_id, client_email} (lib/db/order.ts)
  *   `STORE#<s> / ORDER_INTERNAL#<internal_id>#CHAT#MSG#<id>`      a message; ids sort by time
  *   `STORE#<s> / ORDER_INTERNAL#<internal_id>#CHAT#STATE`         read marks: `seller_read_until`, `buyer_read_until`
  *
@@ -32,11 +32,12 @@ import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
  * |---------------|---------------------------------------------------------------------------------------------|-------|
  * | operator list | Query (1 per MB) + UpdateItem of the mark when the page shows unread buyer messages         | 1-2   |
  * | operator post | BatchGet (sentinel, store for sender_name) + Put                                            | 2     |
- * | buyer list    | Query + BatchGet (customer, order: e-mails must match) + UpdateItem of the mark when needed | 2-3   |
- * | buyer post    | BatchGet (sentinel, customer) + GetItem order (its e-mail) + Put                            | 3     |
+ * | buyer list    | Query + GetItem customer (e-mails must match) + UpdateItem of the mark when needed          | 2-3   |
+ * | buyer post    | BatchGet (sentinel, customer) + Put                                                         | 2     |
  *
  * A buyer reaches only the orders whose `client_email` is the customer's e-mail (ignoring case);
- * any other order is a 404, exactly like a missing one.
+ * any other order is a 404, exactly like a missing one. The sentinel carries the order's
+ * `client_email` (it never changes once the order is placed), so no order item is read.
  */
 const CHAT_MESSAGE = 'CHAT_MESSAGE';
 const CHAT_STATE = 'CHAT_STATE';
@@ -86,6 +87,7 @@ function toMessage(item: MessageItem, marks: Marks): ChatMessage {
 
 interface Chat {
   orderId: number;
+  clientEmail: unknown;
   messages: MessageItem[];
   marks: Marks;
 }
@@ -112,29 +114,17 @@ async function readChat(storeId: number, internalId: string): Promise<Chat> {
   const state = items.find((item) => item.entity === CHAT_STATE) ?? {};
   return {
     orderId: sentinel.order_id as number,
+    clientEmail: sentinel.client_email,
     messages: items.filter((item) => item.entity === CHAT_MESSAGE).map((item) => stripKeys(item) as unknown as MessageItem),
     marks: { seller_read_until: state.seller_read_until as string | undefined, buyer_read_until: state.buyer_read_until as string | undefined },
   };
 }
 
-/** Items by key in one consistent BatchGetItem (asking again for unprocessed keys); absent keys are undefined. */
-async function getMany(keys: readonly Key[]): Promise<(Record<string, unknown> | undefined)[]> {
-  const found = new Map<string, Record<string, unknown>>();
-  let pending: Record<string, unknown>[] = [...keys];
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt === 5) throw new Error('BatchGet left keys unprocessed');
-    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
-    for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item);
-    pending = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-  }
-  return keys.map((key) => found.get(`${key.pk}|${key.sk}`));
-}
-
 const sameEmail = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
 
 /** The customer of a buyer credential; a buyer who is not the order's customer gets the same 404 as for a missing order. */
-function assertBuyerOwns(customer: Record<string, unknown> | undefined, order: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!customer || !order || !sameEmail(customer.email, order.client_email)) throw notFound('Order');
+function assertBuyerOwns<C extends { email?: unknown }>(customer: C | undefined, clientEmail: unknown): C {
+  if (!customer || !sameEmail(customer.email, clientEmail)) throw notFound('Order');
   return customer;
 }
 
@@ -185,9 +175,8 @@ export async function listStoreChat(storeId: number, internalId: string, request
 }
 
 export async function listBuyerChat(storeId: number, customerId: number, internalId: string, request: PageRequest): Promise<Page<ChatMessage>> {
-  const chat = await readChat(storeId, internalId);
-  const [customer, order] = await getMany([customerKey(storeId, customerId), orderKey(storeId, chat.orderId)]);
-  assertBuyerOwns(customer, order);
+  const [chat, customer] = await Promise.all([readChat(storeId, internalId), findCustomer(storeId, customerId)]);
+  assertBuyerOwns(customer, chat.clientEmail);
   return chatPage(storeId, internalId, 'buyer', chat, request);
 }
 
@@ -217,9 +206,7 @@ export async function postStoreMessage(storeId: number, internalId: string, mess
 export async function postBuyerMessage(storeId: number, customerId: number, internalId: string, message: string): Promise<ChatMessage> {
   const [sentinel, customerItem] = await getMany([{ pk: storePk(storeId), sk: internalIdSk(internalId) }, customerKey(storeId, customerId)]);
   if (!sentinel) throw notFound('Order');
-  const orderId = sentinel.order_id as number;
-  const order = await db.send(new GetCommand({ TableName: TABLE, Key: orderKey(storeId, orderId), ConsistentRead: true }));
-  const customer = assertBuyerOwns(customerItem, order.Item);
+  const customer = assertBuyerOwns(customerItem, sentinel.client_email);
   const senderName = typeof customer.name === 'string' ? customer.name : null;
-  return putMessage(storeId, internalId, orderId, { message, user_type: 'buyer', sender_name: senderName, source: 'web' });
+  return putMessage(storeId, internalId, sentinel.order_id as number, { message, user_type: 'buyer', sender_name: senderName, source: 'web' });
 }

@@ -1,11 +1,11 @@
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { domainKey } from '#lib/db/store.ts';
-import { unavailable } from '#lib/http/errors.ts';
+import { getMany } from '#lib/db/entity.ts';
 
 /**
  * Credentials of every kind, found by the SHA-256 of the secret the caller presents.
@@ -129,19 +129,6 @@ export async function findDomainAndCredential(
   secret: string | undefined,
 ): Promise<{ storeId?: number; credential?: Credential }> {
   if (!secret) return { storeId: await findStoreIdByDomain(domain) };
-  const domainKeyValue = domainKey(domain);
-  const credKey = credentialKey(hashSecret(secret));
-  let keys: Record<string, unknown>[] = [domainKeyValue, credKey];
-  const found: Record<string, unknown>[] = [];
-  // BatchGet may hand back unprocessed keys under throttling; ask again for those only.
-  for (let attempt = 0; keys.length > 0 && attempt < 5; attempt++) {
-    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: keys, ConsistentRead: true } } }));
-    found.push(...(result.Responses?.[TABLE] ?? []));
-    keys = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-  }
-  // Still throttled after the retries: 503, like any throttled call (a plain Error would be a 500).
-  if (keys.length > 0) throw unavailable();
-  const domainItem = found.find((item) => item.pk === domainKeyValue.pk);
-  const credentialItem = found.find((item) => item.pk === credKey.pk);
+  const [domainItem, credentialItem] = await getMany([domainKey(domain), credentialKey(hashSecret(secret))]);
   return { storeId: domainItem?.store_id as number | undefined, credential: live(credentialItem) };
 }

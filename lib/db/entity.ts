@@ -1,9 +1,9 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { nowIso, stripKeys } from '#lib/db/keys.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { notFound } from '#lib/http/errors.ts';
+import { notFound, unavailable } from '#lib/http/errors.ts';
 
 /**
  * The single-item operations every entity module shares. Each is one DynamoDB call, and each
@@ -63,4 +63,26 @@ export async function deleteOne(key: Key, what: string): Promise<void> {
     if (isConditionalFailure(error)) throw notFound(what);
     throw error;
   }
+}
+
+/** BatchGetItem takes at most 100 keys a call. */
+const BATCH_GET_MAX = 100;
+
+/**
+ * Items by key, in key order (undefined where absent): one consistent BatchGetItem per 100 keys,
+ * asking again for the keys DynamoDB leaves unprocessed under throttling. Still unprocessed after
+ * five tries: 503, like any throttled call. Items are raw (keys included).
+ */
+export async function getMany(keys: readonly Key[]): Promise<(Record<string, unknown> | undefined)[]> {
+  const found = new Map<string, Record<string, unknown>>();
+  for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
+    let pending: Record<string, unknown>[] = keys.slice(start, start + BATCH_GET_MAX);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === 5) throw unavailable();
+      const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item);
+      pending = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+    }
+  }
+  return keys.map((key) => found.get(`${key.pk}|${key.sk}`));
 }

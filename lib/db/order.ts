@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { BatchGetCommand, GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { creditCommission } from '#lib/db/affiliate.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { allocateCommandIds, commandPut, requeueUpdate } from '#lib/db/command.ts';
@@ -28,6 +28,7 @@ import { badRequest, conflict, notFound } from '#lib/http/errors.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
 import { CURSOR_MAX, type Order, type OrderCreate, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
+import { getMany } from '#lib/db/entity.ts';
 
 /**
  * Orders. Calls below exclude the credential lookup every request makes.
@@ -43,6 +44,7 @@ import type { Package } from '#lib/schemas/package.ts';
  * |                                 | conditioned on max_uses_per_client)                                         |       |
  * | get by id                       | GetItem `STORE#<s> / ORDER#<id>` (consistent)                               | 1     |
  * | get by internal_id              | GetItem sentinel `STORE#<s> / ORDER_INTERNAL#<internal_id>` + GetItem order  | 2     |
+ * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
  * | list, newest first              | Query gsi1 `STORE#<s>#ORDER`, gsi1sk `<created_at>#<id>` descending          | see below |
  * | list by status                  | Query gsi2 `STORE#<s>#ORDER#<status>`, same sort key (moved on status change) | see below |
  * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
@@ -57,19 +59,22 @@ import type { Package } from '#lib/schemas/package.ts';
  * | resend commands                 | GetItem + TransactWrite (each command back on the queue)                     | 2     |
  *
  * Lists. Cursor mode reads page_size + 1 matches (to know whether a next page exists): one
- * Query without the `package` filter; with it, Queries of 200 orders each until enough match,
- * so a rare package costs reads in proportion to the orders examined (a per-package index item
- * would cost a write per line on every order instead). Page mode needs `total`, so it reads every
- * order of the range (one Query per MB) and slices the page in memory: deep pages and large
- * ranges cost what they read, which is why cursor mode is the one for full scans. Both indexes
- * are eventually consistent (an order shows in lists within about a second on AWS); gets by
- * id are strongly consistent.
+ * Query without the `package` filter; with it, Queries of 200 orders each until enough match
+ * or 1000 orders were examined (a per-package index item would cost a write per line on every
+ * order instead). A rare package therefore answers a short page, possibly empty, whose
+ * next_cursor resumes after the last order examined: a request never reads a whole store's
+ * history, and only `next_cursor: null` says the list is over. Page mode needs `total`, so it
+ * reads every order of the range (one Query per MB) and slices the page in memory: deep pages
+ * and large ranges cost what they read, which is why cursor mode is the one for full scans.
+ * Both indexes are eventually consistent (an order shows in lists within about a second on
+ * AWS); gets by id are strongly consistent.
  *
  * The cursor is base64url JSON `{s: store, f: digest of the filters, c: created_at, i: id}`
  * followed by a SHA-256 check of that text. It is only a position: the key it resumes from is
  * rebuilt from the caller's own store and filters, so a cursor forged around the check can move
  * within the caller's own list but never reach another store's items. A cursor that fails the
- * check, names another store, or was issued for other filters is a 400.
+ * check, names another store, was issued for other filters, or names a position outside the
+ * `from`/`to` range (DynamoDB refuses such a start key: it would be a 500) is a 400.
  *
  * Coupons. The coupon is found by its sentinel (case-insensitive code -> discount_id), validated
  * (lib/domain/order.ts), and its use reserved in the order's own transaction: `ADD uses 1`
@@ -146,22 +151,7 @@ export function toOrder(item: OrderItem): Order {
   };
 }
 
-/** Items by key in consistent BatchGetItems (100 keys each), asking again for unprocessed keys. */
-async function getItems(keys: readonly Key[]): Promise<Map<string, Record<string, unknown>>> {
-  const found = new Map<string, Record<string, unknown>>();
-  let pending: Record<string, unknown>[] = [...keys];
-  for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt === 5) throw new Error('BatchGet left keys unprocessed');
-    const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
-    for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item);
-    pending = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
-  }
-  return found;
-}
-const found = <T>(items: Map<string, Record<string, unknown>>, key: Key) => {
-  const item = items.get(`${key.pk}|${key.sk}`);
-  return item ? (stripKeys(item) as T) : undefined;
-};
+const stripped = <T>(item: Record<string, unknown> | undefined) => (item ? (stripKeys(item) as T) : undefined);
 
 interface CouponState {
   record: CouponRecord;
@@ -173,11 +163,11 @@ async function loadCoupon(storeId: number, sentinel: { discount_id: number } | u
   if (!sentinel) throw couponNotFound(input.coupon!);
   const discountId = sentinel.discount_id;
   const counterKeys = CRITERIA.map((criteria) => clientCounterKey(storeId, discountId, criteria, clientValue(criteria, input)));
-  const items = await getItems([discountKey(storeId, discountId), ...counterKeys]);
-  const record = found<CouponRecord>(items, discountKey(storeId, discountId));
+  const [couponItem, ...counters] = await getMany([discountKey(storeId, discountId), ...counterKeys]);
+  const record = stripped<CouponRecord>(couponItem);
   // Deleted between the two reads: the code no longer names a coupon.
   if (!record) throw couponNotFound(input.coupon!);
-  const uses = (index: number) => found<{ uses: number }>(items, counterKeys[index]!)?.uses ?? 0;
+  const uses = (index: number) => stripped<{ uses: number }>(counters[index])?.uses ?? 0;
   return { record, clientUses: { CLIENT_EMAIL: uses(0), CLIENT_IDENTIFIER: uses(1) } };
 }
 
@@ -226,11 +216,11 @@ export function createOrder(storeId: number, input: OrderCreate): Promise<Order>
   return retrying(async () => {
     const packageKeys = input.packages.map((line) => packageKey(storeId, line.package_id));
     const sentinelKey = input.coupon === null ? undefined : couponKey(storeId, input.coupon);
-    const [items, variables] = await Promise.all([getItems([...packageKeys, ...(sentinelKey ? [sentinelKey] : [])]), listVariables(storeId)]);
+    const [items, variables] = await Promise.all([getMany([...packageKeys, ...(sentinelKey ? [sentinelKey] : [])]), listVariables(storeId)]);
 
     const catalog = new Map<number, Package>();
-    for (const key of packageKeys) {
-      const pkg = found<Package>(items, key);
+    for (const item of items.slice(0, packageKeys.length)) {
+      const pkg = stripped<Package>(item);
       if (pkg) catalog.set(pkg.id, pkg);
     }
     const lines = orderLines(input.packages, catalog);
@@ -241,7 +231,7 @@ export function createOrder(storeId: number, input: OrderCreate): Promise<Order>
 
     let coupon: CouponRecord | undefined;
     if (sentinelKey) {
-      const state = await loadCoupon(storeId, found<{ discount_id: number }>(items, sentinelKey), input);
+      const state = await loadCoupon(storeId, stripped<{ discount_id: number }>(items[packageKeys.length]), input);
       coupon = state.record;
       assertCouponUsable(coupon, lines, { ...input, clientUses: state.clientUses[coupon.limit_criteria], now });
     }
@@ -301,7 +291,7 @@ export function createOrder(storeId: number, input: OrderCreate): Promise<Order>
         item: {
           Put: {
             TableName: TABLE,
-            Item: { ...internalIdKey(storeId, internalId), entity: 'ORDER_INTERNAL', store_id: storeId, order_id: orderId },
+            Item: { ...internalIdKey(storeId, internalId), entity: 'ORDER_INTERNAL', store_id: storeId, order_id: orderId, client_email: input.client_email },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -514,6 +504,7 @@ export function decodeCursor(storeId: number, filters: OrderFilters, cursor: str
   if (s !== storeId || f !== filterDigest(filters) || typeof c !== 'string' || !ISO_Z.test(c) || !Number.isSafeInteger(i) || (i as number) < 1) {
     throw invalidCursor();
   }
+  if ((filters.from !== undefined && c < filters.from) || (filters.to !== undefined && c > filters.to)) throw invalidCursor();
   return { created_at: c, id: i as number };
 }
 
@@ -554,7 +545,13 @@ function listQuery(storeId: number, filters: OrderFilters) {
     const sortKey = listSk(position.created_at, position.id);
     return { ...orderKey(storeId, position.id), [`${index}pk`]: partition, [`${index}sk`]: sortKey };
   };
-  return { input, startAfter };
+  /** The position of a LastEvaluatedKey: its index sort key is `<created_at>#<id>`. */
+  const positionOf = (key: Record<string, unknown>): Position => {
+    const sortKey = String(key[`${index}sk`]);
+    const separator = sortKey.lastIndexOf('#');
+    return { created_at: sortKey.slice(0, separator), id: Number(sortKey.slice(separator + 1)) };
+  };
+  return { input, startAfter, positionOf };
 }
 
 /** Every order matching the filters, newest first (page mode). One Query per MB of the range. */
@@ -572,20 +569,27 @@ export async function listOrders(storeId: number, filters: OrderFilters): Promis
 
 /** Orders examined per Query when the `package` filter drops some after the read. */
 const FILTERED_BATCH = 200;
+/** Orders one cursor page examines at most (only the `package` filter can make it examine more than it answers). */
+const EXAMINED_MAX = 1000;
 
 /** One page in cursor mode: `cursor` empty on the first call. */
 export async function listOrdersByCursor(storeId: number, filters: OrderFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
-  const { input, startAfter } = listQuery(storeId, filters);
+  const { input, startAfter, positionOf } = listQuery(storeId, filters);
   const wanted = pageSize + 1;
   const orders: Order[] = [];
+  let examined = 0;
   let startKey: Record<string, unknown> | undefined = cursor === '' ? undefined : startAfter(decodeCursor(storeId, filters, cursor));
   do {
     const limit = input.FilterExpression ? FILTERED_BATCH : wanted - orders.length;
     const page = await db.send(new QueryCommand({ ...input, Limit: limit, ExclusiveStartKey: startKey }));
+    examined += page.ScannedCount ?? 0;
     orders.push(...(page.Items ?? []).map((item) => toOrder(stripKeys(item) as unknown as OrderItem)));
     startKey = page.LastEvaluatedKey;
-  } while (startKey && orders.length < wanted);
-  const data = orders.slice(0, pageSize);
-  const last = data[data.length - 1];
-  return { data, next_cursor: orders.length > pageSize && last ? encodeCursor(storeId, filters, last) : null };
+  } while (startKey && orders.length < wanted && examined < EXAMINED_MAX);
+  if (orders.length > pageSize) {
+    const data = orders.slice(0, pageSize);
+    return { data, next_cursor: encodeCursor(storeId, filters, data[data.length - 1]!) };
+  }
+  // No match beyond this page: the list is over, or EXAMINED_MAX ran out first (resume after the last order examined).
+  return { data: orders, next_cursor: startKey ? encodeCursor(storeId, filters, positionOf(startKey)) : null };
 }

@@ -31,6 +31,7 @@ import { deleteImageQuietly, headImage, presignImagePost, putImage, readImageSta
  * | PUT .../image               | GetItem package, UpdateItem (set image)  | PutObject, DeleteObject of the replaced one |
  * | POST .../image/upload       | GetItem package                          | none (the POST is signed in the process)    |
  * | POST .../image/confirm      | UpdateItem (set image)                   | HeadObject, ranged GetObject, DeleteObject of the replaced one |
+ * | PATCH package `image: null` | the other fields' update if any, UpdateItem (clear image), GetItem | DeleteObject of the removed one |
  *
  * Each upload gets a new random key under `packages/<store>/<package>/`, and the package is
  * pointed at it by one conditional UpdateItem that also answers the image it replaces; only then
@@ -106,7 +107,10 @@ export async function confirmPackageImage(storeId: number, packageId: number, ke
   if (head.contentType?.split(';')[0]?.trim().toLowerCase() !== type) {
     throw await refuse(unsupportedType(`The uploaded object must have Content-Type ${type}`, 'key'));
   }
-  if (sniffImageType(await readImageStart(key, SNIFF_BYTES)) !== type) throw await refuse(contentMismatch(type, 'key'));
+  const start = await readImageStart(key, SNIFF_BYTES);
+  // Gone since the HEAD (a concurrent confirm refused and deleted it): as if nothing was uploaded.
+  if (!start) throw unprocessable('No file was uploaded under this key (or it was already replaced)', 'key');
+  if (sniffImageType(start) !== type) throw await refuse(contentMismatch(type, 'key'));
   return pointPackageTo(storeId, packageId, key);
 }
 
@@ -119,13 +123,16 @@ async function releaseImage(url: string | null, storeId: number, packageId: numb
 /**
  * PATCH /app/package/{id}: `image: null` removes the image, and its object with it (the image is
  * cleared by one conditional UpdateItem that answers the URL it held, so a concurrent upload's
- * object is never the one deleted); the other fields go through the package module.
+ * object is never the one deleted); the other fields go through the package module first, so
+ * that a change it refuses (a missing category: 422) leaves the image and its object in place.
+ * The package is then read as it now is (the image's UpdateItem moved `updated_at` last).
  */
 export async function updatePackageReleasingImage(storeId: number, packageId: number, patch: PackagePatch): Promise<Package> {
   const { image, ...fields } = patch;
-  if (image === null) await releaseImage(await setPackageImage(storeId, packageId, null), storeId, packageId, 'image removed');
-  const hasFields = Object.values(fields).some((value) => value !== undefined);
-  return hasFields ? updatePackage(storeId, packageId, fields) : getPackage(storeId, packageId);
+  if (image !== null) return updatePackage(storeId, packageId, fields);
+  if (Object.values(fields).some((value) => value !== undefined)) await updatePackage(storeId, packageId, fields);
+  await releaseImage(await setPackageImage(storeId, packageId, null), storeId, packageId, 'image removed');
+  return getPackage(storeId, packageId);
 }
 
 /** DELETE /app/package/{id}: the package, then the object of its image. */

@@ -55,9 +55,15 @@ export async function headImage(key: string): Promise<{ size: number; contentTyp
   }
 }
 
-/** The first `bytes` bytes of an object (fewer if it is shorter). */
-export async function readImageStart(key: string, bytes: number): Promise<Buffer> {
-  const object = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key, Range: `bytes=0-${bytes - 1}` }));
+/** The first `bytes` bytes of an object (fewer if it is shorter); undefined when there is none under the key. */
+export async function readImageStart(key: string, bytes: number): Promise<Buffer | undefined> {
+  let object;
+  try {
+    object = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key, Range: `bytes=0-${bytes - 1}` }));
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
   const content = Buffer.from((await object.Body?.transformToByteArray()) ?? []);
   // A server that ignores Range sends the whole object: keep only what was asked for.
   return content.subarray(0, bytes);

@@ -30,10 +30,23 @@ export function pageQueryEntries(options: { defaultLimit?: number; maxLimit?: nu
 export const pageQuery = v.object(pageQueryEntries());
 
 /** ISO 8601 timestamp with an offset (`Z` or `+02:00`), returned normalised to UTC. */
+/**
+ * Date.parse rolls 2026-02-30 over to March 2nd and 9999-12-31T23:00-05:00 into year 10000, whose
+ * ISO form (`+010000-...`) sorts wrongly in range keys: both are refused instead.
+ */
+function isCalendarTimestamp(value: string): boolean {
+  const [year, month, day, hour, minute, second = 0] = value.split(/[-T:.Z+]/).map(Number) as number[];
+  const date = new Date(Date.UTC(year!, month! - 1, day!));
+  const validDate = date.getUTCFullYear() === year && date.getUTCMonth() === month! - 1 && date.getUTCDate() === day;
+  const validTime = hour! <= 23 && minute! <= 59 && second <= 59;
+  const time = Date.parse(value);
+  return validDate && validTime && !Number.isNaN(time) && /^\d{4}-/.test(new Date(time).toISOString()) && year! >= 1;
+}
+
 export const timestampInput = v.pipe(
   v.string(),
   v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/, 'Expected an ISO 8601 timestamp with a UTC offset'),
-  v.check((value) => !Number.isNaN(Date.parse(value)), 'Expected a valid date'),
+  v.check(isCalendarTimestamp, 'Expected a valid date and time between years 0001 and 9999'),
   v.transform((value) => new Date(value).toISOString()),
 );
 
@@ -46,7 +59,11 @@ export const text = (name: string, max: number) =>
     v.trim(),
     v.minLength(1, `${name} is required`),
     v.maxLength(max, `${name} must be at most ${max} characters`),
+    // A lone UTF-16 surrogate is not text: it cannot be encoded as UTF-8 in a JSON response.
+    v.check((value) => !LONE_SURROGATE.test(value), `${name} must be valid Unicode text`),
   );
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export const pageMeta = v.object({
   total: v.number(),

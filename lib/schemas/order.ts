@@ -160,7 +160,13 @@ export const orderListQuery = v.pipe(
   ),
 );
 
-export const orderCursorPage = v.object({ data: v.array(orderResource), next_cursor: v.nullable(v.string()) });
+export const orderCursorPage = v.object({
+  data: v.array(orderResource),
+  next_cursor: v.pipe(
+    v.nullable(v.string()),
+    v.description('Send as page_cursor for the next page; null on the last page. With the package filter a page may hold fewer than page_size orders, even none, and still carry a cursor (at most 1000 orders are examined per page).'),
+  ),
+});
 
 export const resendResource = v.object({ order_id: v.number(), resent: v.number() });
 

@@ -252,13 +252,13 @@ describe('DynamoDB calls per request (credential lookup included)', () => {
     const { store, buyer, app, web } = await setup();
     // BatchGet (the internal_id sentinel, the store for sender_name) + Put
     expect(dynamoDbCalls(await storeSays(store, app, 'a'))).toBe(3);
-    // BatchGet (sentinel, customer) + GetItem order (its e-mail) + Put
-    expect(dynamoDbCalls(await buyerSays(buyer, web, 'b'))).toBe(4);
+    // BatchGet (sentinel with the order's e-mail, customer) + Put
+    expect(dynamoDbCalls(await buyerSays(buyer, web, 'b'))).toBe(3);
     // one Query (sentinel, messages, marks) + the mark of the buyer's message
     expect(dynamoDbCalls(await store.get(app))).toBe(3);
     // nothing new to mark
     expect(dynamoDbCalls(await store.get(app))).toBe(2);
-    // Query + BatchGet (customer, order) + the mark of the store's message; then nothing to mark
+    // Query + GetItem customer + the mark of the store's message; then nothing to mark
     expect(dynamoDbCalls(await buyer.get(web))).toBe(4);
     expect(dynamoDbCalls(await buyer.get(web))).toBe(3);
     expect(dynamoDbCalls(await store.post(app, { message: '' }))).toBe(1);

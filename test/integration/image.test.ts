@@ -253,7 +253,20 @@ describe('PUT /v1/app/package/{packageId}/image', () => {
     const res = await store.patch(`/v1/app/package/${pkg.id}`, { image: null, name: 'Renamed', price: 3 });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ image: null, name: 'Renamed', price: 3 });
+    expect((await store.get(`/v1/app/package/${pkg.id}`)).body).toEqual(res.body);
     expect(await storedKeys(store.storeId, pkg.id)).toEqual([]);
+  });
+
+  it('stays, object included, when the rest of a PATCH that also removes it is refused', async () => {
+    const store = await newStore();
+    const pkg = await createPackage(store);
+    const url = (await upload(store, pkg.id, 'a.png', IMAGES.png)).body.url;
+    for (const body of [{ image: null, category_id: 999 }, { image: null, parent_id: pkg.id }]) {
+      const res = await store.patch(`/v1/app/package/${pkg.id}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect((await store.get(`/v1/app/package/${pkg.id}`)).body.image).toBe(url);
+      expect((await fetchImage(url)).status).toBe(200);
+    }
   });
 
   it('goes with its package: deleting the package deletes the object', async () => {

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
 import { discountKey } from '#lib/db/discount.ts';
-import { getOrder, getOrderByInternalId } from '#lib/db/order.ts';
+import { encodeCursor, getOrder, getOrderByInternalId } from '#lib/db/order.ts';
 import { buyerLogin } from '../support/buyer.ts';
 import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
@@ -788,6 +788,21 @@ describe('GET /v1/app/order', () => {
     expect((await store.get(`/v1/app/order?page_cursor=${cursor}&status=PENDING`)).status).toBe(400);
     // The same filters and another page size are fine.
     expect((await store.get(`/v1/app/order?page_cursor=${cursor}&page_size=10`)).status).toBe(200);
+  });
+
+  it('refuses a well-formed cursor whose position lies outside from/to with 400 (DynamoDB would refuse the start key)', async () => {
+    const { store, orders } = await seed();
+    const filters = { from: orders[1].created_at, to: orders[4].created_at };
+    const query = `&from=${filters.from}&to=${filters.to}`;
+    for (const created_at of [orders[0].created_at, orders[6].created_at]) {
+      const forged = encodeCursor(store.storeId, filters, { created_at, id: 1 });
+      const res = await store.get(`/v1/app/order?page_cursor=${forged}${query}`);
+      expect(res.status, res.text).toBe(400);
+      expect(firstError(res)).toMatchObject({ code: 'INVALID_CURSOR', field: 'page_cursor' });
+    }
+    // A position on a bound is inside: the page resumes after it.
+    const onBound = encodeCursor(store.storeId, filters, { created_at: orders[4].created_at, id: 5 });
+    expect(ids(await store.get(`/v1/app/order?page_cursor=${onBound}${query}`))).toEqual([4, 3, 2]);
   });
 
   it.each([
