@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { customerKey, findCustomer } from '#lib/db/customer.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
@@ -10,6 +10,7 @@ import { notFound } from '#lib/http/errors.ts';
 import { pageMeta, type Page } from '#lib/http/paginate.ts';
 import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
 import { getMany } from '#lib/db/entity.ts';
+import { queryBetween } from '#lib/db/query.ts';
 
 /**
  * Order chat. The API names an order's chat by its internal_id, so the chat lives in the item
@@ -94,21 +95,7 @@ interface Chat {
 
 /** The sentinel, the messages (oldest first) and the marks of one order's chat; 404 when there is no such order. */
 async function readChat(storeId: number, internalId: string): Promise<Chat> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :sentinel AND :last',
-        ExpressionAttributeValues: { ':pk': storePk(storeId), ':sentinel': internalIdSk(internalId), ':last': `${chatPrefix(internalId)}~` },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const items = await queryBetween(storePk(storeId), internalIdSk(internalId), `${chatPrefix(internalId)}~`);
   const sentinel = items[0];
   if (sentinel?.sk !== internalIdSk(internalId)) throw notFound('Order');
   const state = items.find((item) => item.entity === CHAT_STATE) ?? {};

@@ -1,10 +1,10 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
+import { TABLE } from '#lib/db/client.ts';
 import { deleteOne } from '#lib/db/entity.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { orderKey } from '#lib/db/order.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { transactGuarded } from '#lib/db/transact.ts';
+import { queryBetween } from '#lib/db/query.ts';
 import { notFound } from '#lib/http/errors.ts';
 import type { Note, NoteCreate } from '#lib/schemas/note.ts';
 
@@ -61,21 +61,7 @@ export async function createNote(storeId: number, orderId: number, credentialId:
 /** The notes of an order, oldest first; 404 when the order is not in this store. */
 export async function listNotes(storeId: number, orderId: number): Promise<Note[]> {
   const orderSk = orderKey(storeId, orderId).sk;
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :order AND :last',
-        ExpressionAttributeValues: { ':pk': storePk(storeId), ':order': orderSk, ':last': `${notesPrefix(orderId)}~` },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const items = await queryBetween(storePk(storeId), orderSk, `${notesPrefix(orderId)}~`);
   if (items[0]?.sk !== orderSk) throw notFound('Order');
   return items.filter((item) => item.entity === NOTE).map((item) => toNote(item as unknown as NoteItem));
 }

@@ -40,3 +40,26 @@ export async function queryAll<T = Record<string, unknown>>(query: PrefixQuery):
   } while (startKey);
   return items;
 }
+
+/**
+ * Every item of one partition with `from <= sk <= to`, consistently read: an item and the items
+ * filed under it (an order and its notes, a chat sentinel and its messages) in one Query.
+ */
+export async function queryBetween(pk: string, from: string, to: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        TableName: TABLE,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}

@@ -6,7 +6,7 @@ export const idString = v.pipe(v.string(), v.regex(/^[1-9]\d{0,14}$/), v.transfo
 export const idParams = <const K extends string>(name: K) => v.object({ [name]: idString } as { [P in K]: typeof idString });
 
 /** A positive integer carried in a query string, at most `max`. */
-const queryInt = (name: string, max = Number.MAX_SAFE_INTEGER) =>
+export const queryInt = (name: string, max = Number.MAX_SAFE_INTEGER) =>
   v.pipe(
     v.string(),
     v.digits(`${name} must be a positive integer`),

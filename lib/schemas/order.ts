@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { pageQueryEntries, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
+import { pageQueryEntries, queryInt, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
 export const ORDER_STATUSES = ['PENDING', 'APPROVED', 'CANCELED'] as const;
 /**
@@ -130,15 +130,6 @@ export const PAGE_SIZE_DEFAULT = 50;
 export const PAGE_SIZE_MAX = 200;
 /** An issued cursor is about 120 characters; anything much longer was not issued here (400). */
 export const CURSOR_MAX = 512;
-
-const queryInt = (name: string, max: number) =>
-  v.pipe(
-    v.string(),
-    v.digits(`${name} must be a positive integer`),
-    v.transform(Number),
-    v.minValue(1, `${name} must be at least 1`),
-    v.maxValue(max, `${name} must be at most ${max}`),
-  );
 
 /**
  * Page mode (`page`, `limit`) or, when `page_cursor` is present (empty on the first call),
