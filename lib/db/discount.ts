@@ -1,7 +1,5 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getOne } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
+import { TABLE } from '#lib/db/client.ts';
+import { getOne, patchOne } from '#lib/db/entity.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { packageKey } from '#lib/db/package.ts';
 import { missingReference } from '#lib/db/references.ts';
@@ -197,12 +195,6 @@ export function updateDiscount(storeId: number, discountId: number, patch: Disco
     merged.updated_at = nowIso();
     merged.revision = current.revision + 1;
     const renamed = merged.coupon_lower !== current.coupon_lower;
-    const update = setExpression(
-      { ...patch, updated_at: merged.updated_at, revision: merged.revision, ...(renamed ? { coupon_lower: merged.coupon_lower, gsi1sk: merged.coupon_lower } : {}) },
-      [...PATCHABLE, 'updated_at', 'revision', 'coupon_lower', 'gsi1sk'],
-    );
-    update.names['#expected_revision'] = 'revision';
-    update.values[':expected_revision'] = current.revision;
     const sentinelMoves: GuardedWrite[] = renamed
       ? [
           { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
@@ -212,26 +204,24 @@ export function updateDiscount(storeId: number, discountId: number, patch: Disco
     const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
 
     if (sentinelMoves.length === 0 && checks.length === 0) {
-      try {
-        const result = await db.send(
-          new UpdateCommand({
-            TableName: TABLE,
-            Key: key,
-            UpdateExpression: `SET ${update.sets.join(', ')}`,
-            ConditionExpression: '#expected_revision = :expected_revision',
-            ExpressionAttributeNames: update.names,
-            ExpressionAttributeValues: update.values,
-            ReturnValues: 'ALL_NEW',
-          }),
-        );
-        return toDiscount(stripKeys(result.Attributes ?? {}) as DiscountItem);
-      } catch (error) {
+      const stored = await patchOne<DiscountItem>(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], {
         // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
-        if (isConditionalFailure(error)) throw new StaleRead();
-        throw error;
-      }
+        condition: {
+          expression: '#expected_revision = :expected_revision',
+          names: { '#expected_revision': 'revision' },
+          values: { ':expected_revision': current.revision },
+          failure: () => new StaleRead(),
+        },
+      });
+      return toDiscount(stored);
     }
 
+    const update = setExpression(
+      { ...patch, updated_at: merged.updated_at, revision: merged.revision, ...(renamed ? { coupon_lower: merged.coupon_lower, gsi1sk: merged.coupon_lower } : {}) },
+      [...PATCHABLE, 'updated_at', 'revision', 'coupon_lower', 'gsi1sk'],
+    );
+    update.names['#expected_revision'] = 'revision';
+    update.values[':expected_revision'] = current.revision;
     // A transaction returns no item, so it is also conditioned on `uses`: the merged item is then exactly what was written.
     update.names['#uses'] = 'uses';
     update.values[':expected_uses'] = current.uses;

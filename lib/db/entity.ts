@@ -25,33 +25,43 @@ export async function putNew(key: Key, entity: string, attributes: Record<string
   );
 }
 
+/** A condition of its own for patchOne, and the error its failure stands for. */
+export interface PatchCondition {
+  expression: string;
+  names?: Record<string, string>;
+  values?: Record<string, unknown>;
+  failure: () => Error;
+}
+
 /**
  * SET the allowed fields of a validated patch (plus `updated_at`) on an existing item and
- * return the item as it now is.
+ * return the item as it now is. By default the item must exist (404 otherwise); a caller that
+ * read the item first passes its own condition (e.g. the revision it read).
  */
 export async function patchOne<T>(
   key: Key,
   what: string,
   patch: Record<string, unknown>,
   allowed: readonly string[],
-  options: { nested?: readonly string[]; extraSets?: Record<string, unknown> } = {},
+  options: { nested?: readonly string[]; extraSets?: Record<string, unknown>; condition?: PatchCondition } = {},
 ): Promise<T> {
   const update = setExpression({ ...patch, ...options.extraSets, updated_at: nowIso() }, [...allowed, ...Object.keys(options.extraSets ?? {}), 'updated_at'], options.nested);
+  const condition = options.condition;
   try {
     const result = await db.send(
       new UpdateCommand({
         TableName: TABLE,
         Key: key,
         UpdateExpression: `SET ${update.sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: update.names,
-        ExpressionAttributeValues: update.values,
+        ConditionExpression: condition?.expression ?? 'attribute_exists(pk)',
+        ExpressionAttributeNames: { ...update.names, ...condition?.names },
+        ExpressionAttributeValues: { ...update.values, ...condition?.values },
         ReturnValues: 'ALL_NEW',
       }),
     );
     return stripKeys(result.Attributes ?? {}) as T;
   } catch (error) {
-    if (isConditionalFailure(error)) throw notFound(what);
+    if (isConditionalFailure(error)) throw condition ? condition.failure() : notFound(what);
     throw error;
   }
 }

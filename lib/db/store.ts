@@ -7,6 +7,7 @@ import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, notFound } from '#lib/http/errors.ts';
+import type { StorePatchBody as StorePatch } from '#lib/schemas/store.ts';
 
 /**
  * Stores and their domains.
@@ -82,11 +83,6 @@ export async function getStoreOrThrow(storeId: number): Promise<Store> {
   return store;
 }
 
-export interface StorePatch {
-  name?: string;
-  domain?: string;
-  affiliate?: Partial<AffiliateSettings>;
-}
 
 /**
  * Changes the domain (and the rest of the patch) in one transaction that moves the domain

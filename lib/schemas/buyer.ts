@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, text, timestamp } from '#lib/schemas/common.ts';
+import { patchBody, text, timestamp } from '#lib/schemas/common.ts';
 
 /** The customer's identity in a store: compared and stored lower-cased. */
 export const email = v.pipe(
@@ -41,13 +41,12 @@ const avatar = v.nullable(
 
 const socialId = v.nullable(text('social_id', 64));
 
-export const customerPatchBody = v.pipe(
+export const customerPatchBody = patchBody(
   v.strictObject({
     name: v.optional(text('name', CUSTOMER_NAME_MAX)),
     avatar: v.optional(avatar),
     social_id: v.optional(socialId),
   }),
-  atLeastOneField,
 );
 
 export const customerResource = v.object({

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, text, timestamp } from '#lib/schemas/common.ts';
+import { patchBody, text, timestamp } from '#lib/schemas/common.ts';
 
 export const CATEGORY_NAME_MAX = 100;
 
@@ -11,7 +11,7 @@ const categoryPatchFields = v.strictObject({
   name: v.optional(text('name', CATEGORY_NAME_MAX)),
 });
 
-export const categoryPatchBody = v.pipe(categoryPatchFields, atLeastOneField);
+export const categoryPatchBody = patchBody(categoryPatchFields);
 
 export const categoryResource = v.object({
   id: v.number(),
@@ -22,6 +22,5 @@ export const categoryResource = v.object({
 });
 
 export type CategoryCreate = v.InferOutput<typeof categoryCreateBody>;
-// From the fields: atLeastOneField's check would widen the type to a plain record.
-export type CategoryPatch = v.InferOutput<typeof categoryPatchFields>;
+export type CategoryPatch = v.InferOutput<typeof categoryPatchBody>;
 export type Category = v.InferOutput<typeof categoryResource>;

@@ -79,11 +79,15 @@ export const pageMeta = v.object({
 
 export const pageOf = <S extends v.GenericSchema>(item: S) => v.object({ meta: pageMeta, data: v.array(item) });
 
-/** PATCH bodies: at least one field, so that an empty patch is a visible mistake. */
-export const atLeastOneField = v.check(
-  (input: Record<string, unknown>) => Object.values(input).some((value) => value !== undefined),
-  'Send at least one field to change',
-);
+/** A PATCH body: at least one field, so that an empty patch is a visible mistake. */
+export function patchBody<const S extends v.GenericSchema<unknown, Record<string, unknown>>>(fields: S) {
+  // Checked on the object's own output type, so the body keeps its field types (a check typed on
+  // Record<string, unknown> would widen them).
+  return v.pipe(
+    fields,
+    v.check((input: v.InferOutput<S>) => Object.values(input).some((value) => value !== undefined), 'Send at least one field to change'),
+  );
+}
 
 /**
  * The range of every amount we store (prices, tier minimums and rewards, option prices, coupon

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, pageQueryEntries, storableAmount, timestamp, timestampInput } from '#lib/schemas/common.ts';
+import { pageQueryEntries, patchBody, storableAmount, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
 /**
  * Coupon codes are ASCII letters, digits, `-` and `_`: buyers type them, and ASCII keeps the
@@ -95,7 +95,7 @@ export const discountCreateBody = v.strictObject({
 
 const discountPatchFields = v.partial(discountCreateBody);
 
-export const discountPatchBody = v.pipe(discountPatchFields, atLeastOneField);
+export const discountPatchBody = patchBody(discountPatchFields);
 
 export const discountListQuery = v.object({
   ...pageQueryEntries(),
@@ -130,7 +130,7 @@ export const discountResource = v.object({
 
 export type DiscountCreate = v.InferOutput<typeof discountCreateBody>;
 /** From the object schema: the at-least-one-field check would widen the type to a plain record. */
-export type DiscountPatch = v.InferOutput<typeof discountPatchFields>;
+export type DiscountPatch = v.InferOutput<typeof discountPatchBody>;
 export type DiscountListQuery = v.InferOutput<typeof discountListQuery>;
 export type Discount = v.InferOutput<typeof discountResource>;
 export type DiscountStatus = (typeof DISCOUNT_STATUSES)[number];

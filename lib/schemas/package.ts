@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
+import { patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const PACKAGE_NAME_MAX = 100;
 export const COMMAND_MAX = 2000;
@@ -46,7 +46,7 @@ const packagePatchFields = v.strictObject({
   commands: v.optional(commands),
 });
 
-export const packagePatchBody = v.pipe(packagePatchFields, atLeastOneField);
+export const packagePatchBody = patchBody(packagePatchFields);
 
 export const packageCommand = v.object({
   command: v.string(),
@@ -68,6 +68,5 @@ export const packageResource = v.object({
 });
 
 export type PackageCreate = v.InferOutput<typeof packageCreateBody>;
-// From the fields: atLeastOneField's check would widen the type to a plain record.
-export type PackagePatch = v.InferOutput<typeof packagePatchFields>;
+export type PackagePatch = v.InferOutput<typeof packagePatchBody>;
 export type Package = v.InferOutput<typeof packageResource>;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, storableAmount, timestamp, timestampInput } from '#lib/schemas/common.ts';
+import { patchBody, storableAmount, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
 /**
  * Promo input and output. The schemas check each field on its own (types, enums, lengths,
@@ -85,7 +85,7 @@ const promoPatchFields = v.strictObject({
 });
 
 /** Any field may change; `tiers` and `targets` are replaced whole. */
-export const promoPatchBody = v.pipe(promoPatchFields, atLeastOneField);
+export const promoPatchBody = patchBody(promoPatchFields);
 
 export const targetResource = v.object({
   type: v.picklist(TARGET_TYPES),
@@ -123,8 +123,7 @@ export const promoResource = v.object({
 export type TargetInput = v.InferOutput<typeof targetInput>;
 export type TierInput = v.InferOutput<typeof tierInput>;
 export type PromoCreate = v.InferOutput<typeof promoCreateBody>;
-// From the fields: atLeastOneField's check would widen the type to a plain record.
-export type PromoPatch = v.InferOutput<typeof promoPatchFields>;
+export type PromoPatch = v.InferOutput<typeof promoPatchBody>;
 export type Target = v.InferOutput<typeof targetResource>;
 export type PromoTier = v.InferOutput<typeof tierResource>;
 export type Promo = v.InferOutput<typeof promoResource>;

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
+import { patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 /** A lower-case host name: labels of letters, digits and hyphens (`demo.localhost`, `shop.example.com`). */
 export const domain = v.pipe(
@@ -13,22 +13,20 @@ export const domain = v.pipe(
 const percent = v.pipe(v.number('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100'));
 const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
 
-export const affiliateSettingsPatch = v.pipe(
+export const affiliateSettingsPatch = patchBody(
   v.strictObject({
     self_registration: v.optional(v.boolean('self_registration must be a boolean')),
     percent_commission: v.optional(percent),
     min_withdraw: v.optional(money('min_withdraw')),
   }),
-  atLeastOneField,
 );
 
-export const storePatchBody = v.pipe(
+export const storePatchBody = patchBody(
   v.strictObject({
     name: v.optional(text('name', 100)),
     domain: v.optional(domain),
     affiliate: v.optional(affiliateSettingsPatch),
   }),
-  atLeastOneField,
 );
 
 export const storeResource = v.object({

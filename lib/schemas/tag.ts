@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, text, timestamp } from '#lib/schemas/common.ts';
+import { patchBody, text, timestamp } from '#lib/schemas/common.ts';
 
 /**
  * `color` is "a colour string" in the spec, format not shown. We accept what a storefront can
@@ -20,13 +20,12 @@ export const tagCreateBody = v.strictObject({
   apply_to_all_packages: v.optional(v.boolean('apply_to_all_packages must be a boolean')),
 });
 
-export const tagPatchBody = v.pipe(
+export const tagPatchBody = patchBody(
   v.strictObject({
     name: v.optional(text('name', TAG_NAME_MAX)),
     color: v.optional(color),
     apply_to_all_packages: v.optional(v.boolean('apply_to_all_packages must be a boolean')),
   }),
-  atLeastOneField,
 );
 
 export const tagResource = v.object({

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { atLeastOneField, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
+import { patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const VARIABLE_TYPES = ['SELECT', 'NUMBER', 'TEXT', 'GAME'] as const;
 export const VARIABLE_NAME_MAX = 50;
@@ -99,7 +99,7 @@ export const variableCreateBody = v.strictObject({
 });
 
 const variablePatchFields = v.partial(variableCreateBody);
-export const variablePatchBody = v.pipe(variablePatchFields, atLeastOneField);
+export const variablePatchBody = patchBody(variablePatchFields);
 
 export const variableOption = v.object({
   id: v.number(),
@@ -127,7 +127,7 @@ export const variableResource = v.object({
 
 export type VariableCreate = v.InferOutput<typeof variableCreateBody>;
 /** From the object schema: the at-least-one-field check would widen the type to a plain record. */
-export type VariablePatch = v.InferOutput<typeof variablePatchFields>;
+export type VariablePatch = v.InferOutput<typeof variablePatchBody>;
 export type VariableOptionInput = NonNullable<VariableCreate['options']>[number];
 export type VariableType = (typeof VARIABLE_TYPES)[number];
 export type Variable = v.InferOutput<typeof variableResource>;
