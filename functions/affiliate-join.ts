@@ -1,4 +1,4 @@
-import { joinAffiliate } from '#lib/domain/affiliate.ts';
+import { joinAffiliate } from '#lib/flows/affiliate.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

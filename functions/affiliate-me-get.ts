@@ -1,4 +1,4 @@
-import { getAffiliatePanel } from '#lib/domain/affiliate.ts';
+import { getAffiliatePanel } from '#lib/flows/affiliate.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

@@ -1,4 +1,4 @@
-import { updateWithdrawSettings } from '#lib/domain/affiliate.ts';
+import { updateWithdrawSettings } from '#lib/flows/affiliate.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

@@ -1,4 +1,4 @@
-import { requestWithdrawal } from '#lib/domain/affiliate.ts';
+import { requestWithdrawal } from '#lib/flows/affiliate.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

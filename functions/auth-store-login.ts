@@ -1,4 +1,4 @@
-import { requestLoginCode } from '#lib/domain/auth.ts';
+import { requestLoginCode } from '#lib/flows/auth.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

@@ -1,4 +1,4 @@
-import { logout } from '#lib/domain/auth.ts';
+import { logout } from '#lib/flows/auth.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { reply } from '#lib/http/reply.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';

@@ -1,5 +1,5 @@
 import { parse } from 'valibot';
-import { loginWithSession } from '#lib/domain/auth.ts';
+import { loginWithSession } from '#lib/flows/auth.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { reply } from '#lib/http/reply.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';

@@ -1,4 +1,4 @@
-import { loginWithAccessToken } from '#lib/domain/auth.ts';
+import { loginWithAccessToken } from '#lib/flows/auth.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

@@ -1,4 +1,4 @@
-import { issueHandoffForCustomer } from '#lib/domain/handoff.ts';
+import { issueHandoffForCustomer } from '#lib/flows/handoff.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

@@ -1,4 +1,4 @@
-import { deletePackageAndImage } from '#lib/domain/image.ts';
+import { deletePackageAndImage } from '#lib/flows/image.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { noContent } from '#lib/http/reply.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';

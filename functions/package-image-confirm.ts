@@ -1,4 +1,4 @@
-import { confirmPackageImage } from '#lib/domain/image.ts';
+import { confirmPackageImage } from '#lib/flows/image.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { imageRoutes } from '#lib/routes/image.ts';
 

@@ -1,4 +1,4 @@
-import { uploadPackageImage } from '#lib/domain/image.ts';
+import { uploadPackageImage } from '#lib/flows/image.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { imageRoutes } from '#lib/routes/image.ts';
 

@@ -1,4 +1,4 @@
-import { updatePackageReleasingImage } from '#lib/domain/image.ts';
+import { updatePackageReleasingImage } from '#lib/flows/image.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 

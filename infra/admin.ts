@@ -36,7 +36,7 @@ function parseArgs(argv: string[]): { command: string; flags: Record<string, str
 }
 
 const { adminCommands } = await import('#lib/admin/commands.ts');
-const { HttpError } = await import('#lib/http/errors.ts');
+const { HttpError } = await import('#lib/errors.ts');
 const { command, flags } = parseArgs(process.argv.slice(2));
 const run = adminCommands[command];
 if (!run) {

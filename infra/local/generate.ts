@@ -24,7 +24,7 @@ const CREDENTIAL_LABEL: Record<RouteSpec['credential'], string> = {
 /** Where a route's schema and data access live, found from its handler's imports. */
 function sourcesOf(name: string): string {
   const handler = readFileSync(`functions/${name}.ts`, 'utf8');
-  const libs = [...handler.matchAll(/from '#lib\/((?:db|domain|mail)\/[\w-]+)\.ts'/g)].map(([, path]) => `lib/${path}.ts`);
+  const libs = [...handler.matchAll(/from '#lib\/((?:flows|db|domain|mail)\/[\w-]+)\.ts'/g)].map(([, path]) => `lib/${path}.ts`);
   return [...new Set(libs)].map((path) => `\`${path}\``).join(', ');
 }
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { createApiKey, createApiToken, revokeCredential } from '#lib/db/credential.ts';
 import { createStore, getStore } from '#lib/db/store.ts';
-import { HttpError, notFound } from '#lib/http/errors.ts';
+import { HttpError, notFound } from '#lib/errors.ts';
 import { domain } from '#lib/schemas/store.ts';
 
 /**

@@ -8,7 +8,7 @@ import { queryAll } from '#lib/db/query.ts';
 import { transactWrite } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { storeKey, type Store } from '#lib/db/store.ts';
-import { HttpError, unprocessable } from '#lib/http/errors.ts';
+import { HttpError, unprocessable } from '#lib/errors.ts';
 import type { AffiliateTransaction, OrderPackage, WithdrawSettings } from '#lib/schemas/affiliate.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import { getMany } from '#lib/db/entity.ts';

@@ -7,7 +7,7 @@ import { queryAll } from '#lib/db/query.ts';
 import { plural, referableKey, unreferencedCondition } from '#lib/db/references.ts';
 import { rawNumber, retrying, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { conflict, notFound } from '#lib/http/errors.ts';
+import { conflict, notFound } from '#lib/errors.ts';
 import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/category.ts';
 
 /**

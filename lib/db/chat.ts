@@ -6,7 +6,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk, stripKeys } from '#lib/db/keys.ts';
 import { internalIdSk } from '#lib/db/order.ts';
 import { storeKey } from '#lib/db/store.ts';
-import { notFound } from '#lib/http/errors.ts';
+import { notFound } from '#lib/errors.ts';
 import { pageMeta, type Page } from '#lib/http/paginate.ts';
 import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
 import { getMany } from '#lib/db/entity.ts';

@@ -4,7 +4,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import type { TransactItem } from '#lib/db/transact.ts';
 import type { Delivery } from '#lib/domain/order.ts';
-import { notFound } from '#lib/http/errors.ts';
+import { notFound } from '#lib/errors.ts';
 import type { Command, CommandReport, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
 
 /**

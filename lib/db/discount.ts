@@ -7,7 +7,7 @@ import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { conflict, unprocessable } from '#lib/http/errors.ts';
+import { conflict, unprocessable } from '#lib/errors.ts';
 import { EVERY_PACKAGE, type Discount, type DiscountCreate, type DiscountListQuery, type DiscountPatch, type DiscountStatus } from '#lib/schemas/discount.ts';
 
 /**

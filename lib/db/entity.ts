@@ -3,7 +3,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { nowIso, stripKeys } from '#lib/db/keys.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { notFound, unavailable } from '#lib/http/errors.ts';
+import { notFound, unavailable } from '#lib/errors.ts';
 
 /**
  * The single-item operations every entity module shares. Each is one DynamoDB call, and each

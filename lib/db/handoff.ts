@@ -4,7 +4,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
 import { transactWrite } from '#lib/db/transact.ts';
-import { badRequest, tooManyRequests } from '#lib/http/errors.ts';
+import { badRequest, tooManyRequests } from '#lib/errors.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import { HANDOFF_TTL_SECONDS, type CustomerIdentity, type IdentifyResult } from '#lib/schemas/handoff.ts';
 

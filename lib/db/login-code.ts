@@ -6,7 +6,7 @@ import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
 import { transactWrite } from '#lib/db/transact.ts';
-import { tooManyRequests } from '#lib/http/errors.ts';
+import { tooManyRequests } from '#lib/errors.ts';
 
 /**
  * E-mail login codes: one live code per store and e-mail; a new login replaces it.

@@ -5,7 +5,7 @@ import { orderKey } from '#lib/db/order.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { transactGuarded } from '#lib/db/transact.ts';
 import { queryBetween } from '#lib/db/query.ts';
-import { notFound } from '#lib/http/errors.ts';
+import { notFound } from '#lib/errors.ts';
 import type { Note, NoteCreate } from '#lib/schemas/note.ts';
 
 /**

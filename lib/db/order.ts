@@ -24,7 +24,7 @@ import {
   type CouponRecord,
   type Delivery,
 } from '#lib/domain/order.ts';
-import { badRequest, conflict, notFound } from '#lib/http/errors.ts';
+import { badRequest, conflict, notFound } from '#lib/errors.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
 import { CURSOR_MAX, type Order, type OrderCreate, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';

@@ -8,7 +8,7 @@ import { missingReference, plural, referableKey, unreferencedCondition, type Ref
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { conflict, HttpError, notFound, unprocessable } from '#lib/http/errors.ts';
+import { conflict, HttpError, notFound, unprocessable } from '#lib/errors.ts';
 import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.ts';
 
 /**
@@ -207,7 +207,7 @@ export async function deletePackage(storeId: number, packageId: number): Promise
 }
 
 /**
- * Points the package at a newly uploaded image (lib/domain/image.ts) and answers the image it
+ * Points the package at a newly uploaded image (lib/flows/image.ts) and answers the image it
  * had until now, read atomically with the write (UPDATED_OLD), so that of two racing uploads
  * each learns exactly the object it replaced. 404 when the package is missing.
  */

@@ -6,7 +6,7 @@ import { referenceWrites } from '#lib/db/references.ts';
 import { retrying, StaleRead, transactGuarded } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { normalTarget, promoReferences, promoRuleViolations, type PromoDraft } from '#lib/domain/promo.ts';
-import { HttpError, notFound } from '#lib/http/errors.ts';
+import { HttpError, notFound } from '#lib/errors.ts';
 import type { Promo, PromoCreate, PromoPatch, PromoTier, TierInput } from '#lib/schemas/promo.ts';
 
 /**

@@ -1,7 +1,10 @@
 import { TABLE } from '#lib/db/client.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
 import type { GuardedWrite, TransactItem } from '#lib/db/transact.ts';
-import { unprocessable } from '#lib/http/errors.ts';
+import { unprocessable } from '#lib/errors.ts';
+import type { ReferableKind, Reference } from '#lib/schemas/common.ts';
+
+export type { ReferableKind, Reference };
 
 /**
  * Referential integrity inside the catalog. Promos refer to packages and categories (targets),
@@ -15,15 +18,6 @@ import { unprocessable } from '#lib/http/errors.ts';
  * - deleting a referable item is conditioned on `ref_count` being 0 (409 otherwise), so a
  *   reference can never dangle, even when a delete races a promo creation.
  */
-export type ReferableKind = 'PACKAGE' | 'CATEGORY';
-
-export interface Reference {
-  kind: ReferableKind;
-  id: number;
-  /** Input path that named it (`targets.2.id`), for the 422. */
-  field: string;
-}
-
 export const referableKey = (storeId: number, kind: ReferableKind, id: number) => ({ pk: storePk(storeId), sk: entitySk(kind, id) });
 
 const refId = (ref: { kind: ReferableKind; id: number }) => `${ref.kind}#${ref.id}`;

@@ -6,7 +6,7 @@ import { failedConditions } from '#lib/db/errors.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { conflict, notFound } from '#lib/http/errors.ts';
+import { conflict, notFound } from '#lib/errors.ts';
 import type { StorePatchBody as StorePatch } from '#lib/schemas/store.ts';
 
 /**

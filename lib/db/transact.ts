@@ -1,7 +1,7 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db } from '#lib/db/client.ts';
 import { failedConditions, isTransactionConflict } from '#lib/db/errors.ts';
-import { HttpError, unavailable } from '#lib/http/errors.ts';
+import { HttpError, unavailable } from '#lib/errors.ts';
 
 /**
  * Transactions and the retry they need. DynamoDB cancels one of two transactions that meet on

@@ -6,9 +6,9 @@ import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { referenceWrites } from '#lib/db/references.ts';
 import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
-import type { Reference } from '#lib/db/references.ts';
+import type { Reference } from '#lib/schemas/common.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { conflict, unprocessable } from '#lib/http/errors.ts';
+import { conflict, unprocessable } from '#lib/errors.ts';
 import type { Variable, VariableCreate, VariableOptionInput, VariablePatch, VariableType } from '#lib/schemas/variable.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { HttpError, unprocessable, type ErrorDetail } from '#lib/http/errors.ts';
+import { HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
 import { EVERY_PACKAGE, type Discount } from '#lib/schemas/discount.ts';
 import type { OrderCreate, OrderPackageLine, OrderVariable } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';

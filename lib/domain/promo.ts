@@ -1,5 +1,5 @@
-import type { Reference } from '#lib/db/references.ts';
-import type { ErrorDetail } from '#lib/http/errors.ts';
+import type { Reference } from '#lib/schemas/common.ts';
+import type { ErrorDetail } from '#lib/errors.ts';
 import type { Target, TargetInput, TierInput } from '#lib/schemas/promo.ts';
 
 /**

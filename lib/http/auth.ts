@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { findCredential, findDomainAndCredential, type Credential } from '#lib/db/credential.ts';
-import { customerUnauthenticated, forbidden, HttpError, notFound, unauthenticated } from '#lib/http/errors.ts';
+import { customerUnauthenticated, forbidden, HttpError, notFound, unauthenticated } from '#lib/errors.ts';
 import type { CredentialKind, RouteSpec } from '#lib/http/route.ts';
 
 export interface OperatorAuth {

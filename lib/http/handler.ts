@@ -4,7 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import { parse, type GenericSchema, type InferOutput } from 'valibot';
 import { isTransactionThrottled } from '#lib/db/errors.ts';
 import { authenticate, type AuthFor } from '#lib/http/auth.ts';
-import { HttpError, unavailable } from '#lib/http/errors.ts';
+import { HttpError, unavailable } from '#lib/errors.ts';
 import { jsonResponse, Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { parsePart } from '#lib/http/validate.ts';

@@ -1,5 +1,5 @@
 import { getDotPath, safeParse, type BaseIssue, type GenericSchema } from 'valibot';
-import { HttpError, type ErrorDetail } from '#lib/http/errors.ts';
+import { HttpError, type ErrorDetail } from '#lib/errors.ts';
 
 /** Query issues that mean "could not be read at all" (400) rather than "breaks a rule" (422). */
 const MALFORMED_QUERY_ISSUES = new Set(['string', 'regex', 'digits', 'decimal', 'object', 'strict_object', 'loose_object']);

@@ -8,7 +8,7 @@ export const REF_CODE_MAX = 32;
  * The spec fixes only "at least 3 characters". It travels in `?ref=` links, so it is bounded
  * to 32 characters of a URL-safe set (letters, digits, `_`, `-`); case is kept for display,
  * uniqueness ignores it. The minimum is only documented here (metadata): the spec answers a
- * short code with a message only, so the join checks it itself (lib/domain/affiliate.ts)
+ * short code with a message only, so the join checks it itself (lib/flows/affiliate.ts)
  * instead of leaving it to validation, whose errors carry VALIDATION_FAILED and a field.
  */
 export const refCode = v.pipe(

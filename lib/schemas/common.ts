@@ -104,3 +104,13 @@ export const storableAmount = <S extends v.GenericSchema<unknown, number>>(name:
     v.maxValue(AMOUNT_MAX, `${name} must be at most ${AMOUNT_MAX}`),
     v.check((value: number) => value === 0 || Math.abs(value) >= AMOUNT_MIN_POSITIVE, `${name} must be 0 or at least ${AMOUNT_MIN_POSITIVE}`),
   );
+
+/** A catalog item one write refers to (a promo target, a variable's `applies_to`): counted by lib/db/references.ts. */
+export type ReferableKind = 'PACKAGE' | 'CATEGORY';
+
+export interface Reference {
+  kind: ReferableKind;
+  id: number;
+  /** Input path that named it (`targets.2.id`), for the 422. */
+  field: string;
+}

@@ -8,7 +8,7 @@ export type ImageContentType = (typeof IMAGE_CONTENT_TYPES)[number];
 /** Package image (spec): the public URL of the uploaded image. */
 export const packageImageResource = v.object({ url: v.string() });
 
-/** A content type outside the list is a 415 (spec: wrong type), judged by lib/domain/image.ts. */
+/** A content type outside the list is a 415 (spec: wrong type), judged by lib/flows/image.ts. */
 export const imageUploadBody = v.strictObject({
   content_type: v.pipe(
     v.string('content_type must be a string'),

@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
  */
 process.env.TABLE_NAME ??= 'unit-test-table';
 const { defineHandler } = await import('#lib/http/handler.ts');
-const { HttpError } = await import('#lib/http/errors.ts');
+const { HttpError } = await import('#lib/errors.ts');
 const v = await import('valibot');
 
 const event = (overrides: Partial<APIGatewayProxyEventV2> = {}): APIGatewayProxyEventV2 =>

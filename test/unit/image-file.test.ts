@@ -2,9 +2,9 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 
 process.env.IMAGES_BASE_URL = 'https://images.example.com';
-const { checkImageFile, filePartOf, imageKeyOfUrl, packageImageKeyType, sniffImageType, SNIFF_BYTES } = await import('#lib/domain/image-file.ts');
+const { checkImageFile, filePartOf, imageKeyOfUrl, packageImageKeyType, sniffImageType, SNIFF_BYTES } = await import('#lib/http/image-file.ts');
 const { IMAGE_MAX_BYTES } = await import('#lib/schemas/image.ts');
-const { HttpError } = await import('#lib/http/errors.ts');
+const { HttpError } = await import('#lib/errors.ts');
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xdb, 1, 2]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formDataBoundary, headerParameters, MAX_PARTS, MultipartError, parseMultipart } from '#lib/domain/multipart.ts';
+import { formDataBoundary, headerParameters, MAX_PARTS, MultipartError, parseMultipart } from '#lib/http/multipart.ts';
 
 const CRLF = '\r\n';
 const body = (...lines: (string | Buffer)[]) => Buffer.concat(lines.map((line) => (typeof line === 'string' ? Buffer.from(line) : line)));

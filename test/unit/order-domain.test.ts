@@ -12,7 +12,7 @@ import {
   type CouponRecord,
   type RenderContext,
 } from '#lib/domain/order.ts';
-import { HttpError } from '#lib/http/errors.ts';
+import { HttpError } from '#lib/errors.ts';
 import { orderListQuery } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 vi.mock('#lib/db/client.ts', () => ({ db: { send: vi.fn() }, TABLE: 'unit-table' }));
-const { sessionCookie } = await import('#lib/domain/auth.ts');
+const { sessionCookie } = await import('#lib/flows/auth.ts');
 
 afterEach(() => vi.unstubAllEnvs());
 

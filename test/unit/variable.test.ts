@@ -5,7 +5,7 @@ import { getDotPath, safeParse } from 'valibot';
 process.env.TABLE_NAME ??= 'unit-test-table';
 const { resolveOptions, toVariable, STORED_OPTIONS_MAX } = await import('#lib/db/variable.ts');
 const { APPLIES_TO_MAX, variableCreateBody, variablePatchBody } = await import('#lib/schemas/variable.ts');
-const { HttpError } = await import('#lib/http/errors.ts');
+const { HttpError } = await import('#lib/errors.ts');
 type StoredOption = import('#lib/db/variable.ts').StoredOption;
 
 const stored: StoredOption[] = [

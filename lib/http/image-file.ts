@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '#lib/config.ts';
-import { formDataBoundary, MultipartError, parseMultipart } from '#lib/domain/multipart.ts';
-import { HttpError, unprocessable } from '#lib/http/errors.ts';
+import { formDataBoundary, MultipartError, parseMultipart } from '#lib/http/multipart.ts';
+import { HttpError, unprocessable } from '#lib/errors.ts';
 import { IMAGE_CONTENT_TYPES, IMAGE_MAX_BYTES, type ImageContentType } from '#lib/schemas/image.ts';
 
 /**

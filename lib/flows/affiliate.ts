@@ -9,7 +9,7 @@ import {
 } from '#lib/db/affiliate.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { DEFAULT_AFFILIATE_SETTINGS } from '#lib/db/store.ts';
-import { customerUnauthenticated, HttpError, unprocessable } from '#lib/http/errors.ts';
+import { customerUnauthenticated, HttpError, unprocessable } from '#lib/errors.ts';
 import { REF_CODE_MIN, type AffiliatePanel, type AffiliateTransaction, type WithdrawSettings } from '#lib/schemas/affiliate.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 

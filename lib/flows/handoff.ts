@@ -1,6 +1,6 @@
 import { findCustomer } from '#lib/db/customer.ts';
 import { issueHandoff } from '#lib/db/handoff.ts';
-import { customerUnauthenticated } from '#lib/http/errors.ts';
+import { customerUnauthenticated } from '#lib/errors.ts';
 
 /**
  * A handoff for the session's customer: 1 GetItem (the identity as it is now) + 1 TransactWrite.

@@ -3,7 +3,7 @@ import { issueBuyerAccessToken, issueSession, revokeCredential } from '#lib/db/c
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
 import { consumeLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS } from '#lib/db/login-code.ts';
 import { SESSION_COOKIE } from '#lib/http/auth.ts';
-import { HttpError } from '#lib/http/errors.ts';
+import { HttpError } from '#lib/errors.ts';
 import { mailer } from '#lib/mail/mailer.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 

@@ -15,8 +15,8 @@ import {
   sniffImageType,
   tooLarge,
   unsupportedType,
-} from '#lib/domain/image-file.ts';
-import { unprocessable } from '#lib/http/errors.ts';
+} from '#lib/http/image-file.ts';
+import { unprocessable } from '#lib/errors.ts';
 import { IMAGE_CONTENT_TYPES, IMAGE_MAX_BYTES } from '#lib/schemas/image.ts';
 import type { Package, PackagePatch } from '#lib/schemas/package.ts';
 import { deleteImageQuietly, headImage, presignImagePost, putImage, readImageStart } from '#lib/s3/images.ts';
