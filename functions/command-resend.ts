@@ -1,4 +1,4 @@
-import { resendOrderCommands } from '#lib/db/order.ts';
+import { resendOrderCommands } from '#lib/flows/order.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { orderRoutes } from '#lib/routes/order.ts';
 

@@ -1,4 +1,4 @@
-import { getDiscount } from '#lib/db/discount.ts';
+import { getDiscount } from '#lib/flows/discount.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
 

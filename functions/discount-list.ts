@@ -1,4 +1,4 @@
-import { listDiscounts } from '#lib/db/discount.ts';
+import { listDiscounts } from '#lib/flows/discount.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { paginate, requestLocation } from '#lib/http/paginate.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';

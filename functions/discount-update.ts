@@ -1,4 +1,4 @@
-import { updateDiscount } from '#lib/db/discount.ts';
+import { updateDiscount } from '#lib/flows/discount.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
 

@@ -1,4 +1,4 @@
-import { cancelOrder } from '#lib/db/order.ts';
+import { cancelOrder } from '#lib/flows/order.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { orderRoutes } from '#lib/routes/order.ts';
 

@@ -1,4 +1,4 @@
-import { createOrder } from '#lib/db/order.ts';
+import { createOrder } from '#lib/flows/order.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { orderRoutes } from '#lib/routes/order.ts';
 

@@ -1,4 +1,4 @@
-import { listOrders, listOrdersByCursor } from '#lib/db/order.ts';
+import { listOrders, listOrdersByCursor } from '#lib/db/order-list.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { paginate, requestLocation } from '#lib/http/paginate.ts';
 import { orderRoutes } from '#lib/routes/order.ts';

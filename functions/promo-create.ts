@@ -1,4 +1,4 @@
-import { createPromo } from '#lib/db/promo.ts';
+import { createPromo } from '#lib/flows/promo.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
 

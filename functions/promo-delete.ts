@@ -1,4 +1,4 @@
-import { deletePromo } from '#lib/db/promo.ts';
+import { deletePromo } from '#lib/flows/promo.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { noContent } from '#lib/http/reply.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';

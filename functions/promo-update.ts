@@ -1,4 +1,4 @@
-import { updatePromo } from '#lib/db/promo.ts';
+import { updatePromo } from '#lib/flows/promo.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
 

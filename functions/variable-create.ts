@@ -1,4 +1,4 @@
-import { createVariable } from '#lib/db/variable.ts';
+import { createVariable } from '#lib/flows/variable.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
 

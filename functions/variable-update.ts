@@ -1,4 +1,4 @@
-import { updateVariable } from '#lib/db/variable.ts';
+import { updateVariable } from '#lib/flows/variable.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
 

@@ -45,3 +45,17 @@ export const unavailable = (message = 'Service temporarily unavailable') =>
   new HttpError(503, { message, code: 'UNAVAILABLE' }, { 'retry-after': '1' });
 export const tooManyRequests = (retryAfterSeconds: number, code = 'RATE_LIMITED') =>
   new HttpError(429, { message: 'Too many requests', code }, { 'retry-after': String(retryAfterSeconds) });
+
+/**
+ * Coupon refusals (422 on `coupon`). Both the coupon rules (lib/domain/coupon.ts) and the coupon
+ * use's guarded writes (lib/db/coupon-use.ts, where the transaction re-checks the counts
+ * atomically) raise them, so they live below both layers.
+ */
+export const couponRefused = (message: string, code: string) => unprocessable(message, 'coupon', code);
+export const couponNotFound = (code: string) => couponRefused(`Coupon ${code} does not exist in this store`, 'COUPON_NOT_FOUND');
+export const couponSoldOut = (code: string) => couponRefused(`Coupon ${code} has no uses left`, 'COUPON_SOLD_OUT');
+export const couponClientLimit = (coupon: { coupon: string; max_uses_per_client: number | null; limit_criteria: 'CLIENT_EMAIL' | 'CLIENT_IDENTIFIER' }) =>
+  couponRefused(
+    `Coupon ${coupon.coupon} may be used at most ${coupon.max_uses_per_client} time(s) per ${coupon.limit_criteria === 'CLIENT_EMAIL' ? 'client_email' : 'client_identifier'}`,
+    'COUPON_CLIENT_LIMIT',
+  );

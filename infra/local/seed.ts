@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { createCategory } from '#lib/db/category.ts';
 import { createApiKey, createApiToken } from '#lib/db/credential.ts';
-import { createDiscount } from '#lib/db/discount.ts';
+import { createDiscount } from '#lib/flows/discount.ts';
 import { createPackage } from '#lib/db/package.ts';
 import { createStore } from '#lib/db/store.ts';
 import { createTag } from '#lib/db/tag.ts';

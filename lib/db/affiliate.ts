@@ -2,10 +2,10 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { customerKey } from '#lib/db/customer.ts';
 import type { Key } from '#lib/db/entity.ts';
-import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
-import { transactWrite } from '#lib/db/transact.ts';
+import { retrying, transactGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { storeKey, type Store } from '#lib/db/store.ts';
 import { HttpError, unprocessable } from '#lib/errors.ts';
@@ -104,20 +104,26 @@ export async function createAffiliate(storeId: number, customerId: number, refCo
     updated_at: now,
   };
   try {
-    await transactWrite([
-      { Put: { TableName: TABLE, Item: { ...affiliateKey(storeId, customerId), entity: AFFILIATE, ...affiliate }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      {
-        Put: {
-          TableName: TABLE,
-          Item: { ...refCodeKey(storeId, refCode), entity: 'affiliate_ref', store_id: storeId, customer_id: customerId, ref_code: refCode },
-          ConditionExpression: 'attribute_not_exists(pk)',
+    await retrying(() =>
+      transactGuarded([
+        {
+          item: { Put: { TableName: TABLE, Item: { ...affiliateKey(storeId, customerId), entity: AFFILIATE, ...affiliate }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          onConditionFailed: () => new WrittenConcurrently(),
         },
-      },
-    ]);
+        {
+          item: {
+            Put: {
+              TableName: TABLE,
+              Item: { ...refCodeKey(storeId, refCode), entity: 'affiliate_ref', store_id: storeId, customer_id: customerId, ref_code: refCode },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          onConditionFailed: refCodeInUse,
+        },
+      ]),
+    );
   } catch (error) {
-    const failed = failedConditions(error);
-    if (failed.includes(0)) return undefined;
-    if (failed.includes(1)) throw refCodeInUse();
+    if (error instanceof WrittenConcurrently) return undefined;
     throw error;
   }
   return affiliate;
@@ -145,6 +151,20 @@ export async function saveWithdrawSettings(storeId: number, customerId: number, 
 // The items also hold store_id and affiliate_id; the response schema leaves them out.
 const toTransaction = (item: Record<string, unknown>) => stripKeys(item) as unknown as AffiliateTransaction;
 
+/** The Put of a new line of the affiliate's statement, for the transaction that moves the balance. */
+function statementEntry(storeId: number, customerId: number, affiliateId: number, transaction: AffiliateTransaction): GuardedWrite {
+  return {
+    item: {
+      Put: {
+        TableName: TABLE,
+        Item: { ...transactionKey(storeId, customerId, transaction.id), entity: 'affiliate_transaction', store_id: storeId, affiliate_id: affiliateId, ...transaction },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new Error(`affiliate transaction id ${transaction.id} allocated twice in store ${storeId}`),
+  };
+}
+
 /** Debits the balance and records the request, never letting the balance go below zero. */
 export async function recordWithdrawal(affiliate: Affiliate, amount: number, settings: WithdrawSettings): Promise<AffiliateTransaction> {
   const { store_id: storeId, customer_id: customerId } = affiliate;
@@ -159,29 +179,23 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
     withdraw_info: settings,
     created_at: now,
   };
-  try {
-    await transactWrite([
+  await retrying(() =>
+    transactGuarded([
       {
-        Update: {
-          TableName: TABLE,
-          Key: affiliateKey(storeId, customerId),
-          UpdateExpression: 'ADD balance :debit SET updated_at = :now',
-          ConditionExpression: 'attribute_exists(pk) AND balance >= :amount',
-          ExpressionAttributeValues: { ':debit': -amount, ':amount': amount, ':now': now },
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: affiliateKey(storeId, customerId),
+            UpdateExpression: 'ADD balance :debit SET updated_at = :now',
+            ConditionExpression: 'attribute_exists(pk) AND balance >= :amount',
+            ExpressionAttributeValues: { ':debit': -amount, ':amount': amount, ':now': now },
+          },
         },
+        onConditionFailed: () => unprocessable('amount is larger than the balance', 'amount', 'INSUFFICIENT_BALANCE'),
       },
-      {
-        Put: {
-          TableName: TABLE,
-          Item: { ...transactionKey(storeId, customerId, id), entity: 'affiliate_transaction', store_id: storeId, affiliate_id: affiliate.id, ...transaction },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-    ]);
-  } catch (error) {
-    if (failedConditions(error).includes(0)) throw unprocessable('amount is larger than the balance', 'amount', 'INSUFFICIENT_BALANCE');
-    throw error;
-  }
+      statementEntry(storeId, customerId, affiliate.id, transaction),
+    ]),
+  );
   return transaction;
 }
 
@@ -229,33 +243,36 @@ export async function creditCommission(
     created_at: now,
   };
   try {
-    await transactWrite([
-      {
-        Put: {
-          TableName: TABLE,
-          Item: { ...commissionKey(storeId, orderId), entity: 'affiliate_commission', store_id: storeId, order_id: orderId, transaction_id: id },
-          ConditionExpression: 'attribute_not_exists(pk)',
+    await retrying(() =>
+      transactGuarded([
+        {
+          item: {
+            Put: {
+              TableName: TABLE,
+              Item: { ...commissionKey(storeId, orderId), entity: 'affiliate_commission', store_id: storeId, order_id: orderId, transaction_id: id },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          // This order's commission is already credited (a repeated approval): nothing to do.
+          onConditionFailed: () => new WrittenConcurrently(),
         },
-      },
-      {
-        Update: {
-          TableName: TABLE,
-          Key: affiliateKey(storeId, customerId),
-          UpdateExpression: 'ADD balance :amount, total_sales :one, total_amount :total SET updated_at = :now',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':amount': amount, ':one': 1, ':total': total, ':now': now },
+        {
+          item: {
+            Update: {
+              TableName: TABLE,
+              Key: affiliateKey(storeId, customerId),
+              UpdateExpression: 'ADD balance :amount, total_sales :one, total_amount :total SET updated_at = :now',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeValues: { ':amount': amount, ':one': 1, ':total': total, ':now': now },
+            },
+          },
+          onConditionFailed: () => new Error(`affiliate ${customerId} of store ${storeId} vanished while credited`),
         },
-      },
-      {
-        Put: {
-          TableName: TABLE,
-          Item: { ...transactionKey(storeId, customerId, id), entity: 'affiliate_transaction', store_id: storeId, affiliate_id: affiliate.id, ...transaction },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-    ]);
+        statementEntry(storeId, customerId, affiliate.id, transaction),
+      ]),
+    );
   } catch (error) {
-    if (failedConditions(error).includes(0)) return undefined;
+    if (error instanceof WrittenConcurrently) return undefined;
     throw error;
   }
   return transaction;

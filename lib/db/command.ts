@@ -2,10 +2,11 @@ import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
-import type { TransactItem } from '#lib/db/transact.ts';
-import type { Delivery } from '#lib/domain/order.ts';
+import { allocateIds } from '#lib/db/sequence.ts';
+import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Command, CommandReport, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
+import type { Delivery } from '#lib/schemas/order.ts';
 
 /**
  * Delivery commands: what an approved order asks the store's game server to run.
@@ -36,23 +37,11 @@ const queueSk = (executeAt: string, commandId: number) => `${executeAt}#${padId(
 
 type CommandItem = Command & { queue_sk: string; order: QueuedCommandOrder };
 
-/** Allocates `count` consecutive command ids with one ADD; returns the first. */
-export async function allocateCommandIds(storeId: number, count: number): Promise<number> {
-  const result = await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: { pk: storePk(storeId), sk: `#SEQ#${COMMAND}` },
-      UpdateExpression: 'ADD #value :count SET store_id = :store',
-      ExpressionAttributeNames: { '#value': 'value' },
-      ExpressionAttributeValues: { ':count': count, ':store': storeId },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  return Number(result.Attributes?.value) - count + 1;
-}
+/** The ids of an approval's `count` commands (consecutive, one ADD); returns the first. */
+export const allocateCommandIds = (storeId: number, count: number) => allocateIds(storeId, COMMAND, count);
 
 /** The Put of one new command (PENDING, queued at `approvedAt + delay_seconds`) for the approval's transaction. */
-export function commandPut(storeId: number, commandId: number, orderId: number, order: QueuedCommandOrder, delivery: Delivery, approvedAt: string): TransactItem {
+export function commandPut(storeId: number, commandId: number, orderId: number, order: QueuedCommandOrder, delivery: Delivery, approvedAt: string): GuardedWrite {
   const executeAt = new Date(Date.parse(approvedAt) + delivery.delay_seconds * 1000).toISOString();
   const item: CommandItem = {
     id: commandId,
@@ -71,26 +60,34 @@ export function commandPut(storeId: number, commandId: number, orderId: number, 
     updated_at: approvedAt,
   };
   return {
-    Put: {
-      TableName: TABLE,
-      Item: { ...commandKey(storeId, commandId), entity: COMMAND, gsi2pk: queuePk(storeId), gsi2sk: item.queue_sk, ...item },
-      ConditionExpression: 'attribute_not_exists(pk)',
+    item: {
+      Put: {
+        TableName: TABLE,
+        Item: { ...commandKey(storeId, commandId), entity: COMMAND, gsi2pk: queuePk(storeId), gsi2sk: item.queue_sk, ...item },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
     },
+    onConditionFailed: () => new Error(`command id ${commandId} allocated twice in store ${storeId}`),
   };
 }
 
-/** Puts a command back on the queue (resend), keeping its execute_at. */
-export function requeueUpdate(storeId: number, commandId: number, now: string): TransactItem {
-  return {
-    Update: {
-      TableName: TABLE,
-      Key: commandKey(storeId, commandId),
-      UpdateExpression: 'SET #status = :pending, gsi2pk = :queue, gsi2sk = queue_sk, updated_at = :now',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pending': 'PENDING', ':queue': queuePk(storeId), ':now': now },
+/** Puts the commands back on the queue (resend), each keeping its execute_at; one TransactWrite. */
+export async function requeueCommands(storeId: number, commandIds: readonly number[], now: string): Promise<void> {
+  const requeue = (commandId: number): GuardedWrite => ({
+    item: {
+      Update: {
+        TableName: TABLE,
+        Key: commandKey(storeId, commandId),
+        UpdateExpression: 'SET #status = :pending, gsi2pk = :queue, gsi2sk = queue_sk, updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'PENDING', ':queue': queuePk(storeId), ':now': now },
+      },
     },
-  };
+    // Commands are never deleted: an order naming a missing one is corrupt, not a client error.
+    onConditionFailed: () => new Error(`command ${commandId} of store ${storeId} is missing`),
+  });
+  await retrying(() => transactGuarded(commandIds.map(requeue)));
 }
 
 const toQueued = (item: Record<string, unknown>): QueuedCommand => {

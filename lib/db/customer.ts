@@ -1,9 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne } from '#lib/db/entity.ts';
-import { failedConditions } from '#lib/db/errors.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
-import { transactWrite } from '#lib/db/transact.ts';
+import { retrying, transactGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { CUSTOMER_NAME_MAX, type Customer, type CustomerPatch } from '#lib/schemas/buyer.ts';
 
@@ -70,18 +69,26 @@ export async function findOrCreateCustomer(storeId: number, rawEmail: string): P
     updated_at: now,
   };
   try {
-    await transactWrite([
-      { Put: { TableName: TABLE, Item: { ...customerKey(storeId, id), entity: CUSTOMER, ...customer }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      {
-        Put: {
-          TableName: TABLE,
-          Item: { ...customerEmailKey(storeId, email), entity: 'customer_email', store_id: storeId, customer_id: id },
-          ConditionExpression: 'attribute_not_exists(pk)',
+    await retrying(() =>
+      transactGuarded([
+        {
+          item: { Put: { TableName: TABLE, Item: { ...customerKey(storeId, id), entity: CUSTOMER, ...customer }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          onConditionFailed: () => new Error(`customer id ${id} allocated twice in store ${storeId}`),
         },
-      },
-    ]);
+        {
+          item: {
+            Put: {
+              TableName: TABLE,
+              Item: { ...customerEmailKey(storeId, email), entity: 'customer_email', store_id: storeId, customer_id: id },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          onConditionFailed: () => new WrittenConcurrently(),
+        },
+      ]),
+    );
   } catch (error) {
-    if (!failedConditions(error).includes(1)) throw error;
+    if (!(error instanceof WrittenConcurrently)) throw error;
     // A concurrent first login of the same address won; its customer is the one.
     const winnerId = await customerIdByEmail(storeId, email);
     if (winnerId === undefined) throw error;

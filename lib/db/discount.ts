@@ -7,8 +7,8 @@ import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { conflict, unprocessable } from '#lib/errors.ts';
-import { EVERY_PACKAGE, type Discount, type DiscountCreate, type DiscountListQuery, type DiscountPatch, type DiscountStatus } from '#lib/schemas/discount.ts';
+import { conflict } from '#lib/errors.ts';
+import { EVERY_PACKAGE, type Discount, type DiscountPatch } from '#lib/schemas/discount.ts';
 
 /**
  * Discount coupons.
@@ -39,11 +39,11 @@ import { EVERY_PACKAGE, type Discount, type DiscountCreate, type DiscountListQue
  * the same transaction; 422 naming `applies_to.N`), but are not reference-counted: a coupon
  * should not stop a package from being deleted, and an id left behind simply matches no package.
  *
- * `uses` is a counter owned by orders (`ADD uses`, conditioned on `max_uses`); this module never
- * writes it after creation. Every other write is a read-validate-write conditioned on the
- * `revision` it read, so that two PATCHes cannot each pass the cross-field rules against a state
- * the other one is changing; a stale read or a colliding transaction is read again and retried
- * (`retrying` of lib/db/transact.ts).
+ * `uses` is a counter owned by orders (lib/db/coupon-use.ts); this module never writes it after
+ * creation. A PATCH is a read-validate-write (lib/flows/discount.ts) whose write is conditioned
+ * on the `revision` it read, so that two PATCHes cannot each pass the cross-field rules
+ * (lib/domain/coupon.ts) against a state the other one is changing; a stale read or a colliding
+ * transaction is read again and retried. `status` is computed from the clock, never stored.
  */
 const DISCOUNT = 'DISCOUNT';
 
@@ -51,58 +51,16 @@ export const discountKey = (storeId: number, discountId: number) => ({ pk: store
 export const couponKey = (storeId: number, code: string) => ({ pk: storePk(storeId), sk: `COUPON#${code.toLowerCase()}` });
 const couponIndexPk = (storeId: number) => `${storePk(storeId)}#COUPON`;
 
-type DiscountFields = Omit<Discount, 'id' | 'store_id' | 'uses' | 'created_at' | 'updated_at' | 'status'>;
-type DiscountItem = Omit<Discount, 'status'> & { coupon_lower: string; revision: number };
+/** The fields a discount is written with; every other field is the store's or the counters'. */
+export type DiscountFields = Omit<Discount, 'id' | 'store_id' | 'uses' | 'created_at' | 'updated_at' | 'status'>;
+/** A discount as stored: without its `status`, which depends on the clock (lib/domain/coupon.ts adds it). */
+export type StoredDiscount = Omit<Discount, 'status'> & { coupon_lower: string; revision: number };
+type DiscountItem = StoredDiscount;
 
 const PATCHABLE = [
   'coupon', 'type', 'value', 'applies_to', 'max_uses', 'max_uses_per_client', 'expires_in', 'min_price',
   'limit_criteria', 'restricted_to_criteria', 'restricted_to',
 ] as const;
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** `EXPIRED` wins over `SOLD_OUT`: an expired coupon cannot be used whatever its count. */
-export function discountStatus(discount: Pick<Discount, 'expires_in' | 'max_uses' | 'uses'>, now: number): DiscountStatus {
-  if (discount.expires_in !== null && Date.parse(discount.expires_in) <= now) return 'EXPIRED';
-  if (discount.max_uses !== null && discount.uses >= discount.max_uses) return 'SOLD_OUT';
-  return 'ACTIVE';
-}
-
-/** The rules that span fields, held by a creation and by the merged result of a PATCH. */
-export function discountViolation(
-  discount: Pick<DiscountFields, 'type' | 'value' | 'restricted_to' | 'restricted_to_criteria'>,
-): { message: string; field: string } | undefined {
-  if (discount.type === 'PERCENTAGE' && discount.value > 100) {
-    return { message: 'value of a PERCENTAGE discount must be at most 100', field: 'value' };
-  }
-  if (discount.restricted_to !== null && discount.restricted_to_criteria === null) {
-    return { message: 'restricted_to_criteria (CLIENT_EMAIL or CLIENT_IDENTIFIER) is required when restricted_to is set', field: 'restricted_to_criteria' };
-  }
-  if (discount.restricted_to !== null && discount.restricted_to_criteria === 'CLIENT_EMAIL') {
-    const index = discount.restricted_to.findIndex((value) => !EMAIL.test(value));
-    if (index >= 0) return { message: 'restricted_to entries must be e-mail addresses when restricted_to_criteria is CLIENT_EMAIL', field: `restricted_to.${index}` };
-  }
-  return undefined;
-}
-
-/**
- * The list filters applied after the read. `restricted_to` compares case-insensitively for
- * every criteria: e-mail addresses are matched that way in practice, and for identifiers a
- * search that finds one coupon too many is safer than one that hides it.
- */
-export function discountMatches(discount: Discount, filters: Pick<DiscountListQuery, 'status' | 'restricted_to'>): boolean {
-  if (filters.status && discount.status !== filters.status) return false;
-  const wanted = filters.restricted_to?.toLowerCase();
-  if (wanted && !(discount.restricted_to ?? []).some((value) => value.toLowerCase() === wanted)) return false;
-  return true;
-}
-
-const toDiscount = (item: DiscountItem, now = Date.now()): Discount => ({ ...item, status: discountStatus(item, now) });
-
-function assertValid(discount: DiscountFields): void {
-  const violation = discountViolation(discount);
-  if (violation) throw unprocessable(violation.message, violation.field);
-}
 
 const couponInUse = () => conflict('A discount with this coupon code already exists in this store', 'coupon');
 
@@ -129,21 +87,8 @@ function packageChecks(storeId: number, appliesTo: readonly number[]): GuardedWr
   }));
 }
 
-export async function createDiscount(storeId: number, input: DiscountCreate): Promise<Discount> {
-  const fields: DiscountFields = {
-    coupon: input.coupon,
-    type: input.type,
-    value: input.value,
-    applies_to: input.applies_to ?? [EVERY_PACKAGE],
-    max_uses: input.max_uses ?? null,
-    max_uses_per_client: input.max_uses_per_client ?? null,
-    expires_in: input.expires_in ?? null,
-    min_price: input.min_price ?? null,
-    limit_criteria: input.limit_criteria ?? 'CLIENT_IDENTIFIER',
-    restricted_to_criteria: input.restricted_to_criteria ?? null,
-    restricted_to: input.restricted_to ?? null,
-  };
-  assertValid(fields);
+/** Stores a new discount (fields already judged by the coupon rules) with its code's sentinel. */
+export async function insertDiscount(storeId: number, fields: DiscountFields): Promise<StoredDiscount> {
   const id = await nextId(storeId, DISCOUNT);
   const now = nowIso();
   const couponLower = fields.coupon.toLowerCase();
@@ -164,86 +109,79 @@ export async function createDiscount(storeId: number, input: DiscountCreate): Pr
       ...packageChecks(storeId, fields.applies_to),
     ]),
   );
-  return toDiscount(item);
+  return item;
 }
 
-export async function getDiscount(storeId: number, discountId: number): Promise<Discount> {
-  return toDiscount(await getOne<DiscountItem>(discountKey(storeId, discountId), 'Discount'));
-}
+export const getStoredDiscount = (storeId: number, discountId: number) => getOne<StoredDiscount>(discountKey(storeId, discountId), 'Discount');
 
-export async function listDiscounts(storeId: number, filters: Pick<DiscountListQuery, 'status' | 'coupon' | 'restricted_to'>): Promise<Discount[]> {
-  const prefix = filters.coupon?.toLowerCase();
+/** Every discount of the store, or every one whose code starts with `codePrefix`, in no particular order. */
+export async function listStoredDiscounts(storeId: number, codePrefix: string | undefined): Promise<StoredDiscount[]> {
+  const prefix = codePrefix?.toLowerCase();
   const items = prefix
     ? await queryAll<DiscountItem>({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix })
     : await queryAll<DiscountItem>({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
-  const now = Date.now();
-  return items
-    .map((item) => toDiscount(stripKeys(item) as DiscountItem, now))
-    .filter((discount) => discountMatches(discount, filters))
-    .sort((a, b) => a.id - b.id);
+  return items.map((item) => stripKeys(item) as DiscountItem);
 }
 
-export function updateDiscount(storeId: number, discountId: number, patch: DiscountPatch): Promise<Discount> {
+/**
+ * Writes a PATCH read from `current` whose merged result the coupon rules accepted, conditioned
+ * on the revision read (StaleRead otherwise: the caller reads again). Answers the stored discount.
+ */
+export async function writeDiscountPatch(storeId: number, current: StoredDiscount, patch: DiscountPatch, accepted: DiscountFields): Promise<StoredDiscount> {
+  const discountId = current.id;
   const key = discountKey(storeId, discountId);
-  return retrying(async () => {
-    const current = await getOne<DiscountItem>(key, 'Discount');
-    const merged: DiscountItem = { ...current };
-    for (const name of PATCHABLE) if (patch[name] !== undefined) Object.assign(merged, { [name]: patch[name] });
-    assertValid(merged);
+  const merged: DiscountItem = { ...current, ...accepted };
+  merged.coupon_lower = merged.coupon.toLowerCase();
+  merged.updated_at = nowIso();
+  merged.revision = current.revision + 1;
+  const renamed = merged.coupon_lower !== current.coupon_lower;
+  const sentinelMoves: GuardedWrite[] = renamed
+    ? [
+        { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
+        claimCoupon(storeId, merged.coupon, discountId),
+      ]
+    : [];
+  const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
 
-    merged.coupon_lower = merged.coupon.toLowerCase();
-    merged.updated_at = nowIso();
-    merged.revision = current.revision + 1;
-    const renamed = merged.coupon_lower !== current.coupon_lower;
-    const sentinelMoves: GuardedWrite[] = renamed
-      ? [
-          { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
-          claimCoupon(storeId, merged.coupon, discountId),
-        ]
-      : [];
-    const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
-
-    if (sentinelMoves.length === 0 && checks.length === 0) {
-      const stored = await patchOne<DiscountItem>(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], {
-        // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
-        condition: {
-          expression: '#expected_revision = :expected_revision',
-          names: { '#expected_revision': 'revision' },
-          values: { ':expected_revision': current.revision },
-          failure: () => new StaleRead(),
-        },
-      });
-      return toDiscount(stored);
-    }
-
-    const update = setExpression(
-      { ...patch, updated_at: merged.updated_at, revision: merged.revision, ...(renamed ? { coupon_lower: merged.coupon_lower, gsi1sk: merged.coupon_lower } : {}) },
-      [...PATCHABLE, 'updated_at', 'revision', 'coupon_lower', 'gsi1sk'],
-    );
-    update.names['#expected_revision'] = 'revision';
-    update.values[':expected_revision'] = current.revision;
-    // A transaction returns no item, so it is also conditioned on `uses`: the merged item is then exactly what was written.
-    update.names['#uses'] = 'uses';
-    update.values[':expected_uses'] = current.uses;
-    await transactGuarded([
-      {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: key,
-            UpdateExpression: `SET ${update.sets.join(', ')}`,
-            ConditionExpression: '#expected_revision = :expected_revision AND #uses = :expected_uses',
-            ExpressionAttributeNames: update.names,
-            ExpressionAttributeValues: update.values,
-          },
-        },
-        onConditionFailed: () => new StaleRead(),
+  if (sentinelMoves.length === 0 && checks.length === 0) {
+    return patchOne<DiscountItem>(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], {
+      // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
+      condition: {
+        expression: '#expected_revision = :expected_revision',
+        names: { '#expected_revision': 'revision' },
+        values: { ':expected_revision': current.revision },
+        failure: () => new StaleRead(),
       },
-      ...sentinelMoves,
-      ...checks,
-    ]);
-    return toDiscount(merged);
-  });
+    });
+  }
+
+  const update = setExpression(
+    { ...patch, updated_at: merged.updated_at, revision: merged.revision, ...(renamed ? { coupon_lower: merged.coupon_lower, gsi1sk: merged.coupon_lower } : {}) },
+    [...PATCHABLE, 'updated_at', 'revision', 'coupon_lower', 'gsi1sk'],
+  );
+  update.names['#expected_revision'] = 'revision';
+  update.values[':expected_revision'] = current.revision;
+  // A transaction returns no item, so it is also conditioned on `uses`: the merged item is then exactly what was written.
+  update.names['#uses'] = 'uses';
+  update.values[':expected_uses'] = current.uses;
+  await transactGuarded([
+    {
+      item: {
+        Update: {
+          TableName: TABLE,
+          Key: key,
+          UpdateExpression: `SET ${update.sets.join(', ')}`,
+          ConditionExpression: '#expected_revision = :expected_revision AND #uses = :expected_uses',
+          ExpressionAttributeNames: update.names,
+          ExpressionAttributeValues: update.values,
+        },
+      },
+      onConditionFailed: () => new StaleRead(),
+    },
+    ...sentinelMoves,
+    ...checks,
+  ]);
+  return merged;
 }
 
 export function deleteDiscount(storeId: number, discountId: number): Promise<void> {

@@ -1,10 +1,10 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
-import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
-import { transactWrite } from '#lib/db/transact.ts';
-import { badRequest, tooManyRequests } from '#lib/errors.ts';
+import { retrying, transactGuarded } from '#lib/db/transact.ts';
+import { badRequest } from '#lib/errors.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import { HANDOFF_TTL_SECONDS, type CustomerIdentity, type IdentifyResult } from '#lib/schemas/handoff.ts';
 
@@ -45,12 +45,13 @@ export async function issueHandoff(customer: Customer, now = Date.now()): Promis
     expires_at: new Date(now + HANDOFF_TTL_SECONDS * 1000).toISOString(),
     expires_epoch: Math.floor(now / 1000) + HANDOFF_TTL_SECONDS,
   };
-  try {
-    await transactWrite([rate.update, { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }]);
-  } catch (error) {
-    if (failedConditions(error).includes(0)) throw tooManyRequests(rate.retryAfterSeconds);
-    throw error;
-  }
+  await retrying(() =>
+    transactGuarded([
+      rate.write,
+      // 256 random bits: a collision means the random source is broken.
+      { item: { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: () => new Error('handoff secret collision') },
+    ]),
+  );
   return { handoff, expires_in: HANDOFF_TTL_SECONDS };
 }
 

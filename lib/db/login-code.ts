@@ -2,11 +2,10 @@ import { randomInt } from 'node:crypto';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
-import { failedConditions, isConditionalFailure } from '#lib/db/errors.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
-import { transactWrite } from '#lib/db/transact.ts';
-import { tooManyRequests } from '#lib/errors.ts';
+import { retrying, transactGuarded } from '#lib/db/transact.ts';
 
 /**
  * E-mail login codes: one live code per store and e-mail; a new login replaces it.
@@ -38,11 +37,13 @@ export async function issueLoginCode(storeId: number, email: string, now = Date.
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const expiresEpoch = Math.floor(now / 1000) + LOGIN_CODE_TTL_SECONDS;
   const rate = rateWindow(storeId, `LOGIN#${email.toLowerCase()}`, LOGIN_CODES_PER_WINDOW, LOGIN_CODE_WINDOW_SECONDS, now);
-  try {
-    await transactWrite([
-      rate.update,
+  await retrying(() =>
+    transactGuarded([
+      rate.write,
       {
-        Put: {
+        // No condition: a new code replaces the previous one.
+        item: {
+          Put: {
           TableName: TABLE,
           Item: {
             ...loginCodeKey(storeId, email),
@@ -55,12 +56,10 @@ export async function issueLoginCode(storeId: number, email: string, now = Date.
             expires_epoch: expiresEpoch,
           },
         },
+        },
       },
-    ]);
-  } catch (error) {
-    if (failedConditions(error).includes(0)) throw tooManyRequests(rate.retryAfterSeconds);
-    throw error;
-  }
+    ]),
+  );
   return { code, expires_in: LOGIN_CODE_TTL_SECONDS };
 }
 

@@ -1,6 +1,7 @@
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
+import type { GuardedWrite } from '#lib/db/transact.ts';
+import { tooManyRequests } from '#lib/errors.ts';
 
 /**
  * Fixed-window rate counters (their writes retry through lib/db/transact.ts).
@@ -15,8 +16,8 @@ import { storePk } from '#lib/db/keys.ts';
  * guards: a refused use writes nothing, and concurrent uses can never pass the limit.
  */
 export interface RateWindow {
-  /** The Update to put first in the caller's TransactItems. */
-  update: NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+  /** The counted use, for the caller's transaction; over the limit it fails as a 429 with Retry-After. */
+  write: GuardedWrite;
   /**
    * Seconds until the window ends (the Retry-After of a refusal), rounded up: a client that
    * waits exactly that long lands in the next window, not at the end of the full one.
@@ -28,17 +29,21 @@ export function rateWindow(storeId: number, subject: string, limit: number, wind
   const nowSeconds = Math.floor(now / 1000);
   const windowStart = nowSeconds - (nowSeconds % windowSeconds);
   const windowEnd = windowStart + windowSeconds;
+  const retryAfterSeconds = Math.max(1, Math.ceil(windowEnd - now / 1000));
   return {
-    update: {
-      Update: {
-        TableName: TABLE,
-        Key: { pk: storePk(storeId), sk: `RATE#${subject}#${windowStart}` },
-        UpdateExpression: 'ADD #n :one SET store_id = :store, expires_epoch = :expires',
-        ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
-        ExpressionAttributeNames: { '#n': 'n' },
+    write: {
+      item: {
+        Update: {
+          TableName: TABLE,
+          Key: { pk: storePk(storeId), sk: `RATE#${subject}#${windowStart}` },
+          UpdateExpression: 'ADD #n :one SET store_id = :store, expires_epoch = :expires',
+          ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
+          ExpressionAttributeNames: { '#n': 'n' },
         ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':store': storeId, ':expires': windowEnd },
+        },
       },
+      onConditionFailed: () => tooManyRequests(retryAfterSeconds),
     },
-    retryAfterSeconds: Math.max(1, Math.ceil(windowEnd - now / 1000)),
+    retryAfterSeconds,
   };
 }

@@ -1,6 +1,6 @@
 import { TABLE } from '#lib/db/client.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
-import type { GuardedWrite, TransactItem } from '#lib/db/transact.ts';
+import type { GuardedWrite } from '#lib/db/transact.ts';
 import { unprocessable } from '#lib/errors.ts';
 import type { ReferableKind, Reference } from '#lib/schemas/common.ts';
 
@@ -22,43 +22,6 @@ export const referableKey = (storeId: number, kind: ReferableKind, id: number) =
 
 const refId = (ref: { kind: ReferableKind; id: number }) => `${ref.kind}#${ref.id}`;
 
-/**
- * The TransactWrite items that move reference counts from `before` to `after`, plus, for each
- * item index, the reference it checks (so a failed condition maps back to an input field).
- * Items whose count does not change are left out; only increases require existence.
- */
-export function referenceUpdates(tableName: string, storeId: number, before: readonly Reference[], after: readonly Reference[]) {
-  const delta = new Map<string, { ref: Reference; change: number }>();
-  for (const ref of before) {
-    const entry = delta.get(refId(ref)) ?? { ref, change: 0 };
-    entry.change -= 1;
-    delta.set(refId(ref), entry);
-  }
-  for (const ref of after) {
-    const entry = delta.get(refId(ref));
-    // Prefer the new input's field name for the error message.
-    delta.set(refId(ref), { ref, change: (entry?.change ?? 0) + 1 });
-  }
-  const items: Record<string, unknown>[] = [];
-  const checked: Reference[] = [];
-  for (const { ref, change } of delta.values()) {
-    if (change === 0) continue;
-    items.push({
-      Update: {
-        TableName: tableName,
-        Key: referableKey(storeId, ref.kind, ref.id),
-        UpdateExpression: 'ADD ref_count :change',
-        // Only a new reference needs its target to exist; dropping one from a since-deleted
-        // item cannot happen (deletes wait for ref_count 0), but must not resurrect it either.
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':change': change },
-      },
-    });
-    checked.push(ref);
-  }
-  return { items, checked };
-}
-
 /** Condition for deleting a referable item: nothing refers to it. */
 export const unreferencedCondition = {
   ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(ref_count) OR ref_count <= :zero)',
@@ -70,10 +33,38 @@ const KIND_NAMES: Record<ReferableKind, string> = { PACKAGE: 'Package', CATEGORY
 export const missingReference = (ref: { kind: ReferableKind; id: number; field: string }) =>
   unprocessable(`${KIND_NAMES[ref.kind]} ${ref.id} does not exist in this store`, ref.field);
 
-/** referenceUpdates() as guarded writes: a failed one is a 422 naming its input field. */
+/**
+ * The writes that move reference counts from `before` to `after`, each failing as a 422 that
+ * names the input field of its own reference. Items whose count does not change are left out.
+ */
 export function referenceWrites(storeId: number, before: readonly Reference[], after: readonly Reference[]): GuardedWrite[] {
-  const { items, checked } = referenceUpdates(TABLE, storeId, before, after);
-  return items.map((item, index) => ({ item: item as TransactItem, onConditionFailed: () => missingReference(checked[index]!) }));
+  const delta = new Map<string, { ref: Reference; change: number }>();
+  for (const ref of before) {
+    const entry = delta.get(refId(ref)) ?? { ref, change: 0 };
+    entry.change -= 1;
+    delta.set(refId(ref), entry);
+  }
+  for (const ref of after) {
+    const entry = delta.get(refId(ref));
+    // Prefer the new input's field name for the error message.
+    delta.set(refId(ref), { ref, change: (entry?.change ?? 0) + 1 });
+  }
+  return [...delta.values()]
+    .filter(({ change }) => change !== 0)
+    .map(({ ref, change }) => ({
+      item: {
+        Update: {
+          TableName: TABLE,
+          Key: referableKey(storeId, ref.kind, ref.id),
+          UpdateExpression: 'ADD ref_count :change',
+          // Only a new reference needs its target to exist; dropping one from a since-deleted
+          // item cannot happen (deletes wait for ref_count 0), but must not resurrect it either.
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':change': change },
+        },
+      },
+      onConditionFailed: () => missingReference(ref),
+    }));
 }
 
 /** "1 variation", "2 promos": for the 409 that says what still refers to an item. */

@@ -1,8 +1,7 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { patchOne } from '#lib/db/entity.ts';
-import { retrying, StaleRead, transactWrite } from '#lib/db/transact.ts';
-import { failedConditions } from '#lib/db/errors.ts';
+import { retrying, StaleRead, transactGuarded } from '#lib/db/transact.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
@@ -59,16 +58,16 @@ export async function createStore(input: { name: string; domain: string }): Prom
     created_at: now,
     updated_at: now,
   };
-  try {
-    // Two creations racing for one domain collide on its sentinel: retried, the loser gets 409.
-    await transactWrite([
-      { Put: { TableName: TABLE, Item: { ...storeKey(id), entity: 'store', ...store }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Put: { TableName: TABLE, Item: domainItem(store.domain, id), ConditionExpression: 'attribute_not_exists(pk)' } },
-    ]);
-  } catch (error) {
-    if (failedConditions(error).includes(1)) throw domainInUse();
-    throw error;
-  }
+  // Two creations racing for one domain collide on its sentinel: retried, the loser gets 409.
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: { Put: { TableName: TABLE, Item: { ...storeKey(id), entity: 'store', ...store }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        onConditionFailed: () => new Error(`store id ${id} allocated twice`),
+      },
+      { item: { Put: { TableName: TABLE, Item: domainItem(store.domain, id), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
+    ]),
+  );
   return store;
 }
 
@@ -95,31 +94,24 @@ async function moveDomain(storeId: number, newDomain: string, patch: StorePatch)
   const updatedAt = nowIso();
   const update = setExpression({ ...patch, domain: newDomain, updated_at: updatedAt }, ['name', 'domain', 'affiliate', 'updated_at'], ['affiliate']);
   update.values[':old_domain'] = current.domain;
-  try {
-    await db.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: TABLE,
-              Key: storeKey(storeId),
-              UpdateExpression: `SET ${update.sets.join(', ')}`,
-              ConditionExpression: '#domain = :old_domain',
-              ExpressionAttributeNames: update.names,
-              ExpressionAttributeValues: update.values,
-            },
-          },
-          { Delete: { TableName: TABLE, Key: domainKey(current.domain) } },
-          { Put: { TableName: TABLE, Item: domainItem(newDomain, storeId), ConditionExpression: 'attribute_not_exists(pk)' } },
-        ],
-      }),
-    );
-  } catch (error) {
-    const failed = failedConditions(error);
-    if (failed.includes(2)) throw domainInUse();
-    if (failed.includes(0)) throw new StaleRead();
-    throw error;
-  }
+  await transactGuarded([
+    {
+      item: {
+        Update: {
+          TableName: TABLE,
+          Key: storeKey(storeId),
+          UpdateExpression: `SET ${update.sets.join(', ')}`,
+          ConditionExpression: '#domain = :old_domain',
+          ExpressionAttributeNames: update.names,
+          ExpressionAttributeValues: update.values,
+        },
+      },
+      // The domain changed since the read: read again.
+      onConditionFailed: () => new StaleRead(),
+    },
+    { item: { Delete: { TableName: TABLE, Key: domainKey(current.domain) } } },
+    { item: { Put: { TableName: TABLE, Item: domainItem(newDomain, storeId), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
+  ]);
   // The transaction succeeded against the store we read, so the result is known without a re-read.
   return {
     ...current,

@@ -50,18 +50,25 @@ export async function retrying<T>(attempt: () => Promise<T>): Promise<T> {
   }
 }
 
-/** TransactWriteItems, retried on collisions; a failed condition is thrown for the caller to read. */
-export function transactWrite(items: TransactItem[]): Promise<void> {
-  return retrying(async () => {
-    await db.send(new TransactWriteCommand({ TransactItems: items }));
-  });
-}
-
 /** One write of a TransactWrite and the error its failed condition stands for. */
 export interface GuardedWrite {
   item: TransactItem;
-  /** `current` is the stored item when the write asked for it with ReturnValuesOnConditionCheckFailure. */
-  onConditionFailed: (current: RawItem | undefined) => Error;
+  /**
+   * `current` is the stored item when the write asked for it with ReturnValuesOnConditionCheckFailure.
+   * Omitted only for a write without a condition, which cannot fail one.
+   */
+  onConditionFailed?: (current: RawItem | undefined) => Error;
+}
+
+/**
+ * The failure of a write whose item is already there because a concurrent request did the same
+ * work first: an answer for the caller to catch (read the winner, or do nothing), not an error.
+ */
+export class WrittenConcurrently extends Error {
+  constructor() {
+    super('written concurrently');
+    this.name = 'WrittenConcurrently';
+  }
 }
 
 /**
@@ -76,7 +83,7 @@ export async function transactGuarded(writes: readonly GuardedWrite[]): Promise<
     const failed = failedConditions(error);
     if (failed.length === 0) throw error;
     const reasons = (error as { CancellationReasons?: { Item?: RawItem }[] }).CancellationReasons ?? [];
-    const errors = failed.map((index) => writes[index]!.onConditionFailed(reasons[index]?.Item));
+    const errors = failed.map((index) => writes[index]!.onConditionFailed?.(reasons[index]?.Item) ?? new Error('a write without a condition failed one'));
     const other = errors.find((e) => !(e instanceof HttpError) || e.status !== 422);
     if (other) throw other;
     throw new HttpError(422, (errors as HttpError[]).flatMap((e) => e.details));

@@ -8,8 +8,8 @@ import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db
 import { queryAll } from '#lib/db/query.ts';
 import type { Reference } from '#lib/schemas/common.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { conflict, unprocessable } from '#lib/errors.ts';
-import type { Variable, VariableCreate, VariableOptionInput, VariablePatch, VariableType } from '#lib/schemas/variable.ts';
+import { conflict } from '#lib/errors.ts';
+import type { StoredOption, Variable } from '#lib/schemas/variable.ts';
 
 /**
  * Checkout variables.
@@ -29,71 +29,22 @@ import type { Variable, VariableCreate, VariableOptionInput, VariablePatch, Vari
  * variable names cannot be deleted (409 from the package module).
  *
  * Options live inside the variable item, deactivated ones included (orders may refer to them;
- * `active: false` hides them from responses). They are matched by exact name; ids come from a
- * per-variable counter kept in the item, so allocating them costs no call. A type other than
- * SELECT keeps no active option: changing a SELECT variable to another type deactivates them all,
- * and submitting their names again later reactivates them with their old ids.
+ * `active: false` hides them from responses); ids come from a per-variable counter kept in the
+ * item, so allocating them costs no call. Which options a write leaves, and whether a `regex`
+ * may be stored, are the variable rules' (lib/domain/variable.ts), applied by
+ * lib/flows/variable.ts before it calls the writes below.
  */
 const VARIABLE = 'VARIABLE';
-/** Deactivated options accumulate; this keeps the item far below DynamoDB's 400 KB. */
-export const STORED_OPTIONS_MAX = 500;
-
 export const variableKey = (storeId: number, variableId: number) => ({ pk: storePk(storeId), sk: entitySk(VARIABLE, variableId) });
 const nameKey = (storeId: number, name: string) => ({ pk: storePk(storeId), sk: `VARNAME#${name.toLowerCase()}` });
 
-export interface StoredOption {
-  id: number;
-  name: string;
-  value: string;
-  price: number | null;
-  active: boolean;
-}
-
-type VariableItem = Omit<Variable, 'options' | 'bracket_display' | 'display'> & {
+/** A variable as stored: every option it ever had, the counter of option ids, the revision writes condition on. */
+export type VariableItem = Omit<Variable, 'options' | 'bracket_display' | 'display'> & {
   name_lower: string;
   options: StoredOption[];
   next_option_id: number;
   revision: number;
 };
-
-/**
- * The stored options after a write. `submitted` undefined keeps them as they are (a PATCH
- * without `options`). Submitted options come first, in submission order (the order buyers see);
- * the deactivated ones follow.
- */
-export function resolveOptions(
-  stored: readonly StoredOption[],
-  submitted: readonly VariableOptionInput[] | undefined,
-  type: VariableType,
-  nextOptionId: number,
-): { options: StoredOption[]; nextOptionId: number } {
-  if (type !== 'SELECT') {
-    if (submitted) throw unprocessable('options are only for SELECT variables', 'options');
-    return { options: stored.map((option) => ({ ...option, active: false })), nextOptionId };
-  }
-  if (!submitted) {
-    if (stored.filter((option) => option.active).length < 2) {
-      throw unprocessable('A SELECT variable needs options: send at least 2', 'options');
-    }
-    return { options: [...stored], nextOptionId };
-  }
-  const byName = new Map(stored.map((option) => [option.name, option]));
-  let next = nextOptionId;
-  const active = submitted.map((input) => ({
-    id: byName.get(input.name)?.id ?? next++,
-    name: input.name,
-    value: input.value,
-    price: input.price ?? null,
-    active: true,
-  }));
-  const submittedNames = new Set(submitted.map((input) => input.name));
-  const deactivated = stored.filter((option) => !submittedNames.has(option.name)).map((option) => ({ ...option, active: false }));
-  const options = [...active, ...deactivated];
-  if (options.length > STORED_OPTIONS_MAX) {
-    throw unprocessable(`A variable keeps at most ${STORED_OPTIONS_MAX} options, deactivated ones included; reuse old option names`, 'options');
-  }
-  return { options, nextOptionId: next };
-}
 
 export function toVariable(item: VariableItem): Variable {
   const variable: Variable = {
@@ -136,26 +87,13 @@ function claimName(storeId: number, name: string, variableId: number): GuardedWr
 
 const storedItem = (storeId: number, item: VariableItem) => ({ ...variableKey(storeId, item.id), entity: VARIABLE, ...item });
 
-export async function createVariable(storeId: number, input: VariableCreate): Promise<Variable> {
-  const { options, nextOptionId } = resolveOptions([], input.options, input.type, 1);
+/** The fields of a new variable, judged by the variable rules; ids, revision and times are added here. */
+export type NewVariable = Omit<VariableItem, 'id' | 'store_id' | 'name_lower' | 'revision' | 'created_at' | 'updated_at'>;
+
+export async function insertVariable(storeId: number, fields: NewVariable): Promise<Variable> {
   const id = await nextId(storeId, VARIABLE);
   const now = nowIso();
-  const item: VariableItem = {
-    id,
-    store_id: storeId,
-    name: input.name,
-    name_lower: input.name.toLowerCase(),
-    description: input.description,
-    type: input.type,
-    required: input.required ?? false,
-    regex: input.regex ?? null,
-    applies_to: input.applies_to ?? null,
-    options,
-    next_option_id: nextOptionId,
-    revision: 0,
-    created_at: now,
-    updated_at: now,
-  };
+  const item: VariableItem = { id, store_id: storeId, ...fields, name_lower: fields.name.toLowerCase(), revision: 0, created_at: now, updated_at: now };
   await retrying(() =>
     transactGuarded([
       {
@@ -169,60 +107,53 @@ export async function createVariable(storeId: number, input: VariableCreate): Pr
   return toVariable(item);
 }
 
+export const getVariableItem = (storeId: number, variableId: number) => getOne<VariableItem>(variableKey(storeId, variableId), 'Variable');
+
 export async function getVariable(storeId: number, variableId: number): Promise<Variable> {
-  return toVariable(await getOne<VariableItem>(variableKey(storeId, variableId), 'Variable'));
+  return toVariable(await getVariableItem(storeId, variableId));
 }
 
 export async function listVariables(storeId: number): Promise<Variable[]> {
   return (await queryAll<VariableItem>({ pk: storePk(storeId), skPrefix: `${VARIABLE}#` })).map((item) => toVariable(stripKeys(item) as VariableItem));
 }
 
-const PATCHABLE = ['name', 'description', 'type', 'required', 'regex', 'applies_to'] as const;
-
-export function updateVariable(storeId: number, variableId: number, patch: VariablePatch): Promise<Variable> {
-  return retrying(async () => {
-    const current = await getOne<VariableItem>(variableKey(storeId, variableId), 'Variable');
-    const merged: VariableItem = { ...current };
-    for (const name of PATCHABLE) if (patch[name] !== undefined) Object.assign(merged, { [name]: patch[name] });
-    const { options, nextOptionId } = resolveOptions(current.options, patch.options, merged.type, current.next_option_id);
-    Object.assign(merged, {
-      name_lower: merged.name.toLowerCase(),
-      options,
-      next_option_id: nextOptionId,
-      revision: current.revision + 1,
-      updated_at: nowIso(),
-    });
-
-    // The whole item is rewritten: every field was validated or derived above, and only this module writes it.
-    const put = {
-      TableName: TABLE,
-      Item: storedItem(storeId, merged),
-      ConditionExpression: '#revision = :revision',
-      ExpressionAttributeNames: { '#revision': 'revision' },
-      ExpressionAttributeValues: { ':revision': current.revision },
-    };
-    const related: GuardedWrite[] = [
-      ...(merged.name_lower !== current.name_lower
-        ? [
-            { item: { Delete: { TableName: TABLE, Key: nameKey(storeId, current.name_lower) } }, onConditionFailed: () => new StaleRead() },
-            claimName(storeId, merged.name, variableId),
-          ]
-        : []),
-      ...(patch.applies_to !== undefined ? referenceWrites(storeId, references(current.applies_to), references(merged.applies_to)) : []),
-    ];
-    if (related.length === 0) {
-      try {
-        await db.send(new PutCommand(put));
-      } catch (error) {
-        // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
-        if (isConditionalFailure(error)) throw new StaleRead();
-        throw error;
-      }
-    } else {
-      await transactGuarded([{ item: { Put: put }, onConditionFailed: () => new StaleRead() }, ...related]);
+/**
+ * Rewrites the variable read as `current` with `merged` (judged by the variable rules), moving the
+ * name sentinel and the package references when they changed; conditioned on the revision read
+ * (StaleRead otherwise: the caller reads again).
+ */
+export async function writeVariable(storeId: number, current: VariableItem, merged: Omit<VariableItem, 'name_lower' | 'revision' | 'updated_at'>): Promise<Variable> {
+  const variableId = current.id;
+  const written: VariableItem = { ...merged, name_lower: merged.name.toLowerCase(), revision: current.revision + 1, updated_at: nowIso() };
+  // The whole item is rewritten: every field was judged by the variable rules or derived here, and only this module writes it.
+  const put = {
+    TableName: TABLE,
+    Item: storedItem(storeId, written),
+    ConditionExpression: '#revision = :revision',
+    ExpressionAttributeNames: { '#revision': 'revision' },
+    ExpressionAttributeValues: { ':revision': current.revision },
+  };
+  const related: GuardedWrite[] = [
+    ...(written.name_lower !== current.name_lower
+      ? [
+          { item: { Delete: { TableName: TABLE, Key: nameKey(storeId, current.name_lower) } }, onConditionFailed: () => new StaleRead() },
+          claimName(storeId, written.name, variableId),
+        ]
+      : []),
+    ...referenceWrites(storeId, references(current.applies_to), references(written.applies_to)),
+  ];
+  if (related.length === 0) {
+    try {
+      await db.send(new PutCommand(put));
+    } catch (error) {
+      // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
+      if (isConditionalFailure(error)) throw new StaleRead();
+      throw error;
     }
-    return toVariable(merged);
-  });
+  } else {
+    await transactGuarded([{ item: { Put: put }, onConditionFailed: () => new StaleRead() }, ...related]);
+  }
+  return toVariable(written);
 }
 
 export function deleteVariable(storeId: number, variableId: number): Promise<void> {

@@ -1,17 +1,24 @@
-import { setFlagsFromString } from 'node:v8';
-import { HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
-import { EVERY_PACKAGE, type Discount } from '#lib/schemas/discount.ts';
-import type { OrderCreate, OrderPackageLine, OrderVariable } from '#lib/schemas/order.ts';
+import { assertCouponUsable, discountAmount, type CouponRecord } from '#lib/domain/coupon.ts';
+import { roundCents, subtotalOf } from '#lib/domain/money.ts';
+import { resolveVariables, type ResolvedVariable } from '#lib/domain/variable.ts';
+import { conflict, HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
+import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
+import type { Delivery, OrderCreate, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
 
 /**
- * The rules of an order that need no I/O: pricing, coupon checks, checkout variables and the
- * rendering of command templates. lib/db/order.ts reads what they need and writes what they decide.
+ * The rules of an order that need no I/O. lib/flows/order.ts reads what they need, they decide,
+ * and the flow writes what they decided:
  *
- * Amounts are rounded to cents at each step the buyer sees (subtotal, discount, total).
+ * 1. `orderContents`: the lines (priced from the catalog) and the checked variables;
+ * 2. `decideCoupon`: whether the coupon may be used, from its record and this client's counts;
+ * 3. `draftOrder`: the order to store, priced (one call: `priceOrder`), with its commands
+ *    rendered; it takes the allocated ids and `now`, which the flow obtains only once 1 and 2
+ *    passed (a refused order allocates no id).
+ *
+ * Then the status changes: `approval`, `cancellation`, `assertResendable`.
  */
-export const roundCents = (value: number) => Math.round((value + Number.EPSILON) * 100) / 100;
 
 /**
  * An approval writes the order's update and every command in one TransactWrite (at most 100
@@ -20,14 +27,6 @@ export const roundCents = (value: number) => Math.round((value + Number.EPSILON)
 export const ORDER_COMMANDS_MAX = 99;
 /** The rendered commands live in the order item (400 KB) and in one transaction (4 MB). */
 export const ORDER_COMMANDS_BYTES_MAX = 256 * 1024;
-
-/** A command of the order, rendered when the order is placed (all it depends on is known then). */
-export interface Delivery {
-  package_id: number;
-  command: string;
-  offline_execute: boolean;
-  delay_seconds: number;
-}
 
 /** The order's lines, priced from the catalog as it is now; every unknown package reported at once. */
 export function orderLines(input: OrderCreate['packages'], catalog: ReadonlyMap<number, Package>): OrderPackageLine[] {
@@ -44,132 +43,41 @@ export function orderLines(input: OrderCreate['packages'], catalog: ReadonlyMap<
   return lines;
 }
 
-export const subtotalOf = (lines: readonly OrderPackageLine[]) => roundCents(lines.reduce((sum, line) => sum + line.price * line.quantity, 0));
-
-/** The coupon as stored (the discount item), with the revision orders condition on. */
-export type CouponRecord = Omit<Discount, 'status'> & { revision: number };
-
-export interface CouponUse {
-  client_identifier: string;
-  client_email: string;
-  /** Uses of this coupon by this client so far, under the coupon's `limit_criteria`. */
-  clientUses: number;
-  now: number;
+export interface OrderContents {
+  lines: OrderPackageLine[];
+  variables: ResolvedVariable[];
 }
 
-const couponError = (message: string, code: string) => unprocessable(message, 'coupon', code);
-
-/** The part of the subtotal the coupon applies to (`[-1]`: every package). */
-export function coveredSubtotal(coupon: Pick<CouponRecord, 'applies_to'>, lines: readonly OrderPackageLine[]): number {
-  const every = coupon.applies_to.includes(EVERY_PACKAGE);
-  return subtotalOf(lines.filter((line) => every || coupon.applies_to.includes(line.package_id)));
+/** Step 1: the lines and the variables' values, or the 422 of what is wrong with them. */
+export function orderContents(input: OrderCreate, catalog: ReadonlyMap<number, Package>, defined: readonly Variable[]): OrderContents {
+  const lines = orderLines(input.packages, catalog);
+  return { lines, variables: resolveVariables(defined, input.variables, lines.map((line) => line.package_id)) };
 }
 
-/** PERCENTAGE: covered subtotal * value / 100; VALUE: value, at most the covered subtotal. */
-export function discountAmount(coupon: Pick<CouponRecord, 'type' | 'value' | 'applies_to'>, lines: readonly OrderPackageLine[]): number {
-  const covered = coveredSubtotal(coupon, lines);
-  return roundCents(coupon.type === 'PERCENTAGE' ? (covered * coupon.value) / 100 : Math.min(coupon.value, covered));
+/** The coupon as read for an order: its record and this client's uses under each criteria. */
+export interface CouponState {
+  record: CouponRecord;
+  clientUses: Record<(typeof LIMIT_CRITERIA)[number], number>;
 }
 
-/**
- * Throws the 422 of the first rule the coupon breaks for this order, in the order a buyer can
- * act on: expired, sold out, not for this buyer, not for these packages, order too small,
- * used too often by this buyer. The transaction re-checks the counts (`uses`, the per-client
- * count) atomically; this check gives the clear message without a write.
- */
-export function assertCouponUsable(coupon: CouponRecord, lines: readonly OrderPackageLine[], use: CouponUse): void {
-  if (coupon.expires_in !== null && Date.parse(coupon.expires_in) <= use.now) {
-    throw couponError(`Coupon ${coupon.coupon} has expired`, 'COUPON_EXPIRED');
-  }
-  if (coupon.max_uses !== null && coupon.uses >= coupon.max_uses) throw couponSoldOut(coupon.coupon);
-  if (coupon.restricted_to !== null) {
-    const value = (coupon.restricted_to_criteria === 'CLIENT_EMAIL' ? use.client_email : use.client_identifier).toLowerCase();
-    if (!coupon.restricted_to.some((allowed) => allowed.toLowerCase() === value)) {
-      const who = coupon.restricted_to_criteria === 'CLIENT_EMAIL' ? 'client_email' : 'client_identifier';
-      throw couponError(`Coupon ${coupon.coupon} is not available to this ${who}`, 'COUPON_RESTRICTED');
-    }
-  }
-  if (!coupon.applies_to.includes(EVERY_PACKAGE) && !lines.some((line) => coupon.applies_to.includes(line.package_id))) {
-    throw couponError(`Coupon ${coupon.coupon} does not apply to any package of this order`, 'COUPON_NOT_APPLICABLE');
-  }
+/** Step 2: the coupon to reserve, or the 422 of the first rule it breaks for this order. */
+export function decideCoupon(state: CouponState, lines: readonly OrderPackageLine[], client: Pick<OrderCreate, 'client_email' | 'client_identifier'>, now: number): CouponRecord {
+  const { record } = state;
+  assertCouponUsable(record, lines, { client_email: client.client_email, client_identifier: client.client_identifier, clientUses: state.clientUses[record.limit_criteria], now });
+  return record;
+}
+
+export interface OrderPrices {
+  subtotal: number;
+  discount: number;
+  total: number;
+}
+
+/** What the order costs. The single pricing call of a draft: promos and option prices will join here. */
+export function priceOrder(lines: readonly OrderPackageLine[], coupon: CouponRecord | null): OrderPrices {
   const subtotal = subtotalOf(lines);
-  if (coupon.min_price !== null && subtotal < coupon.min_price) {
-    throw couponError(`Coupon ${coupon.coupon} requires a subtotal of at least ${coupon.min_price}`, 'COUPON_MIN_PRICE');
-  }
-  if (coupon.max_uses_per_client !== null && use.clientUses >= coupon.max_uses_per_client) throw couponClientLimit(coupon);
-}
-
-export const couponNotFound = (code: string) => couponError(`Coupon ${code} does not exist in this store`, 'COUPON_NOT_FOUND');
-export const couponSoldOut = (code: string) => couponError(`Coupon ${code} has no uses left`, 'COUPON_SOLD_OUT');
-export const couponClientLimit = (coupon: Pick<CouponRecord, 'coupon' | 'max_uses_per_client' | 'limit_criteria'>) =>
-  couponError(
-    `Coupon ${coupon.coupon} may be used at most ${coupon.max_uses_per_client} time(s) per ${coupon.limit_criteria === 'CLIENT_EMAIL' ? 'client_email' : 'client_identifier'}`,
-    'COUPON_CLIENT_LIMIT',
-  );
-
-/** A variable applies to an order when it names one of its packages (`applies_to` null: every package). */
-const appliesToOrder = (variable: Variable, packageIds: readonly number[]) =>
-  variable.applies_to === null || variable.applies_to.some((id) => packageIds.includes(id));
-
-const NUMBER = /^-?\d{1,15}(\.\d{1,6})?$/;
-
-// Makes V8's linear-time regexp engine available (the `l` flag); it changes nothing else.
-setFlagsFromString('--enable-experimental-regexp-engine');
-
-/**
- * A variable's `regex` must match the whole value. The operator's pattern runs on buyer input,
- * so a pattern such as `(a|aa)+` could backtrack for minutes: it runs on V8's linear-time engine
- * (no backtracking). The few patterns that engine cannot run (backreferences, lookarounds) fall
- * back to the usual engine, with the input bounded to 255 characters by the schema.
- */
-function matchesRegex(pattern: string, value: string): boolean {
-  const anchored = `^(?:${pattern})$`;
-  let regex: RegExp;
-  try {
-    regex = new RegExp(anchored, 'l');
-  } catch {
-    regex = new RegExp(anchored);
-  }
-  return regex.test(value);
-}
-
-function valueProblem(variable: Variable, value: string): string | undefined {
-  if (variable.type === 'SELECT' && !(variable.options ?? []).some((option) => option.value === value)) {
-    return `${variable.name} must be one of: ${(variable.options ?? []).map((option) => option.value).join(', ')}`;
-  }
-  if (variable.type === 'NUMBER' && !NUMBER.test(value)) return `${variable.name} must be a number`;
-  if (variable.regex !== null && !matchesRegex(variable.regex, value)) return `${variable.name} does not match the required format`;
-  return undefined;
-}
-
-/**
- * The order's checkout variables, under the names the store gave them. Names match ignoring
- * case (they are unique that way); every value is checked by its variable's type, options and
- * regex; a required variable that applies to an ordered package must be given. All problems
- * are reported at once.
- */
-export function resolveVariables(defined: readonly Variable[], input: OrderCreate['variables'], packageIds: readonly number[]): OrderVariable[] {
-  const byName = new Map(defined.map((variable) => [variable.name.toLowerCase(), variable]));
-  const problems: ErrorDetail[] = [];
-  const resolved: OrderVariable[] = [];
-  input.forEach((given, index) => {
-    const variable = byName.get(given.name.toLowerCase());
-    if (!variable) {
-      problems.push({ message: `Variable ${given.name} does not exist in this store`, code: 'VALIDATION_FAILED', field: `variables.${index}.name` });
-      return;
-    }
-    const problem = valueProblem(variable, given.value);
-    if (problem) problems.push({ message: problem, code: 'VALIDATION_FAILED', field: `variables.${index}.value` });
-    resolved.push({ name: variable.name, value: given.value });
-  });
-  const givenNames = new Set(input.map((given) => given.name.toLowerCase()));
-  for (const variable of defined) {
-    if (variable.required && appliesToOrder(variable, packageIds) && !givenNames.has(variable.name.toLowerCase())) {
-      problems.push({ message: `Variable ${variable.name} is required for the packages of this order`, code: 'VALIDATION_FAILED', field: 'variables' });
-    }
-  }
-  if (problems.length > 0) throw new HttpError(422, problems);
-  return resolved;
+  const discount = coupon ? discountAmount(coupon, lines) : 0;
+  return { subtotal, discount, total: roundCents(subtotal - discount) };
 }
 
 export interface RenderContext {
@@ -228,4 +136,79 @@ export function renderDeliveries(lines: readonly OrderPackageLine[], catalog: Re
     throw unprocessable(`The commands of this order would exceed ${ORDER_COMMANDS_BYTES_MAX / 1024} KB once rendered`, 'packages');
   }
   return deliveries;
+}
+
+/** What the flow read and steps 1 and 2 decided. */
+export interface OrderBasis {
+  input: OrderCreate;
+  catalog: ReadonlyMap<number, Package>;
+  /** Every variable of the store: a placeholder naming one the order did not fill renders empty. */
+  defined: readonly Variable[];
+  contents: OrderContents;
+  coupon: CouponRecord | null;
+}
+
+export interface OrderIds {
+  storeId: number;
+  orderId: number;
+  internalId: string;
+}
+
+/** Step 3: the PENDING order to store, priced and with its commands rendered. */
+export function draftOrder({ input, catalog, defined, contents, coupon }: OrderBasis, ids: OrderIds, now: number): PlacedOrder {
+  const createdAt = new Date(now).toISOString();
+  const deliveries = renderDeliveries(contents.lines, catalog, {
+    order_id: ids.orderId,
+    internal_id: ids.internalId,
+    client_identifier: input.client_identifier,
+    client_name: input.client_name,
+    client_email: input.client_email,
+    client_social: input.client_social,
+    variables: new Map(contents.variables.map((variable) => [variable.name.toLowerCase(), variable.value])),
+    knownVariables: new Set(defined.map((variable) => variable.name.toLowerCase())),
+  });
+  return {
+    id: ids.orderId,
+    store_id: ids.storeId,
+    internal_id: ids.internalId,
+    status: 'PENDING',
+    ...priceOrder(contents.lines, coupon),
+    client_identifier: input.client_identifier,
+    client_email: input.client_email,
+    client_name: input.client_name,
+    client_social: input.client_social,
+    packages: contents.lines,
+    variables: contents.variables.map(({ name, value }) => ({ name, value })),
+    coupon: coupon?.coupon ?? null,
+    ref_code: input.ref_code,
+    approved_at: null,
+    canceled_at: null,
+    created_at: createdAt,
+    updated_at: createdAt,
+    package_ids: contents.lines.map((line) => line.package_id),
+    deliveries,
+    discount_id: coupon?.id ?? null,
+  };
+}
+
+/** `apply`: make the change; `already`: the order is in the wanted state, answer it as it is. */
+export type Transition = 'apply' | 'already';
+
+/** PENDING -> APPROVED once; approving again answers the order; a canceled order is a 409. */
+export function approval(status: OrderStatus): Transition {
+  if (status === 'CANCELED') throw conflict('Order is canceled; only a PENDING order can be approved');
+  return status === 'APPROVED' ? 'already' : 'apply';
+}
+
+/**
+ * PENDING -> CANCELED. Canceling a CANCELED order answers it unchanged (a repeated cancel is
+ * harmless and releases nothing twice); an APPROVED order has delivered, so canceling it is a 409.
+ */
+export function cancellation(status: OrderStatus): Transition {
+  if (status === 'APPROVED') throw conflict('Order is approved; only a PENDING order can be canceled');
+  return status === 'CANCELED' ? 'already' : 'apply';
+}
+
+export function assertResendable(status: OrderStatus): void {
+  if (status !== 'APPROVED') throw conflict(`Order is ${status}; only an APPROVED order has commands to resend`);
 }

@@ -1,6 +1,6 @@
 import type { Reference } from '#lib/schemas/common.ts';
-import type { ErrorDetail } from '#lib/errors.ts';
-import type { Target, TargetInput, TierInput } from '#lib/schemas/promo.ts';
+import { HttpError, type ErrorDetail } from '#lib/errors.ts';
+import type { Promo, PromoTier, Target, TargetInput, TierInput } from '#lib/schemas/promo.ts';
 
 /**
  * The promo rules that tie fields together. The same code judges a creation and the promo a
@@ -95,6 +95,12 @@ export function promoRuleViolations(draft: PromoDraft): ErrorDetail[] {
   return found;
 }
 
+/** 422 listing every rule the promo breaks. */
+export function assertPromoRules(draft: PromoDraft): void {
+  const violations = promoRuleViolations(draft);
+  if (violations.length > 0) throw new HttpError(422, violations);
+}
+
 /** A target as stored and returned: a STORE target has no `id` at all. */
 export const normalTarget = (target: TargetInput): Target =>
   target.type === 'STORE' ? { type: 'STORE' } : { type: target.type, id: target.id as number };
@@ -109,4 +115,51 @@ export function promoReferences(draft: Pick<PromoDraft, 'targets' | 'tiers'>): R
   draft.targets.forEach((target, index) => add(target, `targets.${index}.id`));
   draft.tiers.forEach((tier, tierIndex) => (tier.targets ?? []).forEach((target, index) => add(target, `tiers.${tierIndex}.targets.${index}.id`)));
   return refs;
+}
+
+const tierContent = (tier: TierInput) => ({
+  min_amount: tier.min_amount,
+  reward_type: tier.reward_type,
+  reward_value: tier.reward_type === 'FREE' ? null : (tier.reward_value ?? null),
+  reward_quantity: tier.reward_quantity ?? null,
+  targets: (tier.targets ?? []).map(normalTarget),
+});
+
+const sameContent = (a: ReturnType<typeof tierContent>, b: PromoTier) => JSON.stringify(a) === JSON.stringify(tierContent(b));
+
+/** The shape the rules and reference counting read, from a stored promo. */
+export const draftOf = (promo: Promo): PromoDraft => ({ ...promo, tiers: promo.tiers.map(tierContent) });
+
+/** How many of `inputs` need a new tier id: those whose minimum matches no current tier. */
+export function newTierCount(inputs: readonly TierInput[], current: readonly PromoTier[]): number {
+  const kept = new Set(current.map((tier) => tier.min_amount));
+  return inputs.filter((tier) => !kept.has(tier.min_amount)).length;
+}
+
+/**
+ * The stored tiers for `inputs`, smallest minimum first. Tiers whose minimum matches one of
+ * `current` keep its id and created_at (and its updated_at when nothing else changed); the
+ * others are numbered from `firstTierId` (allocated for `newTierCount` of them).
+ */
+export function buildTiers(
+  ids: { storeId: number; promoId: number; firstTierId: number },
+  inputs: readonly TierInput[],
+  current: readonly PromoTier[],
+  now: string,
+): PromoTier[] {
+  const kept = new Map(current.map((tier) => [tier.min_amount, tier]));
+  let nextTierId = ids.firstTierId;
+  const tiers = inputs.map((input): PromoTier => {
+    const content = tierContent(input);
+    const previous = kept.get(input.min_amount);
+    return {
+      id: previous?.id ?? nextTierId++,
+      store_id: ids.storeId,
+      promo_id: ids.promoId,
+      ...content,
+      created_at: previous?.created_at ?? now,
+      updated_at: previous && sameContent(content, previous) ? previous.updated_at : now,
+    };
+  });
+  return tiers.sort((a, b) => a.min_amount - b.min_amount);
 }

@@ -169,3 +169,22 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export type OrderListQuery = v.InferOutput<typeof orderListQuery>;
 export type OrderFilters = Pick<OrderListQuery, 'status' | 'from' | 'to' | 'package'>;
 export type OrderCursorPage = v.InferOutput<typeof orderCursorPage>;
+
+/** A command of the order, rendered when the order is placed (all it depends on is known then). */
+export interface Delivery {
+  package_id: number;
+  command: string;
+  offline_execute: boolean;
+  delay_seconds: number;
+}
+
+/**
+ * A placed order as the order rules draft it (lib/domain/order.ts) and lib/db/order.ts stores
+ * it: the answer, plus what the package filter, the approval and the coupon release read later.
+ */
+export interface PlacedOrder extends Order {
+  package_ids: number[];
+  deliveries: Delivery[];
+  /** The coupon's discount id (null without a coupon), for the release on cancel. */
+  discount_id: number | null;
+}

@@ -86,7 +86,8 @@ const options = v.pipe(
 
 /**
  * Whether options fit the type (SELECT needs them, other types take none) depends on the
- * stored variable for a PATCH, so lib/db/variable.ts checks it on the merged variable.
+ * stored variable for a PATCH, and whether `regex` can run on the linear-time engine on how
+ * V8 was started, so both are checked by the variable rules (lib/domain/variable.ts).
  */
 export const variableCreateBody = v.strictObject({
   name: variableName,
@@ -131,3 +132,5 @@ export type VariablePatch = v.InferOutput<typeof variablePatchBody>;
 export type VariableOptionInput = NonNullable<VariableCreate['options']>[number];
 export type VariableType = (typeof VARIABLE_TYPES)[number];
 export type Variable = v.InferOutput<typeof variableResource>;
+/** An option as stored: deactivated options stay (orders may name them) with `active: false`. */
+export type StoredOption = v.InferOutput<typeof variableOption> & { active: boolean };

@@ -336,6 +336,23 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
     ]);
   });
 
+  it('refuses a regex the linear-time engine cannot run (backreference, lookaround) with 422 on regex, on create and on update, changing nothing', async () => {
+    const store = await newStore();
+    const created = await createVariable(store, { name: 'nick', regex: '[a-z]+' });
+    for (const regex of ['(?=a)(a|a)+', '(ab)\\1', '(?<=a)b', '(?<n>x)\\k<n>']) {
+      const posted = await store.post('/v1/app/variable', { name: 'other', type: 'TEXT', description: 'x', regex });
+      expect(posted.status, regex).toBe(422);
+      expect(posted.body.errors).toEqual([expect.objectContaining({ field: 'regex', code: 'VALIDATION_FAILED' })]);
+      const patched = await store.patch(`/v1/app/variable/${created.id}`, { regex, description: 'changed' });
+      expect(patched.status, regex).toBe(422);
+      expect(firstError(patched).field).toBe('regex');
+    }
+    expect(await total(store)).toBe(1);
+    expect((await store.get(`/v1/app/variable/${created.id}`)).body).toEqual(created);
+    // The name was never claimed by the refused creations.
+    await createVariable(store, { name: 'other', regex: 'a+b' });
+  });
+
   it('answers 404 for a missing variable and a non-numeric id', async () => {
     const store = await newStore();
     expect((await store.patch('/v1/app/variable/999', { description: 'x' })).status).toBe(404);

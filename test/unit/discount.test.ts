@@ -3,7 +3,7 @@ import { safeParse } from 'valibot';
 
 /** The discount rules that need no table: computed status, cross-field rules, list filters, input schemas. */
 process.env.TABLE_NAME ??= 'unit-test-table';
-const { discountMatches, discountStatus, discountViolation } = await import('#lib/db/discount.ts');
+const { discountMatches, discountStatus, discountViolation } = await import('#lib/domain/coupon.ts');
 const { discountCreateBody, discountListQuery, discountPatchBody } = await import('#lib/schemas/discount.ts');
 type Discount = import('#lib/schemas/discount.ts').Discount;
 

@@ -1,24 +1,11 @@
-import * as v from 'valibot';
-import { describe, expect, it, vi } from 'vitest';
-import { decodeCursor, listOrdersByCursor } from '#lib/db/order.ts';
-import {
-  assertCouponUsable,
-  discountAmount,
-  orderLines,
-  renderCommand,
-  renderDeliveries,
-  resolveVariables,
-  subtotalOf,
-  type CouponRecord,
-  type RenderContext,
-} from '#lib/domain/order.ts';
+import { describe, expect, it } from 'vitest';
+import { assertCouponUsable, discountAmount, type CouponRecord } from '#lib/domain/coupon.ts';
+import { subtotalOf } from '#lib/domain/money.ts';
+import { orderLines, renderCommand, renderDeliveries, type RenderContext } from '#lib/domain/order.ts';
+import { assertLinearRegex, resolveVariables } from '#lib/domain/variable.ts';
 import { HttpError } from '#lib/errors.ts';
-import { orderListQuery } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
-
-const send = vi.hoisted(() => vi.fn());
-vi.mock('#lib/db/client.ts', () => ({ db: { send }, TABLE: 'unit-table' }));
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
@@ -105,7 +92,7 @@ describe('checkout variables', () => {
   ];
 
   it('resolves names ignoring case to the stored name', () => {
-    expect(resolveVariables(defined, [{ name: 'SERVER', value: 'survival' }], [1])).toEqual([{ name: 'Server', value: 'survival' }]);
+    expect(resolveVariables(defined, [{ name: 'SERVER', value: 'survival' }], [1])).toEqual([{ name: 'Server', value: 'survival', option_price: null, applies_to: null }]);
   });
 
   it('requires a required variable only for the packages it applies to', () => {
@@ -120,6 +107,36 @@ describe('checkout variables', () => {
     } catch (error) {
       expect((error as HttpError).details.map((d) => d.field)).toEqual(['variables.0.value', 'variables.1.value', 'variables.2.name']);
     }
+  });
+});
+
+describe('variable regexes on the linear-time engine', () => {
+  it('refuses, on regex, a pattern only the backtracking engine runs, and accepts the rest', () => {
+    for (const pattern of ['(?=a)(a|a)+', '(ab)\\1', '(?<=a)b', '(?<n>x)\\k<n>', 'a{1,1000}']) {
+      expect(() => assertLinearRegex(pattern), pattern).toThrow(HttpError);
+      try {
+        assertLinearRegex(pattern);
+      } catch (error) {
+        expect((error as HttpError).details).toEqual([expect.objectContaining({ field: 'regex', code: 'VALIDATION_FAILED' })]);
+      }
+    }
+    for (const pattern of [null, '[a-z]+', '(a|aa)+', '\\bfoo\\b', '[A-Z]{2,8}']) expect(() => assertLinearRegex(pattern)).not.toThrow();
+  });
+
+  it('runs (a|aa)+ on a failing 41-character value (minutes of backtracking) on the linear engine', () => {
+    const nick = variable({ name: 'nick', regex: '(a|aa)+' });
+    expect(() => resolveVariables([nick], [{ name: 'nick', value: `${'a'.repeat(40)}!` }], [1])).toThrow('does not match');
+  });
+
+  it('refuses a value for a stored pattern the linear engine cannot run, instead of running it on the backtracking one', () => {
+    const legacy = variable({ name: 'twice', regex: '(ab)\\1' });
+    expect(() => resolveVariables([legacy], [{ name: 'twice', value: 'abab' }], [1])).toThrow('cannot be checked');
+  });
+
+  it('tells the price of the SELECT option chosen and which packages the variable applies to', () => {
+    const server = variable({ name: 'Server', type: 'SELECT', applies_to: [2], options: [{ id: 1, name: 'S', value: 'survival', price: 2.5 }, { id: 2, name: 'C', value: 'creative', price: null }] });
+    expect(resolveVariables([server], [{ name: 'server', value: 'survival' }], [2])).toEqual([{ name: 'Server', value: 'survival', option_price: 2.5, applies_to: [2] }]);
+    expect(resolveVariables([server], [{ name: 'server', value: 'creative' }], [2])[0]!.option_price).toBeNull();
   });
 });
 
@@ -147,31 +164,5 @@ describe('command rendering', () => {
     expect(() => renderDeliveries([{ package_id: 1, name: 'P1', price: 1, quantity: 1 }], catalog, context)).toThrow('at most 99 commands');
     const catalog99 = new Map([[1, pkg(1, 1, many.slice(0, 99))]]);
     expect(renderDeliveries([{ package_id: 1, name: 'P1', price: 1, quantity: 1 }], catalog99, context)).toHaveLength(99);
-  });
-});
-
-describe('order list query', () => {
-  it('pages 50 orders by default in cursor mode, at most 200, and 20 by default in page mode', () => {
-    expect(v.parse(orderListQuery, { page_cursor: '' })).toMatchObject({ page_cursor: '', page_size: 50 });
-    expect(v.parse(orderListQuery, { page_cursor: '', page_size: '200' }).page_size).toBe(200);
-    expect(v.is(orderListQuery, { page_cursor: '', page_size: '201' })).toBe(false);
-    expect(v.parse(orderListQuery, {})).toMatchObject({ page: 1, limit: 20 });
-  });
-});
-
-describe('cursor pages filtered by package', () => {
-  const lastExamined = { pk: 'STORE#1', sk: 'ORDER#000000000700', gsi1pk: 'STORE#1#ORDER', gsi1sk: '2026-05-01T00:00:00.000Z#000000000700' };
-
-  it('examine at most 1000 orders, then answer the matches so far with a cursor after the last order examined', async () => {
-    send.mockReset().mockResolvedValue({ Items: [], Count: 0, ScannedCount: 200, LastEvaluatedKey: lastExamined });
-    const page = await listOrdersByCursor(1, { package: 7 }, '', 50);
-    expect(send).toHaveBeenCalledTimes(5);
-    expect(send.mock.calls[0]![0].input).toMatchObject({ IndexName: 'gsi1', Limit: 200, FilterExpression: 'contains(package_ids, :package)' });
-    expect(page.data).toEqual([]);
-    expect(decodeCursor(1, { package: 7 }, page.next_cursor!)).toEqual({ created_at: '2026-05-01T00:00:00.000Z', id: 700 });
-    // The next page starts after that order.
-    send.mockReset().mockResolvedValue({ Items: [], Count: 0, ScannedCount: 12 });
-    expect(await listOrdersByCursor(1, { package: 7 }, page.next_cursor!, 50)).toEqual({ data: [], next_cursor: null });
-    expect(send.mock.calls[0]![0].input.ExclusiveStartKey).toEqual(lastExamined);
   });
 });

@@ -4,7 +4,10 @@ const send = vi.hoisted(() => vi.fn());
 vi.mock('#lib/db/client.ts', () => ({ db: { send }, TABLE: 'unit-table' }));
 
 const { rateWindow } = await import('#lib/db/rate-limit.ts');
-const { transactWrite } = await import('#lib/db/transact.ts');
+const { retrying, transactGuarded } = await import('#lib/db/transact.ts');
+
+/** A transaction as the db modules write one: guarded writes, retried on collisions. */
+const transactWrite = (writes: Parameters<typeof transactGuarded>[0]) => retrying(() => transactGuarded(writes));
 
 const cancelled = (...codes: string[]) =>
   Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
@@ -18,7 +21,7 @@ describe('rateWindow', () => {
     const now = Date.parse('2026-05-01T12:00:59.100Z');
     const window = rateWindow(3, 'HANDOFF#7', 20, 60, now);
     const start = Date.parse('2026-05-01T12:00:00.000Z') / 1000;
-    expect(window.update.Update).toMatchObject({
+    expect(window.write.item.Update).toMatchObject({
       Key: { pk: 'STORE#3', sk: `RATE#HANDOFF#7#${start}` },
       UpdateExpression: 'ADD #n :one SET store_id = :store, expires_epoch = :expires',
       ExpressionAttributeValues: { ':one': 1, ':limit': 20, ':store': 3, ':expires': start + 60 },
@@ -32,7 +35,7 @@ describe('rateWindow', () => {
   it('starts a new counter in the next window', () => {
     const a = rateWindow(3, 'x', 20, 60, Date.parse('2026-05-01T12:00:59.999Z'));
     const b = rateWindow(3, 'x', 20, 60, Date.parse('2026-05-01T12:01:00.000Z'));
-    expect(a.update.Update!.Key).not.toEqual(b.update.Update!.Key);
+    expect(a.write.item.Update!.Key).not.toEqual(b.write.item.Update!.Key);
   });
 });
 
@@ -43,9 +46,14 @@ describe('transactWrite', () => {
     expect(send).toHaveBeenCalledTimes(3);
   });
 
-  it('throws a failed condition at once, for the caller to read', async () => {
+  it('throws a failed condition at once, as the error its own write names', async () => {
     send.mockRejectedValueOnce(cancelled('ConditionalCheckFailed', 'TransactionConflict'));
-    await expect(transactWrite([])).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+    const named = new Error('the first write failed');
+    const writes = [
+      { item: { ConditionCheck: { TableName: 'unit-table', Key: { pk: 'a', sk: 'a' }, ConditionExpression: 'attribute_exists(pk)' } }, onConditionFailed: () => named },
+      { item: { ConditionCheck: { TableName: 'unit-table', Key: { pk: 'b', sk: 'b' }, ConditionExpression: 'attribute_exists(pk)' } }, onConditionFailed: () => new Error('not this one') },
+    ];
+    await expect(transactWrite(writes)).rejects.toBe(named);
     expect(send).toHaveBeenCalledTimes(1);
   });
 

@@ -3,10 +3,11 @@ import { getDotPath, safeParse } from 'valibot';
 
 /** Option matching and the variable input schemas, without the table. */
 process.env.TABLE_NAME ??= 'unit-test-table';
-const { resolveOptions, toVariable, STORED_OPTIONS_MAX } = await import('#lib/db/variable.ts');
+const { toVariable } = await import('#lib/db/variable.ts');
+const { resolveOptions, STORED_OPTIONS_MAX } = await import('#lib/domain/variable.ts');
 const { APPLIES_TO_MAX, variableCreateBody, variablePatchBody } = await import('#lib/schemas/variable.ts');
 const { HttpError } = await import('#lib/errors.ts');
-type StoredOption = import('#lib/db/variable.ts').StoredOption;
+type StoredOption = import('#lib/schemas/variable.ts').StoredOption;
 
 const stored: StoredOption[] = [
   { id: 1, name: 'red', value: 'R', price: 1, active: true },

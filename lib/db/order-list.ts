@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { allOrdersPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
+import { badRequest } from '#lib/errors.ts';
+import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
+
+/**
+ * Order lists. Calls below exclude the credential lookup.
+ *
+ * | access pattern                  | key / index                                                                 | calls |
+ * |---------------------------------|-----------------------------------------------------------------------------|-------|
+ * | list, newest first              | Query gsi1 `STORE#<s>#ORDER`, gsi1sk `<created_at>#<id>` descending          | see below |
+ * | list by status                  | Query gsi2 `STORE#<s>#ORDER#<status>`, same sort key (moved on status change) | see below |
+ * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
+ * | `package`                       | FilterExpression `contains(package_ids, :id)` after the read                 |       |
+ *
+ * Cursor mode reads page_size + 1 matches (to know whether a next page exists): one
+ * Query without the `package` filter; with it, Queries of 200 orders each until enough match
+ * or 1000 orders were examined (a per-package index item would cost a write per line on every
+ * order instead). A rare package therefore answers a short page, possibly empty, whose
+ * next_cursor resumes after the last order examined: a request never reads a whole store's
+ * history, and only `next_cursor: null` says the list is over. Page mode needs `total`, so it
+ * reads every order of the range (one Query per MB) and slices the page in memory: deep pages
+ * and large ranges cost what they read, which is why cursor mode is the one for full scans.
+ * Both indexes are eventually consistent (an order shows in lists within about a second on
+ * AWS); gets by id are strongly consistent.
+ *
+ * The cursor is base64url JSON `{s: store, f: digest of the filters, c: created_at, i: id}`
+ * followed by a SHA-256 check of that text. It is only a position: the key it resumes from is
+ * rebuilt from the caller's own store and filters, so a cursor forged around the check can move
+ * within the caller's own list but never reach another store's items. A cursor that fails the
+ * check, names another store, was issued for other filters, or names a position outside the
+ * `from`/`to` range (DynamoDB refuses such a start key: it would be a 500) is a 400.
+ */
+
+const filterDigest = (filters: OrderFilters) =>
+  createHash('sha256')
+    .update(JSON.stringify([filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null]))
+    .digest('base64url')
+    .slice(0, 16);
+const cursorCheck = (body: string) => createHash('sha256').update(`order-cursor:v1:${body}`).digest('base64url').slice(0, 22);
+
+interface Position {
+  created_at: string;
+  id: number;
+}
+
+export function encodeCursor(storeId: number, filters: OrderFilters, position: Position): string {
+  const body = Buffer.from(JSON.stringify({ s: storeId, f: filterDigest(filters), c: position.created_at, i: position.id })).toString('base64url');
+  return `${body}.${cursorCheck(body)}`;
+}
+
+const invalidCursor = () => badRequest('page_cursor is invalid, or was issued for another store or other filters', 'INVALID_CURSOR', 'page_cursor');
+const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export function decodeCursor(storeId: number, filters: OrderFilters, cursor: string): Position {
+  if (cursor.length > CURSOR_MAX) throw invalidCursor();
+  const [body, check, ...rest] = cursor.split('.');
+  if (!body || !check || rest.length > 0 || check !== cursorCheck(body)) throw invalidCursor();
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  const { s, f, c, i } = (payload ?? {}) as Record<string, unknown>;
+  if (s !== storeId || f !== filterDigest(filters) || typeof c !== 'string' || !ISO_Z.test(c) || !Number.isSafeInteger(i) || (i as number) < 1) {
+    throw invalidCursor();
+  }
+  if ((filters.from !== undefined && c < filters.from) || (filters.to !== undefined && c > filters.to)) throw invalidCursor();
+  return { created_at: c, id: i as number };
+}
+
+/** The Query of a filtered list (newest first) and the start key that resumes after `after`. */
+function listQuery(storeId: number, filters: OrderFilters) {
+  const index = filters.status ? ('gsi2' as const) : ('gsi1' as const);
+  const partition = filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
+  const names: Record<string, string> = { '#pk': `${index}pk` };
+  const values: Record<string, unknown> = { ':pk': partition };
+  let range = '';
+  // `<to>$` sorts after every `<to>#<id>`: `to` is inclusive.
+  if (filters.from && filters.to) {
+    range = ' AND #sk BETWEEN :from AND :to';
+    Object.assign(values, { ':from': filters.from, ':to': `${filters.to}$` });
+  } else if (filters.from) {
+    range = ' AND #sk >= :from';
+    values[':from'] = filters.from;
+  } else if (filters.to) {
+    range = ' AND #sk <= :to';
+    values[':to'] = `${filters.to}$`;
+  }
+  if (range) names['#sk'] = `${index}sk`;
+  let filter: string | undefined;
+  if (filters.package !== undefined) {
+    filter = 'contains(package_ids, :package)';
+    values[':package'] = filters.package;
+  }
+  const input: QueryCommandInput = {
+    TableName: TABLE,
+    IndexName: index,
+    KeyConditionExpression: `#pk = :pk${range}`,
+    FilterExpression: filter,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    ScanIndexForward: false,
+  };
+  const startAfter = (position: Position) => {
+    const sortKey = listSk(position.created_at, position.id);
+    return { ...orderKey(storeId, position.id), [`${index}pk`]: partition, [`${index}sk`]: sortKey };
+  };
+  /** The position of a LastEvaluatedKey: its index sort key is `<created_at>#<id>`. */
+  const positionOf = (key: Record<string, unknown>): Position => {
+    const sortKey = String(key[`${index}sk`]);
+    const separator = sortKey.lastIndexOf('#');
+    return { created_at: sortKey.slice(0, separator), id: Number(sortKey.slice(separator + 1)) };
+  };
+  return { input, startAfter, positionOf };
+}
+
+/** Every order matching the filters, newest first (page mode). One Query per MB of the range. */
+export async function listOrders(storeId: number, filters: OrderFilters): Promise<Order[]> {
+  const { input } = listQuery(storeId, filters);
+  const orders: Order[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    orders.push(...(page.Items ?? []).map((item) => toOrder(fromItem(item))));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return orders;
+}
+
+/** Orders examined per Query when the `package` filter drops some after the read. */
+const FILTERED_BATCH = 200;
+/** Orders one cursor page examines at most (only the `package` filter can make it examine more than it answers). */
+const EXAMINED_MAX = 1000;
+
+/** One page in cursor mode: `cursor` empty on the first call. */
+export async function listOrdersByCursor(storeId: number, filters: OrderFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+  const { input, startAfter, positionOf } = listQuery(storeId, filters);
+  const wanted = pageSize + 1;
+  const orders: Order[] = [];
+  let examined = 0;
+  let startKey: Record<string, unknown> | undefined = cursor === '' ? undefined : startAfter(decodeCursor(storeId, filters, cursor));
+  do {
+    const limit = input.FilterExpression ? FILTERED_BATCH : wanted - orders.length;
+    const page = await db.send(new QueryCommand({ ...input, Limit: limit, ExclusiveStartKey: startKey }));
+    examined += page.ScannedCount ?? 0;
+    orders.push(...(page.Items ?? []).map((item) => toOrder(fromItem(item))));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && orders.length < wanted && examined < EXAMINED_MAX);
+  if (orders.length > pageSize) {
+    const data = orders.slice(0, pageSize);
+    return { data, next_cursor: encodeCursor(storeId, filters, data[data.length - 1]!) };
+  }
+  // No match beyond this page: the list is over, or EXAMINED_MAX ran out first (resume after the last order examined).
+  return { data: orders, next_cursor: startKey ? encodeCursor(storeId, filters, positionOf(startKey)) : null };
+}

@@ -1,0 +1,144 @@
+import { setFlagsFromString } from 'node:v8';
+import { HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
+import type { OrderCreate, OrderVariable } from '#lib/schemas/order.ts';
+import type { StoredOption, Variable, VariableOptionInput, VariableType } from '#lib/schemas/variable.ts';
+
+/**
+ * The rules of checkout variables: their options after a write, whether an operator's `regex`
+ * may be stored, and the values an order gives them.
+ *
+ * An operator's `regex` runs on buyer input, and on V8's usual (backtracking) engine a pattern
+ * such as `(?=a)(a|a)+` takes seconds on 27 characters and grows exponentially: one order could
+ * hold a Lambda for its whole timeout. Every such pattern therefore runs on V8's linear-time
+ * engine (the `l` flag), and a pattern that engine cannot run (backreferences, lookarounds,
+ * large counted repetitions) is refused when the variable is written. There is no fallback.
+ *
+ * The engine is behind a V8 flag. It is set here, at module init, because this module is the
+ * only one that compiles a pattern with `l` and every function that does (Lambda handlers, the
+ * local stack, tests) loads it first; it sets a process flag and does no I/O, so it stays a pure
+ * rule. The check right after it makes a runtime without the engine fail at start-up, loudly,
+ * instead of refusing every variable with a regex (or, worse, running buyer input unguarded).
+ */
+setFlagsFromString('--enable-experimental-regexp-engine');
+try {
+  new RegExp('a', 'l');
+} catch (cause) {
+  throw new Error('V8 linear-time regexp engine unavailable (the `l` flag): variable regexes cannot run safely on buyer input', { cause });
+}
+
+/** Deactivated options accumulate; this keeps the variable item far below DynamoDB's 400 KB. */
+export const STORED_OPTIONS_MAX = 500;
+
+/**
+ * The stored options after a write. `submitted` undefined keeps them as they are (a PATCH
+ * without `options`). Submitted options come first, in submission order (the order buyers see);
+ * the deactivated ones follow.
+ */
+export function resolveOptions(
+  stored: readonly StoredOption[],
+  submitted: readonly VariableOptionInput[] | undefined,
+  type: VariableType,
+  nextOptionId: number,
+): { options: StoredOption[]; nextOptionId: number } {
+  if (type !== 'SELECT') {
+    if (submitted) throw unprocessable('options are only for SELECT variables', 'options');
+    return { options: stored.map((option) => ({ ...option, active: false })), nextOptionId };
+  }
+  if (!submitted) {
+    if (stored.filter((option) => option.active).length < 2) {
+      throw unprocessable('A SELECT variable needs options: send at least 2', 'options');
+    }
+    return { options: [...stored], nextOptionId };
+  }
+  const byName = new Map(stored.map((option) => [option.name, option]));
+  let next = nextOptionId;
+  const active = submitted.map((input) => ({
+    id: byName.get(input.name)?.id ?? next++,
+    name: input.name,
+    value: input.value,
+    price: input.price ?? null,
+    active: true,
+  }));
+  const submittedNames = new Set(submitted.map((input) => input.name));
+  const deactivated = stored.filter((option) => !submittedNames.has(option.name)).map((option) => ({ ...option, active: false }));
+  const options = [...active, ...deactivated];
+  if (options.length > STORED_OPTIONS_MAX) {
+    throw unprocessable(`A variable keeps at most ${STORED_OPTIONS_MAX} options, deactivated ones included; reuse old option names`, 'options');
+  }
+  return { options, nextOptionId: next };
+}
+
+/** The pattern a value must match: the operator's regex, anchored to the whole value, on the linear-time engine. */
+function valueRegex(pattern: string): RegExp | undefined {
+  try {
+    return new RegExp(`^(?:${pattern})$`, 'l');
+  } catch {
+    return undefined;
+  }
+}
+
+/** 422 on `regex` when the linear-time engine cannot run it (the schema has already checked that it compiles). */
+export function assertLinearRegex(pattern: string | null): void {
+  if (pattern !== null && !valueRegex(pattern)) {
+    throw unprocessable('regex must run in linear time: backreferences, lookarounds and large counted repetitions are not supported', 'regex');
+  }
+}
+
+/** A variable's value, checked, with what pricing needs to know about it. */
+export interface ResolvedVariable extends OrderVariable {
+  /** The price of the SELECT option chosen (null: no price, or not a SELECT variable). */
+  option_price: number | null;
+  /** The packages the variable applies to (null: every package), so a line can sum its options' prices. */
+  applies_to: readonly number[] | null;
+}
+
+/** A variable applies to an order when it names one of its packages (`applies_to` null: every package). */
+const appliesToOrder = (variable: Variable, packageIds: readonly number[]) =>
+  variable.applies_to === null || variable.applies_to.some((id) => packageIds.includes(id));
+
+const NUMBER = /^-?\d{1,15}(\.\d{1,6})?$/;
+
+function valueProblem(variable: Variable, value: string): string | undefined {
+  if (variable.type === 'SELECT' && !(variable.options ?? []).some((option) => option.value === value)) {
+    return `${variable.name} must be one of: ${(variable.options ?? []).map((option) => option.value).join(', ')}`;
+  }
+  if (variable.type === 'NUMBER' && !NUMBER.test(value)) return `${variable.name} must be a number`;
+  if (variable.regex !== null) {
+    // A pattern stored before the linear-time check existed and refused by that engine: the value cannot be checked safely.
+    const regex = valueRegex(variable.regex);
+    if (!regex) return `${variable.name} cannot be checked: its regex needs a backtracking engine and must be changed by the store`;
+    if (!regex.test(value)) return `${variable.name} does not match the required format`;
+  }
+  return undefined;
+}
+
+/**
+ * The order's checkout variables, under the names the store gave them. Names match ignoring
+ * case (they are unique that way); every value is checked by its variable's type, options and
+ * regex; a required variable that applies to an ordered package must be given. All problems
+ * are reported at once.
+ */
+export function resolveVariables(defined: readonly Variable[], input: OrderCreate['variables'], packageIds: readonly number[]): ResolvedVariable[] {
+  const byName = new Map(defined.map((variable) => [variable.name.toLowerCase(), variable]));
+  const problems: ErrorDetail[] = [];
+  const resolved: ResolvedVariable[] = [];
+  input.forEach((given, index) => {
+    const variable = byName.get(given.name.toLowerCase());
+    if (!variable) {
+      problems.push({ message: `Variable ${given.name} does not exist in this store`, code: 'VALIDATION_FAILED', field: `variables.${index}.name` });
+      return;
+    }
+    const problem = valueProblem(variable, given.value);
+    if (problem) problems.push({ message: problem, code: 'VALIDATION_FAILED', field: `variables.${index}.value` });
+    const option = variable.type === 'SELECT' ? variable.options?.find((candidate) => candidate.value === given.value) : undefined;
+    resolved.push({ name: variable.name, value: given.value, option_price: option?.price ?? null, applies_to: variable.applies_to });
+  });
+  const givenNames = new Set(input.map((given) => given.name.toLowerCase()));
+  for (const variable of defined) {
+    if (variable.required && appliesToOrder(variable, packageIds) && !givenNames.has(variable.name.toLowerCase())) {
+      problems.push({ message: `Variable ${variable.name} is required for the packages of this order`, code: 'VALIDATION_FAILED', field: 'variables' });
+    }
+  }
+  if (problems.length > 0) throw new HttpError(422, problems);
+  return resolved;
+}

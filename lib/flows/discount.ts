@@ -1,0 +1,57 @@
+import { getStoredDiscount, insertDiscount, listStoredDiscounts, writeDiscountPatch, type DiscountFields } from '#lib/db/discount.ts';
+import { retrying } from '#lib/db/transact.ts';
+import { discountMatches, discountViolation, withStatus } from '#lib/domain/coupon.ts';
+import { unprocessable } from '#lib/errors.ts';
+import { EVERY_PACKAGE, type Discount, type DiscountCreate, type DiscountListQuery, type DiscountPatch } from '#lib/schemas/discount.ts';
+
+/**
+ * Discount coupons as the operator manages them: the stored coupon (lib/db/discount.ts) judged
+ * by the coupon rules (lib/domain/coupon.ts), and answered with its `status` at the time of the
+ * request. Calls: those of the access patterns used (creation 2, get 1, list 1 per MB, update 2).
+ */
+function assertValid(discount: DiscountFields): void {
+  const violation = discountViolation(discount);
+  if (violation) throw unprocessable(violation.message, violation.field);
+}
+
+export async function createDiscount(storeId: number, input: DiscountCreate): Promise<Discount> {
+  const fields: DiscountFields = {
+    coupon: input.coupon,
+    type: input.type,
+    value: input.value,
+    applies_to: input.applies_to ?? [EVERY_PACKAGE],
+    max_uses: input.max_uses ?? null,
+    max_uses_per_client: input.max_uses_per_client ?? null,
+    expires_in: input.expires_in ?? null,
+    min_price: input.min_price ?? null,
+    limit_criteria: input.limit_criteria ?? 'CLIENT_IDENTIFIER',
+    restricted_to_criteria: input.restricted_to_criteria ?? null,
+    restricted_to: input.restricted_to ?? null,
+  };
+  assertValid(fields);
+  return withStatus(await insertDiscount(storeId, fields), Date.now());
+}
+
+export async function getDiscount(storeId: number, discountId: number): Promise<Discount> {
+  return withStatus(await getStoredDiscount(storeId, discountId), Date.now());
+}
+
+/** In id order whichever query served it (the code index returns code order). */
+export async function listDiscounts(storeId: number, filters: Pick<DiscountListQuery, 'status' | 'coupon' | 'restricted_to'>): Promise<Discount[]> {
+  const now = Date.now();
+  return (await listStoredDiscounts(storeId, filters.coupon))
+    .map((stored) => withStatus(stored, now))
+    .filter((discount) => discountMatches(discount, filters))
+    .sort((a, b) => a.id - b.id);
+}
+
+/** The merged discount is judged by the creation rules; a write that finds it changed reads again. */
+export function updateDiscount(storeId: number, discountId: number, patch: DiscountPatch): Promise<Discount> {
+  return retrying(async () => {
+    const current = await getStoredDiscount(storeId, discountId);
+    const merged = { ...current };
+    for (const [name, value] of Object.entries(patch)) if (value !== undefined) Object.assign(merged, { [name]: value });
+    assertValid(merged);
+    return withStatus(await writeDiscountPatch(storeId, current, patch, merged), Date.now());
+  });
+}
