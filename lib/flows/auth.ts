@@ -1,33 +1,19 @@
 import { config } from '#lib/config.ts';
 import { issueBuyerAccessToken, issueSession, revokeCredential } from '#lib/db/credential.ts';
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
-import { consumeLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS } from '#lib/db/login-code.ts';
+import { consumeLoginCode } from '#lib/db/login-code.ts';
 import { SESSION_COOKIE } from '#lib/http/auth.ts';
 import { HttpError } from '#lib/errors.ts';
-import { mailer } from '#lib/mail/mailer.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 
 /**
- * Buyer login by e-mail code, shared by the API (access token) and the store's own domain
- * (session cookie). Calls per request: login = 1 TransactWrite + 1 mail; verify = 1 or 2
- * (code) + 2 or 3 (customer) + 1 (credential Put).
+ * Buyer login by e-mail code, second step, shared by the API (access token) and the store's own
+ * domain (session cookie). The code is sent by lib/flows/login-code.ts. Calls per request:
+ * verify = 1 or 2 (code) + 2 or 3 (customer) + 1 (credential Put).
  */
 
 /** Wrong, expired, used or exhausted: one answer, so a guesser learns nothing about which. */
 const invalidCode = () => new HttpError(401, { message: 'Invalid or expired code', code: 'LOGIN_CODE_INVALID' });
-
-export async function requestLoginCode(storeId: number, storeDomain: string, email: string) {
-  const { code, expires_in } = await issueLoginCode(storeId, email);
-  const minutes = LOGIN_CODE_TTL_SECONDS / 60;
-  await mailer().send({
-    storeDomain,
-    to: email,
-    subject: `Your login code for ${storeDomain}`,
-    text: `Your login code for ${storeDomain} is ${code}.\nIt is valid for ${minutes} minutes and can be used once.\nIf you did not ask for it, ignore this message.`,
-    code,
-  });
-  return { sent: true as const, expires_in };
-}
 
 async function verifiedCustomer(storeId: number, email: string, code: string): Promise<Customer> {
   if (!(await consumeLoginCode(storeId, email, code))) throw invalidCode();
