@@ -7,7 +7,6 @@ import { storePk, stripKeys } from '#lib/db/keys.ts';
 import { internalIdSk } from '#lib/db/order.ts';
 import { storeKey } from '#lib/db/store.ts';
 import { notFound } from '#lib/errors.ts';
-import { pageMeta, type Page } from '#lib/http/paginate.ts';
 import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { queryBetween } from '#lib/db/query.ts';
@@ -136,7 +135,12 @@ async function markRead(storeId: number, internalId: string, orderId: number, re
 export interface PageRequest {
   page: number;
   limit: number;
-  location: { path: string; query: Record<string, string | undefined> };
+}
+
+/** A page of messages and how many the chat holds; the HTTP layer adds the page meta. */
+export interface ChatPage {
+  total: number;
+  data: ChatMessage[];
 }
 
 /**
@@ -144,7 +148,7 @@ export interface PageRequest {
  * page (and before it) as read by the reader. Pages count from the newest end: page 1 holds the
  * `limit` newest messages; within a page, oldest to newest.
  */
-async function chatPage(storeId: number, internalId: string, reader: Reader, chat: Chat, request: PageRequest): Promise<Page<ChatMessage>> {
+async function chatPage(storeId: number, internalId: string, reader: Reader, chat: Chat, request: PageRequest): Promise<ChatPage> {
   const total = chat.messages.length;
   const end = total - (request.page - 1) * request.limit;
   const shown = end > 0 ? chat.messages.slice(Math.max(0, end - request.limit), end) : [];
@@ -154,14 +158,14 @@ async function chatPage(storeId: number, internalId: string, reader: Reader, cha
     await markRead(storeId, internalId, chat.orderId, reader, newestUnread);
     marks[markOf(reader)] = newestUnread;
   }
-  return { meta: pageMeta(total, request.page, request.limit, request.location), data: shown.map((message) => toMessage(message, marks)) };
+  return { total, data: shown.map((message) => toMessage(message, marks)) };
 }
 
-export async function listStoreChat(storeId: number, internalId: string, request: PageRequest): Promise<Page<ChatMessage>> {
+export async function listStoreChat(storeId: number, internalId: string, request: PageRequest): Promise<ChatPage> {
   return chatPage(storeId, internalId, 'seller', await readChat(storeId, internalId), request);
 }
 
-export async function listBuyerChat(storeId: number, customerId: number, internalId: string, request: PageRequest): Promise<Page<ChatMessage>> {
+export async function listBuyerChat(storeId: number, customerId: number, internalId: string, request: PageRequest): Promise<ChatPage> {
   const [chat, customer] = await Promise.all([readChat(storeId, internalId), findCustomer(storeId, customerId)]);
   assertBuyerOwns(customer, chat.clientEmail);
   return chatPage(storeId, internalId, 'buyer', chat, request);

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { findCredential, findDomainAndCredential, type Credential } from '#lib/db/credential.ts';
+import { readSessionCookie } from '#lib/http/cookies.ts';
 import { customerUnauthenticated, forbidden, HttpError, notFound, unauthenticated } from '#lib/errors.ts';
 import type { CredentialKind, RouteSpec } from '#lib/http/route.ts';
 
@@ -43,21 +44,10 @@ export type AuthFor<K extends CredentialKind> = K extends 'operator'
         ? StoreHostAuth
         : PublicAuth;
 
-export const SESSION_COOKIE = 'store_session';
-
 function bearer(event: APIGatewayProxyEventV2): string | undefined {
   const header = event.headers?.authorization ?? event.headers?.Authorization;
   const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
   return match?.[1];
-}
-
-/** API Gateway (payload 2.0) moves the Cookie header into `cookies`, one entry per cookie. */
-function sessionCookie(event: APIGatewayProxyEventV2): string | undefined {
-  for (const cookie of event.cookies ?? []) {
-    const [name, ...rest] = cookie.trim().split('=');
-    if (name === SESSION_COOKIE && rest.length > 0) return rest.join('=');
-  }
-  return undefined;
 }
 
 /** The store domain of a store-domain request: the Host, without the port. */
@@ -123,7 +113,7 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
     case 'session':
     case 'storeHost': {
       const domain = hostDomain(event);
-      const secret = sessionCookie(event);
+      const secret = readSessionCookie(event);
       const { storeId, credential } = await findDomainAndCredential(domain, secret);
       if (storeId === undefined) throw notFound('Store domain');
       if (route.credential === 'storeHost') return { kind: 'storeHost', storeId, domain, secret } satisfies StoreHostAuth;

@@ -32,7 +32,7 @@ export interface RouteSpec {
   tag: string;
   params?: GenericSchema;
   query?: GenericSchema;
-  /** `multipart` routes parse their own body (the image upload). */
+  /** `multipart`: the handler stack reads the body's one part named `file` (the image upload). */
   body?: GenericSchema | 'multipart';
   response?: GenericSchema;
   /** Status of a success; 200 unless said. */
