@@ -43,4 +43,12 @@ export const storefrontRoutes = {
     method: 'GET', path: '/v1/webstore/promo', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
     summary: 'Promos in force now (page mode, id order)', query: pageQuery, response: pageOf(promoResource),
   }),
+  'webstore-preflight': route({
+    method: 'OPTIONS', path: '/v1/webstore/{proxy+}', api: 'api', credential: 'public', access: 'read', tag: 'Storefront',
+    summary: "CORS preflight of the storefront and buyer routes, answered from the Origin (204 for a store's origin, 403 otherwise)",
+  }),
+  'webstore-root-preflight': route({
+    method: 'OPTIONS', path: '/v1/webstore', api: 'api', credential: 'public', access: 'read', tag: 'Storefront',
+    summary: 'CORS preflight of GET /v1/webstore (a greedy path variable needs at least one segment)',
+  }),
 } as const;
