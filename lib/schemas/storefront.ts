@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { pageQueryEntries, queryInt } from '#lib/schemas/common.ts';
 import { COUPON_MAX, DISCOUNT_TYPES } from '#lib/schemas/discount.ts';
-import { VARIABLE_TYPES } from '#lib/schemas/variable.ts';
+import { VARIABLE_TYPES, variableOption } from '#lib/schemas/variable.ts';
 
 /**
  * The public storefront (extensions section 8), shaped as the official in-game store client
@@ -47,7 +47,7 @@ export const storefrontField = v.object({
   required: v.boolean(),
   regex: v.nullable(v.string()),
   /** The active options of a SELECT variable; empty for the other types. */
-  options: v.array(v.object({ id: v.number(), name: v.string(), value: v.string(), price: v.nullable(v.number()) })),
+  options: v.array(variableOption),
 });
 
 export const storefrontPackage = v.object({
