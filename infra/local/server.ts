@@ -29,10 +29,11 @@ function compile(name: string, spec: RouteSpec): CompiledRoute {
   const source = spec.path
     .split('/')
     .map((segment) => {
-      const variable = /^\{(.+)\}$/.exec(segment);
+      const variable = /^\{(.+?)(\+?)\}$/.exec(segment);
       if (!variable) return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
       params.push(variable[1]!);
-      return '([^/]+)';
+      // `{proxy+}` is API Gateway's greedy variable: the rest of the path, slashes included.
+      return variable[2] ? '(.+)' : '([^/]+)';
     })
     .join('/');
   return { name, spec, pattern: new RegExp(`^${source}$`), params };

@@ -8,6 +8,7 @@ import { imageRoutes } from '#lib/routes/image.ts';
 import { noteRoutes } from '#lib/routes/note.ts';
 import { orderRoutes } from '#lib/routes/order.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
+import { storefrontRoutes } from '#lib/routes/storefront.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
 
 /**
@@ -26,6 +27,7 @@ export const routes = {
   ...orderRoutes,
   ...noteRoutes,
   ...chatRoutes,
+  ...storefrontRoutes,
 } as const satisfies Record<string, RouteSpec>;
 
 export type FunctionName = keyof typeof routes;
