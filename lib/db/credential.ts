@@ -6,6 +6,7 @@ import { nowIso } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { domainKey } from '#lib/db/store.ts';
 import { getMany } from '#lib/db/entity.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * Credentials of every kind, found by the SHA-256 of the secret the caller presents.
@@ -66,7 +67,7 @@ export async function createApiKey(storeId: number, scopes: string[]): Promise<{
 }
 
 function expiresIn(seconds: number): string {
-  return new Date(Date.now() + seconds * 1000).toISOString();
+  return new Date(currentTimeMs() + seconds * 1000).toISOString();
 }
 
 export async function issueBuyerAccessToken(storeId: number, customerId: number, ttlSeconds = BUYER_TOKEN_TTL_SECONDS) {
@@ -104,7 +105,7 @@ export async function revokeCredential(secret: string, kind: CredentialKind): Pr
 function live(item: Record<string, unknown> | undefined): Credential | undefined {
   if (!item) return undefined;
   const credential = item as unknown as Credential;
-  if (credential.expires_at && Date.parse(credential.expires_at) <= Date.now()) return undefined;
+  if (credential.expires_at && Date.parse(credential.expires_at) <= currentTimeMs()) return undefined;
   return credential;
 }
 

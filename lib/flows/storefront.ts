@@ -12,6 +12,7 @@ import type { Promo } from '#lib/schemas/promo.ts';
 import { COUPON_SHAPE, type StorefrontCategory, type StorefrontPackage } from '#lib/schemas/storefront.ts';
 import type { Tag } from '#lib/schemas/tag.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * The public storefront (extensions section 8): what buyers may see of a store, read by its
@@ -56,7 +57,7 @@ export async function storefrontPackage(storeId: number, packageId: number): Pro
 }
 
 /** One answer for an unknown, expired or sold-out code: the buyer learns nothing about which. */
-export async function usableCoupon(storeId: number, code: string, now = Date.now()) {
+export async function usableCoupon(storeId: number, code: string, now = currentTimeMs()) {
   // A key longer than the index allows would be a 500: what cannot be a code is simply unknown.
   const discount = COUPON_SHAPE.test(code) ? await findDiscountByCode(storeId, code) : undefined;
   if (!discount || discountStatus(discount, now) !== 'ACTIVE') throw notFound('Coupon');
@@ -64,6 +65,6 @@ export async function usableCoupon(storeId: number, code: string, now = Date.now
   return { coupon, type, value, applies_to, min_price, expires_in };
 }
 
-export async function promosInForce(storeId: number, now = Date.now()): Promise<Promo[]> {
+export async function promosInForce(storeId: number, now = currentTimeMs()): Promise<Promo[]> {
   return (await listPromos(storeId)).filter((promo) => promoInForce(promo, now));
 }

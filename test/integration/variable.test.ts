@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
+import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 type Store = Awaited<ReturnType<typeof newStore>>;
 type Option = { id: number; name: string; value: string; price: number | null };
@@ -168,8 +168,7 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const store = await newStore();
     const created = await createVariable(store, { name: 'age', type: 'NUMBER', regex: '^\\d+$' });
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await store.patch(`/v1/app/variable/${created.id}`, { description: 'How old are you?', required: true });
+    const res = await store.patch(`/v1/app/variable/${created.id}`, { description: 'How old are you?', required: true }, { headers: atTime(created.updated_at, 1000) });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ...created, description: 'How old are you?', required: true, updated_at: res.body.updated_at });
     expect(res.body.updated_at > created.updated_at).toBe(true);
