@@ -24,6 +24,12 @@ export const config = {
   get imagesBaseUrl(): string {
     return required('IMAGES_BASE_URL');
   },
+  /** CloudWatch namespace of the request metrics (lib/http/request-log.ts); set by the stack, unset on the local stack. */
+  metricsNamespace: optional('METRICS_NAMESPACE'),
+  /** The function's group in the metrics and alarms: its area of the route table. */
+  get functionGroup(): string {
+    return process.env.FUNCTION_GROUP ?? 'ungrouped';
+  },
   /** Point the SDK at DynamoDB Local or another endpoint; unset on AWS. */
   dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
   s3Endpoint: optional('S3_ENDPOINT'),

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
-import { callCounter } from '#infra/local/call-counter.ts';
+import { routeAccess } from '#infra/local/route-access.ts';
+import { countingDynamoDbCalls } from '#lib/db/call-count.ts';
 import { atTime } from '#lib/clock.ts';
 
 /**
@@ -198,11 +199,12 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
       );
       try {
         const handler = await loadHandler(matched.route.name);
-        const counter = { calls: 0, access: matched.route.spec.access };
-        const invoke = () => callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
+        const invoke = () => routeAccess.run(matched.route.spec.access, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
         const pinnedTime = pinnedTimeOf(headers);
-        result = await (pinnedTime === undefined ? invoke() : atTime(pinnedTime, invoke));
-        result = { ...result, headers: { ...result.headers, 'x-local-dynamodb-calls': String(counter.calls) } };
+        result = await countingDynamoDbCalls(async (count) => {
+          const answer = await (pinnedTime === undefined ? invoke() : atTime(pinnedTime, invoke));
+          return { ...answer, headers: { ...answer.headers, 'x-local-dynamodb-calls': String(count.calls) } };
+        });
       } catch (error) {
         // The handler's own error middleware answers every error; reaching here is a crash of the runtime itself.
         console.error(JSON.stringify({ level: 'error', message: 'handler crashed', route: matched.route.name, error: String(error) }));

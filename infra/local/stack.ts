@@ -134,8 +134,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     PLAIN_HTTP_STORE_ORIGINS: '1',
   });
 
-  const { countDynamoDbCalls } = await import('#infra/local/call-counter.ts');
-  await countDynamoDbCalls();
+  const { enforceRouteAccess } = await import('#infra/local/route-access.ts');
+  await enforceRouteAccess();
   const { createLocalServer } = await import('#infra/local/server.ts');
   const server: Server = createLocalServer({ log: options.log });
   await new Promise<void>((resolveListen, reject) => {

@@ -10,6 +10,7 @@ import { multipartFileBody } from '#lib/http/multipart.ts';
 import { jsonResponse, Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { parsePart } from '#lib/http/validate.ts';
+import { withRequestLog } from '#lib/http/request-log.ts';
 import type { MultipartFileBody } from '#lib/schemas/common.ts';
 
 type Out<S> = S extends GenericSchema ? InferOutput<S> : undefined;
@@ -137,7 +138,7 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
   if (route.body && route.body !== 'multipart') stack.use(httpJsonBodyParser());
   stack.use(inputValidation(route));
   if (route.body === 'multipart') stack.use(multipartFile());
-  return stack.handler(async (event, context) => {
+  const handler = stack.handler(async (event, context) => {
     const input = event.input ?? { params: undefined, query: undefined, body: undefined };
     const result = await fn({
       params: input.params,
@@ -156,4 +157,5 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
     // The response schema fixes the field order and drops anything internal; a mismatch is a bug (500).
     return jsonResponse(route.status ?? 200, route.response ? parse(route.response, result) : result);
   });
+  return withRequestLog(route, handler);
 }

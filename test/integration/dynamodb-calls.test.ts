@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { callCounter, countDynamoDbCalls } from '#infra/local/call-counter.ts';
+import { enforceRouteAccess, routeAccess } from '#infra/local/route-access.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { dynamoDbCalls, newStore } from '../support/client.ts';
 
@@ -37,10 +37,10 @@ describe('DynamoDB calls per request', () => {
 
 describe("the route's table access, enforced on the local stack as IAM does on AWS", () => {
   const key = { pk: `IAM-PROBE#${process.pid}`, sk: '#PROBE' };
-  const asRoute = <T>(access: 'none' | 'read' | 'write', send: () => Promise<T>) => callCounter.run({ calls: 0, access }, send);
+  const asRoute = <T>(access: 'none' | 'read' | 'write', send: () => Promise<T>) => routeAccess.run(access, send);
 
   it('lets a read route read and refuses its writes; lets a write route do both; refuses every call of a route without table access', async () => {
-    await countDynamoDbCalls();
+    await enforceRouteAccess();
     const put = () => db.send(new PutCommand({ TableName: TABLE, Item: { ...key, value: 1 } }));
     const get = () => db.send(new GetCommand({ TableName: TABLE, Key: key }));
     const transact = () => db.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: TABLE, Item: { ...key, value: 2 } } }] }));
