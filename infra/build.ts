@@ -35,6 +35,8 @@ const buildOptions = (outdir: string) =>
     outExtension: { '.js': '.mjs' },
     // Prefer the ESM builds of the AWS SDK and middy: they tree-shake far better than `main`.
     mainFields: ['module', 'main'],
+    // Lambda's credentials are in the environment: the SDK's default chain shrinks to that one link.
+    alias: { '@aws-sdk/credential-provider-node': './infra/lambda-credentials.ts' },
     banner: { js: requireShim },
     minify: true,
     // Stack traces need only the mappings; the sources would double the asset for nothing.

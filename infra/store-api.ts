@@ -3,14 +3,22 @@ import type { RouteSpec } from '#lib/http/route.ts';
 import { routeAreas } from '#lib/routes/index.ts';
 import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
 import { StoreDataStack } from '#infra/stacks/data-stack.ts';
-import { StoreHttpStack } from '#infra/stacks/http-stack.ts';
+import { StoreHttpStack, type StoreDomainSettings, type ThrottleSettings } from '#infra/stacks/http-stack.ts';
+import { isProduction } from '#infra/stacks/stage.ts';
+import { THROTTLE_DEFAULTS } from '#infra/stage-context.ts';
 
 export interface StoreApiProps {
   stage: string;
   /** Output of infra/build.ts: one `<function name>/index.mjs` per route. */
   functionsDir: string;
-  /** Sender of the mails; its address or domain must be a verified SES identity. */
+  /** Sender of the mails; its address or domain must be a verified SES identity. Required on prod. */
   mailFrom?: string;
+  /** CloudWatch namespace of the request metrics; `StoreApi/<stage>` by default. */
+  metricsNamespace?: string;
+  /** Each API's throttle, applied to every one of its routes; THROTTLE_DEFAULTS by default. */
+  throttle?: Record<RouteSpec['api'], ThrottleSettings>;
+  /** Custom domains of the store API; without them the stores' DNS points at the API's own endpoint. */
+  storeDomain?: StoreDomainSettings;
   /** Defaults to the route table's areas; tests pass areas of probe routes. */
   areas?: Readonly<Record<string, Readonly<Record<string, RouteSpec>>>>;
 }
@@ -38,21 +46,35 @@ export interface StoreApiStacks {
  */
 export function addStoreApiStacks(scope: Construct, props: StoreApiProps): StoreApiStacks {
   const { stage } = props;
+  if (isProduction(stage) && !props.mailFrom) {
+    throw new Error(
+      'The prod stage sends login codes through SES and has no sender: deploy it with -c mailFrom=no-reply@your.domain, an address (or domain) verified as an SES identity in this account and region.',
+    );
+  }
   const prefix = `StoreApi-${stage}`;
+  const throttle = props.throttle ?? THROTTLE_DEFAULTS;
   const data = new StoreDataStack(scope, prefix, {
     stage,
     description: `store-api (${stage}): DynamoDB table, images bucket and CDN`,
   });
-  const http = new StoreHttpStack(scope, `${prefix}-Http`, { stage, description: `store-api (${stage}): the HTTP APIs` });
+  const http = new StoreHttpStack(scope, `${prefix}-Http`, {
+    stage,
+    description: `store-api (${stage}): the HTTP APIs and the alarm topic`,
+    throttle,
+    storeDomain: props.storeDomain,
+  });
   const areas = new Map<string, AreaStack>();
   for (const [area, routes] of Object.entries(props.areas ?? routeAreas)) {
     const stack = new AreaStack(scope, `${prefix}-${toPascalCase(area)}`, {
       stage,
+      area,
       routes,
       functionsDir: props.functionsDir,
       mailFrom: props.mailFrom,
       data: data.exports,
       apiIds: http.apiIds,
+      alarmTopicArn: http.alarmTopicArn,
+      metricsNamespace: props.metricsNamespace ?? `StoreApi/${stage}`,
       description: `store-api (${stage}): the functions and routes of lib/routes/${area}.ts`,
     });
     // Exports are imported by name, which CDK does not see as a dependency: the deploy order is stated here.

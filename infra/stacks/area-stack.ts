@@ -4,20 +4,28 @@ import { Stack, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { tableActions, tableKeys } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import { FunctionGroupAlarms } from '#infra/constructs/function-group-alarms.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
 
 export interface AreaStackProps extends StageStackProps {
+  /** The area's name: its functions' group in the request metrics and alarms. */
+  area: string;
   /** The routes of one area file of lib/routes, keyed by function name. */
   routes: Readonly<Record<string, RouteSpec>>;
   /** Output of infra/build.ts: one `<function name>/index.mjs` per route. */
   functionsDir: string;
   data: DataExports;
   apiIds: Record<RouteSpec['api'], string>;
+  /** The stage's alarm topic (exported by the HTTP stack). */
+  alarmTopicArn: string;
+  /** CloudWatch namespace of the request metrics. */
+  metricsNamespace: string;
   /** Sender of the mails; its address or domain must be a verified SES identity. */
   mailFrom?: string;
 }
@@ -29,8 +37,9 @@ const AUTHORIZATION_IN_FUNCTIONS =
 
 /**
  * One area of the route table: a Lambda per route, attached to its HTTP API, with the permissions
- * its route entry states (access, uses). About 7 resources a route (function, role, policy, log
- * group, integration, route, permission).
+ * its route entry states (access, uses), and the alarms of the area as one group of functions.
+ * 7 resources a route (function, role, policy, log group, integration, route, permission), plus
+ * the alarms (FunctionGroupAlarms).
  */
 export class AreaStack extends Stack {
   readonly functions = new Map<string, EndpointFunction>();
@@ -54,6 +63,8 @@ export class AreaStack extends Stack {
         logRemovalPolicy: removalPolicyOf(props.stage),
         environment: {
           TABLE_NAME: props.data.tableName,
+          METRICS_NAMESPACE: props.metricsNamespace,
+          FUNCTION_GROUP: props.area,
           // Not a permission, only a URL prefix: any function may render a package's image.
           IMAGES_BASE_URL: props.data.imagesBaseUrl,
           ...(uses.has('images') && { IMAGES_BUCKET: props.data.imagesBucketName }),
@@ -69,6 +80,12 @@ export class AreaStack extends Stack {
       Validations.of(endpoint).acknowledge({ id: 'AwsSolutions-APIG4', reason: AUTHORIZATION_IN_FUNCTIONS });
       this.functions.set(name, endpoint);
     }
+    new FunctionGroupAlarms(this, 'Alarms', {
+      group: props.area,
+      functions: [...this.functions.values()].map((endpoint) => endpoint.function),
+      metricsNamespace: props.metricsNamespace,
+      topic: sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn),
+    });
   }
 
   /** Imported once per stack, and only for the APIs this area serves. */

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteSpec } from '#lib/http/route.ts';
+import { alarmCountOf } from '#infra/constructs/function-group-alarms.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
 import { resourceCountOf, resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.ts';
 
@@ -48,10 +49,11 @@ describe('stacks sized by the route table', () => {
     for (const stack of synthesized.all) expect(resourceCountOf(stack), stack.stackName).toBeLessThanOrEqual(MAX_RESOURCES_PER_STACK);
   });
 
-  it(`costs ${RESOURCES_PER_ROUTE} resources a route, all in its area stack: the data and HTTP stacks do not grow with routes`, () => {
+  it(`costs ${RESOURCES_PER_ROUTE} resources a route and its share of the area's alarms, all in its area stack: the data and HTTP stacks do not grow with routes`, () => {
     const { data, http, areas } = synthesized.stacks;
     for (const [area, stack] of areas) {
-      expect(resourceCountOf(stack), area).toBe(Object.keys(routeAreas[area as keyof typeof routeAreas]).length * RESOURCES_PER_ROUTE);
+      const routeCount = Object.keys(routeAreas[area as keyof typeof routeAreas]).length;
+      expect(resourceCountOf(stack), area).toBe(routeCount * RESOURCES_PER_ROUTE + alarmCountOf(routeCount));
     }
     expect(resourceCountOf(grown.stacks.data)).toBe(resourceCountOf(data));
     expect(resourceCountOf(grown.stacks.http)).toBe(resourceCountOf(http));
