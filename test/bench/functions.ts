@@ -12,12 +12,22 @@ import { freePort } from '../support/ports.ts';
  * `npx tsx test/bench/functions.ts`: the bundle size of every function, then cold starts: a fresh
  * `node` process imports a built bundle and answers one request against the local stack (DynamoDB
  * Local), timed from spawn to answer, beside a bundle that only returns 200 (the floor). Median of
- * RUNS. The functions run as on Lambda: METRICS_NAMESPACE set, so each request writes its log line.
+ * RUNS (BENCH_RUNS). The functions run as on Lambda: METRICS_NAMESPACE set, so each request writes its log line.
  * This machine runs Node 20, Lambda Node 24: compare the rows with each other, not with Lambda.
  */
 /** A read (one Query after the credential), the heaviest write (a transaction over catalog reads), and the login that sends mail. */
 const COLD_START_FUNCTIONS = ['tag-list', 'order-create', 'auth-login'] as const;
-const RUNS = 7;
+/**
+ * `npm run bench -- label=dir ...`: the same functions from bundles built otherwise (a library
+ * swapped, a build option changed), copied to `dir` beforehand, in the same interleaved runs:
+ * on a busy machine only rows measured together compare.
+ */
+const comparedBundles = process.argv.slice(2).map((argument) => {
+  const [label, dir] = argument.split('=');
+  if (!label || !dir) throw new Error(`expected label=dir, got ${argument}`);
+  return { label, dir: resolve(dir) };
+});
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 /** The runner's own output lines start with it: the request log lines share its stdout. */
 const RESULT_PREFIX = 'BENCH ';
 const benchDir = resolve('.local/bench');
@@ -32,7 +42,8 @@ const context = { awsRequestId: 'bench', functionName: 'bench', getRemainingTime
 const eventOf = (request) => JSON.parse(process.env.BENCH_EVENT.replaceAll('{{unique}}', process.pid + '-' + request));
 const response = await handler(eventOf(0), context);
 const answered = performance.now();
-process.stdout.write('${RESULT_PREFIX}' + JSON.stringify({ status: response.statusCode, boot: booted, import: imported - booted, request: answered - imported }) + '\\n');
+const cpu = process.cpuUsage();
+process.stdout.write('${RESULT_PREFIX}' + JSON.stringify({ status: response.statusCode, boot: booted, import: imported - booted, request: answered - imported, cpu: (cpu.user + cpu.system) / 1000 }) + '\\n');
 // Then the same request warm, as a reused Lambda container answers it, and the memory it holds.
 const warm = [];
 for (let i = 1; i <= Number(process.env.BENCH_WARM); i++) {
@@ -50,6 +61,8 @@ interface ColdStart {
   boot: number;
   import: number;
   request: number;
+  /** CPU time of the process from its start to the answer (boot included), ms: what a busy machine changes least. */
+  cpu: number;
   status: number;
   /** Median of WARM_REQUESTS repeated requests in the same process, ms. */
   warm: number;
@@ -109,6 +122,7 @@ async function medianColdStarts(cases: ColdStartCase[], env: NodeJS.ProcessEnv):
       boot: median(caseRuns.map((run) => run.boot)),
       import: median(caseRuns.map((run) => run.import)),
       request: median(caseRuns.map((run) => run.request)),
+      cpu: median(caseRuns.map((run) => run.cpu)),
       warm: median(caseRuns.map((run) => run.warm)),
       rss: median(caseRuns.map((run) => run.rss)),
       status,
@@ -172,9 +186,9 @@ try {
     METRICS_NAMESPACE: 'StoreApi/bench',
     FUNCTION_GROUP: 'bench',
   };
-  const functionCase = (name: (typeof COLD_START_FUNCTIONS)[number], nodeOptions: string[] = []): ColdStartCase => ({
-    label: `${name}${nodeOptions.length ? ` ${nodeOptions.join(' ')}` : ''}`,
-    bundle: join(defaultFunctionsDir, name, 'index.mjs'),
+  const functionCase = (name: (typeof COLD_START_FUNCTIONS)[number], nodeOptions: string[] = [], compared?: { label: string; dir: string }): ColdStartCase => ({
+    label: `${name}${nodeOptions.length ? ` ${nodeOptions.join(' ')}` : ''}${compared ? ` [${compared.label}]` : ''}`,
+    bundle: join(compared?.dir ?? defaultFunctionsDir, name, 'index.mjs'),
     event: eventOf(name),
     status: (routes[name] as RouteSpec).status ?? 200,
     nodeOptions,
@@ -184,21 +198,22 @@ try {
     ...COLD_START_FUNCTIONS.map((name) => functionCase(name)),
     // Lambda runs every function with NODE_OPTIONS=--enable-source-maps: its price at load time.
     functionCase('tag-list', ['--enable-source-maps']),
+    ...comparedBundles.flatMap((compared) => COLD_START_FUNCTIONS.map((name) => functionCase(name, [], compared))),
   ];
   const results = await medianColdStarts(cases, env);
 
   const width = Math.max(...cases.map(({ label }) => label.length));
   console.log(`\nCold start, median of ${RUNS} fresh processes (Node ${process.versions.node}), ms`);
   console.log(
-    `${'case'.padEnd(width)}  ${'spawn→answer'.padStart(12)}  ${'node boot'.padStart(9)}  ${'import'.padStart(7)}  ${'request'.padStart(7)}  ${'warm req'.padStart(8)}  ${'RSS MB'.padStart(6)}`,
+    `${'case'.padEnd(width)}  ${'spawn→answer'.padStart(12)}  ${'node boot'.padStart(9)}  ${'import'.padStart(7)}  ${'request'.padStart(7)}  ${'CPU'.padStart(5)}  ${'warm req'.padStart(8)}  ${'RSS MB'.padStart(6)}`,
   );
   for (const [index, { label }] of cases.entries()) {
     const figures = results[index]!;
     console.log(
-      `${label.padEnd(width)}  ${figures.total.toFixed(0).padStart(12)}  ${figures.boot.toFixed(0).padStart(9)}  ${figures.import.toFixed(0).padStart(7)}  ${figures.request.toFixed(0).padStart(7)}  ${figures.warm.toFixed(1).padStart(8)}  ${figures.rss.toFixed(0).padStart(6)}`,
+      `${label.padEnd(width)}  ${figures.total.toFixed(0).padStart(12)}  ${figures.boot.toFixed(0).padStart(9)}  ${figures.import.toFixed(0).padStart(7)}  ${figures.request.toFixed(0).padStart(7)}  ${figures.cpu.toFixed(0).padStart(5)}  ${figures.warm.toFixed(1).padStart(8)}  ${figures.rss.toFixed(0).padStart(6)}`,
     );
   }
-  console.log(`(warm req: median of ${WARM_REQUESTS} further requests in the same process; RSS after them)`);
+  console.log(`(CPU: user + system time of the process up to its cold answer; warm req: median of ${WARM_REQUESTS} further requests in the same process; RSS after them)`);
 } finally {
   await stack.stop();
 }
