@@ -1,4 +1,4 @@
-import { requestLoginCode } from '#lib/flows/auth.ts';
+import { requestLoginCode } from '#lib/flows/login-code.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 

@@ -1,8 +1,8 @@
 import { listBuyerChat } from '#lib/db/chat.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
 
 export const handler = defineHandler(chatRoutes['chat-buyer-list'], async ({ auth, params, query, event }) =>
-  listBuyerChat(auth.storeId, auth.customerId, params.internalId, { page: query.page, limit: query.limit, location: requestLocation(event) }),
+  pageAnswer(await listBuyerChat(auth.storeId, auth.customerId, params.internalId, query), query.page, query.limit, requestLocation(event)),
 );

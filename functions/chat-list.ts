@@ -1,8 +1,8 @@
 import { listStoreChat } from '#lib/db/chat.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
 
 export const handler = defineHandler(chatRoutes['chat-list'], async ({ auth, params, query, event }) =>
-  listStoreChat(auth.storeId, params.orderId, { page: query.page, limit: query.limit, location: requestLocation(event) }),
+  pageAnswer(await listStoreChat(auth.storeId, params.orderId, query), query.page, query.limit, requestLocation(event)),
 );

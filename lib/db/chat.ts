@@ -7,10 +7,10 @@ import { storePk, stripKeys } from '#lib/db/keys.ts';
 import { assertBuyerOwns, internalIdSk } from '#lib/db/order.ts';
 import { storeKey } from '#lib/db/store.ts';
 import { notFound } from '#lib/errors.ts';
-import { pageMeta, type Page } from '#lib/http/paginate.ts';
 import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { queryBetween } from '#lib/db/query.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * Order chat. The API names an order's chat by its internal_id, so the chat lives in the item
@@ -128,7 +128,12 @@ async function markRead(storeId: number, internalId: string, orderId: number, re
 export interface PageRequest {
   page: number;
   limit: number;
-  location: { path: string; query: Record<string, string | undefined> };
+}
+
+/** A page of messages and how many the chat holds; the HTTP layer adds the page meta. */
+export interface ChatPage {
+  total: number;
+  data: ChatMessage[];
 }
 
 /**
@@ -136,7 +141,7 @@ export interface PageRequest {
  * page (and before it) as read by the reader. Pages count from the newest end: page 1 holds the
  * `limit` newest messages; within a page, oldest to newest.
  */
-async function chatPage(storeId: number, internalId: string, reader: Reader, chat: Chat, request: PageRequest): Promise<Page<ChatMessage>> {
+async function chatPage(storeId: number, internalId: string, reader: Reader, chat: Chat, request: PageRequest): Promise<ChatPage> {
   const total = chat.messages.length;
   const end = total - (request.page - 1) * request.limit;
   const shown = end > 0 ? chat.messages.slice(Math.max(0, end - request.limit), end) : [];
@@ -146,21 +151,21 @@ async function chatPage(storeId: number, internalId: string, reader: Reader, cha
     await markRead(storeId, internalId, chat.orderId, reader, newestUnread);
     marks[markOf(reader)] = newestUnread;
   }
-  return { meta: pageMeta(total, request.page, request.limit, request.location), data: shown.map((message) => toMessage(message, marks)) };
+  return { total, data: shown.map((message) => toMessage(message, marks)) };
 }
 
-export async function listStoreChat(storeId: number, internalId: string, request: PageRequest): Promise<Page<ChatMessage>> {
+export async function listStoreChat(storeId: number, internalId: string, request: PageRequest): Promise<ChatPage> {
   return chatPage(storeId, internalId, 'seller', await readChat(storeId, internalId), request);
 }
 
-export async function listBuyerChat(storeId: number, customerId: number, internalId: string, request: PageRequest): Promise<Page<ChatMessage>> {
+export async function listBuyerChat(storeId: number, customerId: number, internalId: string, request: PageRequest): Promise<ChatPage> {
   const [chat, customer] = await Promise.all([readChat(storeId, internalId), findCustomer(storeId, customerId)]);
   assertBuyerOwns(customer, chat.clientEmail);
   return chatPage(storeId, internalId, 'buyer', chat, request);
 }
 
 async function putMessage(storeId: number, internalId: string, orderId: number, fields: Pick<MessageItem, 'message' | 'user_type' | 'sender_name' | 'source'>): Promise<ChatMessage> {
-  const now = Date.now();
+  const now = currentTimeMs();
   const item: MessageItem = { id: newMessageId(now), store_id: storeId, order_id: orderId, attachments: [], timestamp: new Date(now).toISOString(), ...fields };
   await db.send(
     new PutCommand({

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
-import { nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
@@ -28,8 +28,8 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
- * | storefront: enabled packages (id order)   | Query gsi1 `STORE#<s>#STOREFRONT_PACKAGE`, gsi1sk `<padded id>`          | 1 per MB |
- * | storefront: enabled packages of a category| Query gsi2 `STORE#<s>#CATEGORY#<c>#STOREFRONT_PACKAGE`, gsi2sk `<id>`   | 1 per MB |
+ * | storefront: enabled packages (id order)   | Query gsi1 `STORE#<s>#STOREFRONT_PACKAGE`, gsi1sk `PACKAGE#<padded id>`  | 1 per MB |
+ * | storefront: enabled packages of a category| Query gsi2 `STORE#<s>#CATEGORY#<c>#STOREFRONT_PACKAGE`, same sort key  | 1 per MB |
  * | storefront: one enabled package           | GetItem (a disabled one is answered as missing)                          | 1        |
  *
  * A package's category and parent are counted references (lib/db/references.ts): the referred
@@ -87,8 +87,8 @@ const INDEX_ATTRIBUTES = ['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'] as const;
 /** The storefront index attributes of a package so placed (none while disabled). */
 function storefrontIndex(storeId: number, packageId: number, placement: PackagePlacement): Partial<Record<(typeof INDEX_ATTRIBUTES)[number], string>> {
   if (!placement.enabled) return {};
-  const byCategory = placement.category_id === null ? {} : { gsi2pk: storefrontCategoryPk(storeId, placement.category_id), gsi2sk: padId(packageId) };
-  return { gsi1pk: storefrontPk(storeId), gsi1sk: padId(packageId), ...byCategory };
+  const byCategory = placement.category_id === null ? {} : { gsi2pk: storefrontCategoryPk(storeId, placement.category_id), gsi2sk: entitySk(PACKAGE, packageId) };
+  return { gsi1pk: storefrontPk(storeId), gsi1sk: entitySk(PACKAGE, packageId), ...byCategory };
 }
 
 /**
@@ -195,8 +195,8 @@ export async function listPackages(storeId: number): Promise<Package[]> {
 export async function listEnabledPackages(storeId: number, categoryId?: number): Promise<StoredPackage[]> {
   const query =
     categoryId === undefined
-      ? { index: 'gsi1' as const, pk: storefrontPk(storeId), skPrefix: '' }
-      : { index: 'gsi2' as const, pk: storefrontCategoryPk(storeId, categoryId), skPrefix: '' };
+      ? { index: 'gsi1' as const, pk: storefrontPk(storeId), skPrefix: `${PACKAGE}#` }
+      : { index: 'gsi2' as const, pk: storefrontCategoryPk(storeId, categoryId), skPrefix: `${PACKAGE}#` };
   return (await queryAll(query)).map(fromPackageItem);
 }
 

@@ -1,3 +1,4 @@
+import { currentTimeMs } from '#lib/clock.ts';
 import { readCart } from '#lib/db/cart.ts';
 import { toOrder } from '#lib/db/order.ts';
 import { putQuote } from '#lib/db/quote.ts';
@@ -47,7 +48,7 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
     quoteId: null,
     customerId: null,
   });
-  const now = Date.now();
+  const now = currentTimeMs();
   const { prices } = assessCart({ ...request, client_email: body.client_email }, { ...read, quoted: null }, now);
   const quote = { quote_id: newPublicId(), expires_at: new Date(now + QUOTE_TTL_SECONDS * 1000).toISOString() };
   await putQuote(storeId, { ...quote, signature, prices });

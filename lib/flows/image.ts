@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { config } from '#lib/config.ts';
 import { deletePackage, getPackage, setPackageImage, updatePackage } from '#lib/db/package.ts';
 import {
   checkImageFile,
   contentMismatch,
-  filePartOf,
   imageKeyOfUrl,
-  imageUrl,
   isImageContentType,
   keyExtensionOf,
   packageImageKeyType,
@@ -15,8 +13,9 @@ import {
   sniffImageType,
   tooLarge,
   unsupportedType,
-} from '#lib/http/image-file.ts';
+} from '#lib/domain/image-file.ts';
 import { unprocessable } from '#lib/errors.ts';
+import type { UploadedFile } from '#lib/schemas/common.ts';
 import { IMAGE_CONTENT_TYPES, IMAGE_MAX_BYTES } from '#lib/schemas/image.ts';
 import type { Package, PackagePatch } from '#lib/schemas/package.ts';
 import { deleteImageQuietly, headImage, presignImagePost, putImage, readImageStart } from '#lib/s3/images.ts';
@@ -45,6 +44,10 @@ import { deleteImageQuietly, headImage, presignImagePost, putImage, readImageSta
  */
 export const UPLOAD_EXPIRES_SECONDS = 300;
 
+/** Image URLs are the configured base URL (CloudFront on AWS) and the object key. */
+const imageUrl = (key: string) => `${config.imagesBaseUrl}/${key}`;
+const keyOfPackageImage = (url: string, storeId: number, packageId: number) => imageKeyOfUrl(url, config.imagesBaseUrl, storeId, packageId);
+
 const newKey = (storeId: number, packageId: number, extension: string) =>
   `${packageImagePrefix(storeId, packageId)}${randomBytes(16).toString('base64url')}.${extension}`;
 
@@ -59,15 +62,14 @@ async function pointPackageTo(storeId: number, packageId: number, key: string): 
     throw error;
   }
   // The same key confirmed twice replaces nothing.
-  const replacedKey = replaced !== null && replaced !== url ? imageKeyOfUrl(replaced, storeId, packageId) : undefined;
+  const replacedKey = replaced !== null && replaced !== url ? keyOfPackageImage(replaced, storeId, packageId) : undefined;
   if (replacedKey) await deleteImageQuietly(replacedKey, 'replaced by a new upload');
   return { url };
 }
 
 /** PUT /app/package/{id}/image: the file is judged before anything is read or stored; a missing package stores nothing. */
-export async function uploadPackageImage(storeId: number, packageId: number, event: APIGatewayProxyEventV2): Promise<{ url: string }> {
-  const part = filePartOf(event);
-  const file = checkImageFile(part.filename, part.content);
+export async function uploadPackageImage(storeId: number, packageId: number, upload: UploadedFile): Promise<{ url: string }> {
+  const file = checkImageFile(upload.filename, upload.bytes);
   await getPackage(storeId, packageId);
   const key = newKey(storeId, packageId, file.keyExtension);
   await putImage(key, file.content, file.contentType);
@@ -116,7 +118,7 @@ export async function confirmPackageImage(storeId: number, packageId: number, ke
 
 /** Deletes the object behind a package's former image URL, when it is one of that package's keys. */
 async function releaseImage(url: string | null, storeId: number, packageId: number, reason: string): Promise<void> {
-  const key = url === null ? undefined : imageKeyOfUrl(url, storeId, packageId);
+  const key = url === null ? undefined : keyOfPackageImage(url, storeId, packageId);
   if (key) await deleteImageQuietly(key, reason);
 }
 

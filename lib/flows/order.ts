@@ -22,6 +22,7 @@ import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartReque
 import { approval, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
 import { minuteOf, UNPAID_AFTER_MS } from '#lib/domain/unpaid.ts';
 import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * The order use cases: each reads (lib/db/cart.ts, lib/db/order.ts and their neighbours), lets
@@ -72,7 +73,7 @@ export function placeOrder(storeId: number, placement: Placement): Promise<Order
       quoteId: quote?.id ?? null,
       customerId,
     });
-    const now = Date.now();
+    const now = currentTimeMs();
     const email = orderEmail(client.client_email, customerId === null ? 'guest' : read.customer);
     const quoted = quote ? honouredPrices(read.quote as StoredQuote<CartPrices> | undefined, quote.signature, now) : null;
     const assessed = assessCart({ ...request, client_email: email }, { ...read, quoted }, now);

@@ -1,3 +1,4 @@
+import { atTime } from '#lib/clock.ts';
 import { dueIn, jobDoneThrough, markJobDoneThrough } from '#lib/db/unpaid.ts';
 import { minutesToHandle } from '#lib/domain/unpaid.ts';
 import { HttpError } from '#lib/errors.ts';
@@ -30,7 +31,12 @@ async function cancelIfUnpaid(storeId: number, orderId: number): Promise<boolean
   return applied;
 }
 
-export async function cancelUnpaidOrders(now: number): Promise<{ minutes: number; canceled: number }> {
+export function cancelUnpaidOrders(now: number): Promise<{ minutes: number; canceled: number }> {
+  // The cancels stamp `canceled_at` with the job's `now`, not the wall clock.
+  return atTime(now, () => cancelDue(now));
+}
+
+async function cancelDue(now: number): Promise<{ minutes: number; canceled: number }> {
   const minutes = minutesToHandle(await jobDoneThrough(UNPAID_JOB), now);
   let canceled = 0;
   for (const minute of minutes) {

@@ -1,6 +1,8 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { findCredential, findDomainAndCredential, type Credential } from '#lib/db/credential.ts';
+import { readSessionCookie } from '#lib/http/cookies.ts';
 import { customerUnauthenticated, forbidden, HttpError, notFound, unauthenticated } from '#lib/errors.ts';
+import { rememberStoreOrigins } from '#lib/http/cors.ts';
 import type { CredentialKind, RouteSpec } from '#lib/http/route.ts';
 
 export interface OperatorAuth {
@@ -52,21 +54,10 @@ export type AuthFor<K extends CredentialKind> = K extends 'operator'
           ? OptionalBuyerAuth
           : PublicAuth;
 
-export const SESSION_COOKIE = 'store_session';
-
 function bearer(event: APIGatewayProxyEventV2): string | undefined {
   const header = event.headers?.authorization ?? event.headers?.Authorization;
   const match = header?.match(/^Bearer\s+(\S+)\s*$/i);
   return match?.[1];
-}
-
-/** API Gateway (payload 2.0) moves the Cookie header into `cookies`, one entry per cookie. */
-function sessionCookie(event: APIGatewayProxyEventV2): string | undefined {
-  for (const cookie of event.cookies ?? []) {
-    const [name, ...rest] = cookie.trim().split('=');
-    if (name === SESSION_COOKIE && rest.length > 0) return rest.join('=');
-  }
-  return undefined;
 }
 
 /** The store domain of a store-domain request: the Host, without the port. */
@@ -124,8 +115,10 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
       }
       const secret = route.credential === 'buyerStore' ? undefined : bearer(event);
       if (route.credential === 'buyer' && !secret) throw customerUnauthenticated();
-      const { storeId, credential } = await findDomainAndCredential(domain, secret);
-      if (storeId === undefined) throw notFound('Store domain');
+      const { store, credential } = await findDomainAndCredential(domain, secret);
+      if (store === undefined) throw notFound('Store domain');
+      rememberStoreOrigins(event, { domain, allowedOrigins: store.allowedOrigins });
+      const { storeId } = store;
       if (route.credential === 'buyerStore') return { kind: 'buyerStore', storeId, domain } satisfies StoreHostAuth;
       // Without a token, a guest; a token sent must be valid (401 otherwise), never silently ignored.
       if (route.credential === 'buyerOptional' && !secret) return { kind: 'buyerOptional', storeId, domain, customerId: null } satisfies OptionalBuyerAuth;
@@ -136,9 +129,10 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
     case 'session':
     case 'storeHost': {
       const domain = hostDomain(event);
-      const secret = sessionCookie(event);
-      const { storeId, credential } = await findDomainAndCredential(domain, secret);
-      if (storeId === undefined) throw notFound('Store domain');
+      const secret = readSessionCookie(event);
+      const { store, credential } = await findDomainAndCredential(domain, secret);
+      if (store === undefined) throw notFound('Store domain');
+      const { storeId } = store;
       if (route.credential === 'storeHost') return { kind: 'storeHost', storeId, domain, secret } satisfies StoreHostAuth;
       if (!secret) throw customerUnauthenticated();
       return buyerFrom('session', credential, storeId, domain, secret);

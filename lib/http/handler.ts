@@ -4,17 +4,21 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import { parse, type GenericSchema, type InferOutput } from 'valibot';
 import { isTransactionThrottled } from '#lib/db/errors.ts';
 import { authenticate, type AuthFor } from '#lib/http/auth.ts';
+import { cors } from '#lib/http/cors.ts';
 import { HttpError, unavailable } from '#lib/errors.ts';
+import { multipartFileBody } from '#lib/http/multipart.ts';
 import { jsonResponse, Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { parsePart } from '#lib/http/validate.ts';
+import type { MultipartFileBody } from '#lib/schemas/common.ts';
 
 type Out<S> = S extends GenericSchema ? InferOutput<S> : undefined;
+type BodyOf<B> = B extends 'multipart' ? MultipartFileBody : Out<B>;
 
 export interface HandlerRequest<R extends RouteSpec> {
   params: Out<R['params']>;
   query: Out<R['query']>;
-  body: Out<R['body']>;
+  body: BodyOf<R['body']>;
   auth: AuthFor<R['credential']>;
   event: APIGatewayProxyEventV2;
   requestId: string;
@@ -107,15 +111,33 @@ function inputValidation(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGate
   };
 }
 
+/** The one `file` part of a multipart body becomes the handler's `body` (415, 400, 422 otherwise). */
+function multipartFile(): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> {
+  return {
+    before: async (request) => {
+      // inputValidation, earlier in the stack, has set the input and left the body to this middleware.
+      request.event.input!.body = multipartFileBody(request.event);
+    },
+  };
+}
+
 /**
- * The handler stack every function uses: errors -> credential -> JSON body -> validation.
- * The credential comes first so that an unauthenticated caller learns nothing about the input
- * rules. The function returns a value (200 JSON) or a Reply.
+ * The handler stack every function uses: errors -> credential -> JSON body -> validation, or
+ * for a multipart route errors -> credential -> validation -> file. The credential comes first
+ * so that an unauthenticated caller learns nothing about the input rules; a multipart body is
+ * read after the path, so that an upload to a path naming no resource is a 404 whatever it sends.
+ * The function returns a value (200 JSON) or a Reply.
  */
 export function defineHandler<const R extends RouteSpec>(route: R, fn: (request: HandlerRequest<R>) => Promise<unknown>) {
-  const stack = middy<PreparedEvent, APIGatewayProxyResultV2>().use(errorEnvelope(route)).use(credentialCheck(route));
+  const stack = middy<PreparedEvent, APIGatewayProxyResultV2>();
+  // Before the error envelope, so that its after and onError hooks run last, on the final response.
+  const corsHeaders = cors(route);
+  if (corsHeaders) stack.use(corsHeaders);
+  stack.use(errorEnvelope(route)).use(credentialCheck(route));
   if (route.body && route.body !== 'multipart') stack.use(httpJsonBodyParser());
-  return stack.use(inputValidation(route)).handler(async (event, context) => {
+  stack.use(inputValidation(route));
+  if (route.body === 'multipart') stack.use(multipartFile());
+  return stack.handler(async (event, context) => {
     const input = event.input ?? { params: undefined, query: undefined, body: undefined };
     const result = await fn({
       params: input.params,

@@ -1,9 +1,13 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { HttpError, unprocessable } from '#lib/errors.ts';
+import type { MultipartFileBody } from '#lib/schemas/common.ts';
+
 /**
  * A multipart/form-data reader (RFC 7578) for bodies already in memory: API Gateway hands the
  * whole body to the function (base64), so there is no stream to parse incrementally, and a
  * Buffer search is all it takes. Only what a form upload uses: a boundary, parts with a
  * Content-Disposition `form-data` header (name, filename), an optional Content-Type. Anything
- * else that does not follow the grammar is a MultipartError (the caller answers 400).
+ * else that does not follow the grammar is a MultipartError (answered 400 by multipartFileBody).
  */
 export interface MultipartPart {
   name: string;
@@ -148,4 +152,32 @@ export function parseMultipart(body: Buffer, boundary: string): MultipartPart[] 
     parts.push(toPart(headers, body.subarray(dataStart, dataEnd)));
     at = dataEnd + CRLF.length;
   }
+}
+
+/**
+ * The body of a `multipart` route: its one `file` part. Another media type: 415. A body that is
+ * not valid multipart: 400 (like a body that is not JSON). No `file` part, a `file` that is not
+ * a file, two of them, or any other part: 422 naming it (bodies are strict).
+ */
+export function multipartFileBody(event: APIGatewayProxyEventV2): MultipartFileBody {
+  const form = formDataBoundary(event.headers?.['content-type']);
+  if (!form) {
+    throw new HttpError(415, { message: 'Content-Type must be multipart/form-data with one part named file', code: 'UNSUPPORTED_MEDIA_TYPE' });
+  }
+  if (!form.boundary) throw new HttpError(400, { message: 'The multipart/form-data Content-Type has no valid boundary', code: 'INVALID_MULTIPART' });
+  const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
+  let parts;
+  try {
+    parts = body.length === 0 ? [] : parseMultipart(body, form.boundary);
+  } catch (error) {
+    if (error instanceof MultipartError) throw new HttpError(400, { message: `Malformed multipart body: ${error.message}`, code: 'INVALID_MULTIPART' });
+    throw error;
+  }
+  const unknown = parts.find((part) => part.name !== 'file');
+  if (unknown) throw unprocessable(`Unknown part ${unknown.name}: send only the part file`, unknown.name);
+  if (parts.length === 0) throw unprocessable('file is required: send the image as the multipart part named file', 'file');
+  if (parts.length > 1) throw unprocessable('Send exactly one part named file', 'file');
+  const [part] = parts;
+  if (part!.filename === undefined) throw unprocessable('file must be a file (a part with a filename)', 'file');
+  return { file: { filename: part!.filename, bytes: part!.data, ...(part!.contentType ? { contentType: part!.contentType } : {}) } };
 }

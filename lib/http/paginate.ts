@@ -17,6 +17,17 @@ export interface Page<T> {
   data: T[];
 }
 
+/** Where a list was asked for: its page URLs keep this path and these filters. */
+export interface RequestLocation {
+  path: string;
+  query: Record<string, string | undefined>;
+}
+
+/** `fixedLimit` endpoints (one page size for everyone) omit `limit` from their URLs. */
+export interface PageOptions {
+  fixedLimit?: boolean;
+}
+
 /**
  * A page URL: the request's path, `page` and `limit` first, then every other query parameter
  * of the request (the filters), so that following a link keeps the same filtered list.
@@ -32,13 +43,13 @@ function pageUrl(path: string, query: Record<string, string | undefined>, page: 
   return `${path}?${params.toString()}`;
 }
 
-/** The page meta of the spec's page mode; `fixedLimit` endpoints omit `limit` from their URLs. */
+/** The page meta of the spec's page mode. */
 export function pageMeta(
   total: number,
   page: number,
   limit: number,
-  request: { path: string; query: Record<string, string | undefined> },
-  options: { fixedLimit?: boolean } = {},
+  request: RequestLocation,
+  options: PageOptions = {},
 ): PageMeta {
   const lastPage = Math.max(1, Math.ceil(total / limit));
   const urlLimit = options.fixedLimit ? undefined : limit;
@@ -56,19 +67,27 @@ export function pageMeta(
   };
 }
 
-/** Page `page` of an already-ordered, already-filtered list. */
-export function paginate<T>(
-  items: readonly T[],
-  page: number,
+/**
+ * The answer of every page-mode list: a page's items with the meta built from the request
+ * location. `page.total` counts the whole list, not the page.
+ */
+export function pageAnswer<T>(
+  page: { total: number; data: T[] },
+  pageNumber: number,
   limit: number,
-  request: { path: string; query: Record<string, string | undefined> },
-  options: { fixedLimit?: boolean } = {},
+  request: RequestLocation,
+  options: PageOptions = {},
 ): Page<T> {
-  const start = (page - 1) * limit;
-  return { meta: pageMeta(items.length, page, limit, request, options), data: items.slice(start, start + limit) };
+  return { meta: pageMeta(page.total, pageNumber, limit, request, options), data: page.data };
 }
 
-export const requestLocation = (event: APIGatewayProxyEventV2) => ({
+/** Page `page` of an already-ordered, already-filtered list. */
+export function paginate<T>(items: readonly T[], page: number, limit: number, request: RequestLocation, options: PageOptions = {}): Page<T> {
+  const start = (page - 1) * limit;
+  return pageAnswer({ total: items.length, data: items.slice(start, start + limit) }, page, limit, request, options);
+}
+
+export const requestLocation = (event: APIGatewayProxyEventV2): RequestLocation => ({
   path: event.rawPath,
   query: event.queryStringParameters ?? {},
 });

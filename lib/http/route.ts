@@ -17,8 +17,9 @@ export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'b
 export type ResourceUse = 'images' | 'mail';
 
 export interface RouteSpec {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  /** Path with `{param}` placeholders, as API Gateway and OpenAPI write it. */
+  /** `OPTIONS` only for CORS preflights (lib/http/cors.ts): served like any route, left out of the OpenAPI document. */
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS';
+  /** Path with `{param}` placeholders, as API Gateway and OpenAPI write it; `{name+}` (API Gateway's greedy variable) matches the rest of the path. */
   path: string;
   /** `api`: the /v1 HTTP API. `store`: the HTTP API behind the stores' own domains. */
   api: 'api' | 'store';
@@ -33,7 +34,7 @@ export interface RouteSpec {
   tag: string;
   params?: GenericSchema;
   query?: GenericSchema;
-  /** `multipart` routes parse their own body (the image upload). */
+  /** `multipart`: the handler stack reads the body's one part named `file` (the image upload). */
   body?: GenericSchema | 'multipart';
   response?: GenericSchema;
   /** Status of a success; 200 unless said. */

@@ -1,7 +1,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { config } from '#lib/config.ts';
-import type { Mailer } from '#lib/mail/mailer.ts';
+import type { Mailer } from '#lib/mail/message.ts';
 
 /**
  * The local stack's mailer: each message becomes one JSON line of the outbox file, where a

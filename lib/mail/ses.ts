@@ -1,6 +1,6 @@
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { config } from '#lib/config.ts';
-import type { Mailer } from '#lib/mail/mailer.ts';
+import type { Mailer } from '#lib/mail/message.ts';
 
 /** One client per process, created at init (no network until the first send). */
 export const sesClient = new SESv2Client({ region: config.region });

@@ -114,3 +114,17 @@ export interface Reference {
   /** Input path that named it (`targets.2.id`), for the 422. */
   field: string;
 }
+
+/**
+ * The body a `multipart` route's handler receives: its one part named `file`, read by the
+ * handler stack (lib/http/multipart.ts). `contentType` is what the client declared, which
+ * decides nothing: the rules of each upload judge the name and the bytes.
+ */
+export interface UploadedFile {
+  filename: string;
+  bytes: Buffer;
+  contentType?: string;
+}
+export interface MultipartFileBody {
+  file: UploadedFile;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
+import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 type Store = Awaited<ReturnType<typeof newStore>>;
@@ -135,8 +135,11 @@ describe('PATCH /v1/app/package/{packageId}', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const store = await newStore();
     const created = await createPackage(store, { name: 'Old', price: 3, commands: [{ command: 'a' }] });
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await store.patch(`/v1/app/package/${created.id}`, { price: 4.5, commands: [{ command: 'b', delay_seconds: 60 }] });
+    const res = await store.patch(
+      `/v1/app/package/${created.id}`,
+      { price: 4.5, commands: [{ command: 'b', delay_seconds: 60 }] },
+      { headers: atTime(created.updated_at, 1000) },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...created,

@@ -86,6 +86,17 @@ describe('error middleware', () => {
     expect(JSON.parse((await invoke(handler, encoded)).body!)).toEqual({ a: 'c' });
   });
 
+  it("hands a multipart route's one file part to the handler, after the path is checked", async () => {
+    const upload = { ...route, path: '/v1/x/{id}', params: v.object({ id: v.pipe(v.string(), v.digits()) }), body: 'multipart' } as const;
+    const handler = defineHandler(upload, async ({ body }) => ({ filename: body.file.filename, text: body.file.bytes.toString('utf8') }));
+    const form = Buffer.from('--b\r\nContent-Disposition: form-data; name="file"; filename="a.svg"\r\n\r\n<svg/>\r\n--b--\r\n').toString('base64');
+    const multipart = (id: string, contentType: string) => event({ pathParameters: { id }, body: form, isBase64Encoded: true, headers: { 'content-type': contentType } });
+    const ok = await invoke(handler, multipart('1', 'multipart/form-data; boundary=b'));
+    expect([ok.statusCode, JSON.parse(ok.body!)]).toEqual([200, { filename: 'a.svg', text: '<svg/>' }]);
+    expect((await invoke(handler, multipart('1', 'application/json'))).statusCode).toBe(415);
+    expect((await invoke(handler, multipart('x', 'application/json'))).statusCode).toBe(404);
+  });
+
   it('shapes the response through the route schema, in its field order, dropping extras', async () => {
     const handler = defineHandler({ ...route, response: v.object({ id: v.number(), name: v.string() }) }, async () => ({ name: 'n', secret: 's', id: 1 }));
     expect((await invoke(handler)).body).toBe('{"id":1,"name":"n"}');

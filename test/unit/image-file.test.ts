@@ -1,23 +1,10 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-
-process.env.IMAGES_BASE_URL = 'https://images.example.com';
-const { checkImageFile, filePartOf, imageKeyOfUrl, packageImageKeyType, sniffImageType, SNIFF_BYTES } = await import('#lib/http/image-file.ts');
-const { IMAGE_MAX_BYTES } = await import('#lib/schemas/image.ts');
-const { HttpError } = await import('#lib/errors.ts');
+import { checkImageFile, imageKeyOfUrl, packageImageKeyType, sniffImageType, SNIFF_BYTES } from '#lib/domain/image-file.ts';
+import { IMAGE_MAX_BYTES } from '#lib/schemas/image.ts';
+import { statusOf } from '../support/http-error.ts';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xdb, 1, 2]);
-
-function statusOf(run: () => unknown): { status: number; code?: string; field?: string } | undefined {
-  try {
-    run();
-    return undefined;
-  } catch (error) {
-    if (!(error instanceof HttpError)) throw error;
-    return { status: error.status, code: error.details[0]?.code, field: error.details[0]?.field };
-  }
-}
 
 describe('sniffImageType', () => {
   it.each([
@@ -77,24 +64,6 @@ describe('checkImageFile', () => {
   });
 });
 
-describe('filePartOf', () => {
-  const event = (contentType: string | undefined, body: Buffer | undefined, isBase64Encoded = true) =>
-    ({ headers: contentType ? { 'content-type': contentType } : {}, body: body && (isBase64Encoded ? body.toString('base64') : body.toString('utf8')), isBase64Encoded }) as APIGatewayProxyEventV2;
-  const form = Buffer.from('--b\r\nContent-Disposition: form-data; name="file"; filename="a.svg"\r\n\r\n<svg/>\r\n--b--\r\n');
-
-  it('decodes a base64 body (as API Gateway sends multipart) and a plain one', () => {
-    expect(filePartOf(event('multipart/form-data; boundary=b', form))).toEqual({ filename: 'a.svg', content: Buffer.from('<svg/>') });
-    expect(filePartOf(event('multipart/form-data; boundary=b', form, false))).toEqual({ filename: 'a.svg', content: Buffer.from('<svg/>') });
-  });
-
-  it('answers 415 for another media type, 400 for a missing boundary or a malformed body', () => {
-    expect(statusOf(() => filePartOf(event('application/json', form)))?.status).toBe(415);
-    expect(statusOf(() => filePartOf(event(undefined, form)))?.status).toBe(415);
-    expect(statusOf(() => filePartOf(event('multipart/form-data', form)))).toMatchObject({ status: 400, code: 'INVALID_MULTIPART' });
-    expect(statusOf(() => filePartOf(event('multipart/form-data; boundary=b', Buffer.from('junk'))))).toMatchObject({ status: 400, code: 'INVALID_MULTIPART' });
-  });
-});
-
 describe('image keys', () => {
   const key = 'packages/7/42/abcdefghijklmnopqrstuv.png';
 
@@ -109,8 +78,9 @@ describe('image keys', () => {
   });
 
   it('leads from an image URL to its key only under the images base URL and the package prefix', () => {
-    expect(imageKeyOfUrl(`https://images.example.com/${key}`, 7, 42)).toBe(key);
-    expect(imageKeyOfUrl(`https://evil.example.com/${key}`, 7, 42)).toBeUndefined();
-    expect(imageKeyOfUrl(`https://images.example.com/${key}`, 8, 42)).toBeUndefined();
+    const base = 'https://images.example.com';
+    expect(imageKeyOfUrl(`https://images.example.com/${key}`, base, 7, 42)).toBe(key);
+    expect(imageKeyOfUrl(`https://evil.example.com/${key}`, base, 7, 42)).toBeUndefined();
+    expect(imageKeyOfUrl(`https://images.example.com/${key}`, base, 8, 42)).toBeUndefined();
   });
 });

@@ -1,5 +1,7 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { formDataBoundary, headerParameters, MAX_PARTS, MultipartError, parseMultipart } from '#lib/http/multipart.ts';
+import { formDataBoundary, headerParameters, MAX_PARTS, MultipartError, multipartFileBody, parseMultipart } from '#lib/http/multipart.ts';
+import { statusOf } from '../support/http-error.ts';
 
 const CRLF = '\r\n';
 const body = (...lines: (string | Buffer)[]) => Buffer.concat(lines.map((line) => (typeof line === 'string' ? Buffer.from(line) : line)));
@@ -98,5 +100,38 @@ describe('parseMultipart', () => {
     const part = `--b${CRLF}Content-Disposition: form-data; name="a"${CRLF}${CRLF}1${CRLF}`;
     expect(parseMultipart(Buffer.from(`${part.repeat(MAX_PARTS)}--b--`), 'b')).toHaveLength(MAX_PARTS);
     expect(() => parseMultipart(Buffer.from(`${part.repeat(MAX_PARTS + 1)}--b--`), 'b')).toThrow(/at most/);
+  });
+});
+
+describe('multipartFileBody', () => {
+  const event = (contentType: string | undefined, body: Buffer | undefined, isBase64Encoded = true) =>
+    ({ headers: contentType ? { 'content-type': contentType } : {}, body: body && (isBase64Encoded ? body.toString('base64') : body.toString('utf8')), isBase64Encoded }) as APIGatewayProxyEventV2;
+  const form = Buffer.from('--b\r\nContent-Disposition: form-data; name="file"; filename="a.svg"\r\n\r\n<svg/>\r\n--b--\r\n');
+  const part = (headers: string, data: string) => `--b${CRLF}${headers}${CRLF}${CRLF}${data}${CRLF}`;
+  const fileOf = (...parts: string[]) => multipartFileBody(event('multipart/form-data; boundary=b', Buffer.from(`${parts.join('')}--b--${CRLF}`)));
+
+  it('decodes a base64 body (as API Gateway sends multipart) and a plain one', () => {
+    expect(multipartFileBody(event('multipart/form-data; boundary=b', form))).toEqual({ file: { filename: 'a.svg', bytes: Buffer.from('<svg/>') } });
+    expect(multipartFileBody(event('multipart/form-data; boundary=b', form, false))).toEqual({ file: { filename: 'a.svg', bytes: Buffer.from('<svg/>') } });
+  });
+
+  it('keeps the content type the client declared', () => {
+    const file = fileOf(part('Content-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png', 'x'));
+    expect(file.file.contentType).toBe('image/png');
+  });
+
+  it('answers 415 for another media type, 400 for a missing boundary or a malformed body', () => {
+    expect(statusOf(() => multipartFileBody(event('application/json', form)))?.status).toBe(415);
+    expect(statusOf(() => multipartFileBody(event(undefined, form)))?.status).toBe(415);
+    expect(statusOf(() => multipartFileBody(event('multipart/form-data', form)))).toMatchObject({ status: 400, code: 'INVALID_MULTIPART' });
+    expect(statusOf(() => multipartFileBody(event('multipart/form-data; boundary=b', Buffer.from('junk'))))).toMatchObject({ status: 400, code: 'INVALID_MULTIPART' });
+  });
+
+  it('answers 422 naming the part for no file, two files, a file without a filename, or another part', () => {
+    const file = part('Content-Disposition: form-data; name="file"; filename="a.svg"', '<svg/>');
+    expect(statusOf(() => multipartFileBody(event('multipart/form-data; boundary=b', undefined)))).toEqual({ status: 422, code: 'VALIDATION_FAILED', field: 'file' });
+    expect(statusOf(() => fileOf(file, file))).toEqual({ status: 422, code: 'VALIDATION_FAILED', field: 'file' });
+    expect(statusOf(() => fileOf(part('Content-Disposition: form-data; name="file"', 'text')))).toEqual({ status: 422, code: 'VALIDATION_FAILED', field: 'file' });
+    expect(statusOf(() => fileOf(file, part('Content-Disposition: form-data; name="note"', 'hi')))).toEqual({ status: 422, code: 'VALIDATION_FAILED', field: 'note' });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageMeta, paginate } from '#lib/http/paginate.ts';
+import { pageAnswer, pageMeta, paginate } from '#lib/http/paginate.ts';
 
 const at = (query: Record<string, string> = {}) => ({ path: '/v1/app/discount', query });
 
@@ -31,6 +31,11 @@ describe('paginate', () => {
     const page = paginate(items, 7, 20, at());
     expect(page.data).toEqual([]);
     expect(page.meta).toMatchObject({ current_page: 7, last_page: 3, next_page_url: null, previous_page_url: '/v1/app/discount?page=3&limit=20' });
+  });
+
+  it('answers a page cut elsewhere (the chat cuts its own) with the meta a sliced list gets', () => {
+    const page = pageAnswer({ total: 45, data: ['a', 'b'] }, 2, 20, at({ page: '2', status: 'ACTIVE' }));
+    expect(page).toEqual({ meta: paginate(items, 2, 20, at({ page: '2', status: 'ACTIVE' })).meta, data: ['a', 'b'] });
   });
 
   it('encodes filter values and leaves limit out for fixed-size endpoints', () => {

@@ -1,7 +1,6 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-
-vi.mock('#lib/db/client.ts', () => ({ db: { send: vi.fn() }, TABLE: 'unit-table' }));
-const { sessionCookie } = await import('#lib/flows/auth.ts');
+import { expiredSessionCookie, readSessionCookie, sessionCookie } from '#lib/http/cookies.ts';
 
 afterEach(() => vi.unstubAllEnvs());
 
@@ -21,5 +20,26 @@ describe('sessionCookie', () => {
     expect(sessionCookie('', 0).split('; ')).toEqual([
       'store_session=', 'Max-Age=0', 'Path=/', 'HttpOnly', 'SameSite=Lax', 'Expires=Thu, 01 Jan 1970 00:00:00 GMT', 'Secure',
     ]);
+  });
+});
+
+describe('expiredSessionCookie', () => {
+  it('is the clearing cookie a logout sends', () => {
+    vi.stubEnv('INSECURE_COOKIES', '');
+    expect(expiredSessionCookie()).toBe(sessionCookie('', 0));
+  });
+});
+
+describe('readSessionCookie', () => {
+  const withCookies = (cookies: string[] | undefined) => ({ cookies }) as APIGatewayProxyEventV2;
+
+  it('finds the session among the cookies API Gateway hands over, keeping any = in its value', () => {
+    expect(readSessionCookie(withCookies(['theme=dark', ' store_session=sss_a=b']))).toBe('sss_a=b');
+  });
+
+  it('is undefined without cookies, without the session cookie, or with a bare name', () => {
+    expect(readSessionCookie(withCookies(undefined))).toBeUndefined();
+    expect(readSessionCookie(withCookies(['theme=dark', 'store_sessionx=1']))).toBeUndefined();
+    expect(readSessionCookie(withCookies(['store_session']))).toBeUndefined();
   });
 });

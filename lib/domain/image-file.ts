@@ -1,14 +1,13 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { config } from '#lib/config.ts';
-import { formDataBoundary, MultipartError, parseMultipart } from '#lib/http/multipart.ts';
 import { HttpError, unprocessable } from '#lib/errors.ts';
 import { IMAGE_CONTENT_TYPES, IMAGE_MAX_BYTES, type ImageContentType } from '#lib/schemas/image.ts';
 
 /**
  * What an image is allowed to be (spec Limits: up to 10 MB; png, jpg, jpeg, svg, gif, webp), how
- * its content is recognised (magic bytes), and where it is stored. No I/O here: the upload,
- * the presigned POST and the confirm all judge a file by these rules.
+ * its content is recognised (magic bytes), and under which keys a package's images are stored.
+ * Pure rules: the upload, the presigned POST and the confirm (lib/flows/image.ts) all judge a
+ * file by them; the images' base URL is a parameter, not read from the configuration.
  */
+
 /** Accepted file extensions and the type each one promises. */
 const TYPE_OF_EXTENSION: Record<string, ImageContentType> = {
   png: 'image/png',
@@ -102,34 +101,6 @@ export function checkImageFile(filename: string, content: Buffer): ImageFile {
   return { contentType, keyExtension: KEY_EXTENSION[contentType], content };
 }
 
-/**
- * The one `file` part of a multipart/form-data request body. Another media type: 415. A body
- * that is not valid multipart: 400 (like a body that is not JSON). No `file` part, a `file`
- * that is not a file, two of them, or any other part: 422 naming it (bodies are strict).
- */
-export function filePartOf(event: APIGatewayProxyEventV2): { filename: string; content: Buffer } {
-  const form = formDataBoundary(event.headers?.['content-type']);
-  if (!form) {
-    throw new HttpError(415, { message: 'Content-Type must be multipart/form-data with one part named file', code: 'UNSUPPORTED_MEDIA_TYPE' });
-  }
-  if (!form.boundary) throw new HttpError(400, { message: 'The multipart/form-data Content-Type has no valid boundary', code: 'INVALID_MULTIPART' });
-  const body = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
-  let parts;
-  try {
-    parts = body.length === 0 ? [] : parseMultipart(body, form.boundary);
-  } catch (error) {
-    if (error instanceof MultipartError) throw new HttpError(400, { message: `Malformed multipart body: ${error.message}`, code: 'INVALID_MULTIPART' });
-    throw error;
-  }
-  const unknown = parts.find((part) => part.name !== 'file');
-  if (unknown) throw unprocessable(`Unknown part ${unknown.name}: send only the part file`, unknown.name);
-  if (parts.length === 0) throw unprocessable('file is required: send the image as the multipart part named file', 'file');
-  if (parts.length > 1) throw unprocessable('Send exactly one part named file', 'file');
-  const [part] = parts;
-  if (part!.filename === undefined) throw unprocessable('file must be a file (a part with a filename)', 'file');
-  return { filename: part!.filename, content: part!.data };
-}
-
 /** Object keys: `packages/<store>/<package>/<22 random base64url characters>.<ext>`, a new one per upload. */
 export const packageImagePrefix = (storeId: number, packageId: number) => `packages/${storeId}/${packageId}/`;
 
@@ -144,14 +115,12 @@ export function packageImageKeyType(key: string, storeId: number, packageId: num
 
 export const keyExtensionOf = (contentType: ImageContentType) => KEY_EXTENSION[contentType];
 
-export const imageUrl = (key: string) => `${config.imagesBaseUrl}/${key}`;
-
 /**
  * The object key behind a package's image URL, only when it is one of that package's keys under
  * the current base URL: a URL from anywhere else never leads to deleting an object.
  */
-export function imageKeyOfUrl(url: string, storeId: number, packageId: number): string | undefined {
-  const base = `${config.imagesBaseUrl}/`;
+export function imageKeyOfUrl(url: string, imagesBaseUrl: string, storeId: number, packageId: number): string | undefined {
+  const base = `${imagesBaseUrl}/`;
   if (!url.startsWith(base)) return undefined;
   const key = url.slice(base.length);
   return packageImageKeyType(key, storeId, packageId) ? key : undefined;
