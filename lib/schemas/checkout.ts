@@ -5,6 +5,7 @@ import {
   COUPON_INPUT_MAX,
   CURSOR_MAX,
   email,
+  lineBreakdown,
   noRepeat,
   ORDER_PACKAGES_MAX,
   ORDER_VARIABLES_MAX,
@@ -85,12 +86,7 @@ export const quoteLine = v.object({
   name: v.string(),
   quantity: v.number(),
   unit_price: v.number(),
-  options_price: v.number(),
-  subtotal: v.number(),
-  promo_discount: v.number(),
-  promo_id: v.nullable(v.number()),
-  coupon_discount: v.number(),
-  total: v.number(),
+  ...lineBreakdown,
 });
 
 export const nextTier = v.object({

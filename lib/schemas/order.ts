@@ -87,13 +87,8 @@ export const orderCreateBody = v.strictObject({
   ref_code: v.optional(v.nullable(refCode), null),
 });
 
-/** A line as sold, with its share of the pricing breakdown (section 8): `total` = `subtotal` - `promo_discount` - `coupon_discount`. */
-export const orderPackageResource = v.object({
-  package_id: v.number(),
-  name: v.string(),
-  /** The package's unit price when sold. */
-  price: v.number(),
-  quantity: v.number(),
+/** A line's pricing breakdown (section 8), in the Quote's items and the Order's packages alike. */
+export const lineBreakdown = {
   /** Per unit: the SELECT options chosen for variables that apply to the package. */
   options_price: v.number(),
   subtotal: v.number(),
@@ -101,6 +96,16 @@ export const orderPackageResource = v.object({
   promo_id: v.nullable(v.number()),
   coupon_discount: v.number(),
   total: v.number(),
+};
+
+/** A line as sold, with its share of the pricing breakdown (section 8): `total` = `subtotal` - `promo_discount` - `coupon_discount`. */
+export const orderPackageResource = v.object({
+  package_id: v.number(),
+  name: v.string(),
+  /** The package's unit price when sold. */
+  price: v.number(),
+  quantity: v.number(),
+  ...lineBreakdown,
 });
 
 export const orderVariableResource = v.object({ name: v.string(), value: v.string() });

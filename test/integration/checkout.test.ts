@@ -234,6 +234,18 @@ describe('POST /v1/webstore/checkout', () => {
     expect(await orderCount(store)).toBe(2);
   });
 
+  it("answers the store's own web origin (CORS), as the other storefront routes do", async () => {
+    const store = await newStore();
+    const pkg = await createPackage(store);
+    const origin = `https://${store.domain}`;
+    const res = await call('POST', '/v1/webstore/checkout', { json: { cart: [{ package_id: pkg.id, quantity: 1 }], ...BUYER }, headers: { 'x-store-domain': store.domain, origin } });
+    expect(res.status).toBe(200);
+    expect(res.headers['access-control-allow-origin']).toBe(origin);
+    const refused = await call('POST', '/v1/webstore/checkout', { json: { cart: [] }, headers: { 'x-store-domain': store.domain, origin: 'https://evil.example' } });
+    expect(refused.status).toBe(422);
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   it.each([
     ['client_name missing', { client_name: undefined }, 'client_name'],
     ['client_document too long', { client_document: 'x'.repeat(33) }, 'client_document'],
