@@ -1,6 +1,6 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { commandPut } from '#lib/db/command.ts';
+import { commandPuts } from '#lib/db/command.ts';
 import { type CouponReservation } from '#lib/db/coupon-use.ts';
 import { couponKey } from '#lib/db/discount.ts';
 import { getMany } from '#lib/db/entity.ts';
@@ -10,6 +10,7 @@ import { nextId } from '#lib/db/sequence.ts';
 import { StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { listVariables } from '#lib/db/variable.ts';
 import { notFound } from '#lib/errors.ts';
+import type { ChainEntry, PlannedCommand } from '#lib/schemas/command.ts';
 import type { Order, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
@@ -30,7 +31,7 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * | get by internal_id              | GetItem sentinel `STORE#<s> / ORDER_INTERNAL#<internal_id>` + GetItem order  | 2     |
  * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
  * | approve                         | TransactWrite: order update conditioned on PENDING + one Put per command    | 1     |
- * |                                 | (ids from lib/db/command.ts)                                                |       |
+ * |                                 | and the chain item that orders them (lib/db/command.ts)                     |       |
  * | commission credited             | UpdateItem clearing `commission_pending`                                    | 1     |
  * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's release          | 1     |
  *
@@ -178,11 +179,17 @@ export async function getOrderByInternalId(storeId: number, internalId: string):
 const orderChanged = (current: unknown) => (current ? new StaleRead() : notFound('Order'));
 
 /**
- * PENDING -> APPROVED with a Put per delivery (command ids from `firstCommandId` on); answers
- * the approved item. StaleRead when the order changed since it was read.
+ * PENDING -> APPROVED with a Put per planned command (ids from `firstCommandId` on) and their
+ * chain item; answers the approved item. StaleRead when the order changed since it was read.
  */
-export async function markApproved(storeId: number, order: OrderItem, firstCommandId: number, approvedAt: string): Promise<OrderItem> {
-  const commandIds = order.deliveries.map((_, index) => firstCommandId + index);
+export async function markApproved(
+  storeId: number,
+  order: OrderItem,
+  commands: { plan: readonly PlannedCommand[]; chain: readonly ChainEntry[] | null },
+  firstCommandId: number,
+  approvedAt: string,
+): Promise<OrderItem> {
+  const commandIds = commands.plan.map((_, index) => firstCommandId + index);
   const snapshot = {
     client_identifier: order.client_identifier,
     client_email: order.client_email,
@@ -210,7 +217,7 @@ export async function markApproved(storeId: number, order: OrderItem, firstComma
       },
       onConditionFailed: orderChanged,
     },
-    ...order.deliveries.map((delivery, index) => commandPut(storeId, commandIds[index]!, order.id, snapshot, delivery, approvedAt)),
+    ...commandPuts(storeId, order.id, snapshot, commands.plan, commands.chain, firstCommandId, approvedAt),
   ]);
   return { ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending };
 }

@@ -7,6 +7,7 @@ import { queryAll } from '#lib/db/query.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
+import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable } from '#lib/errors.ts';
 import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.ts';
@@ -19,8 +20,8 @@ import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.
  * | create                                    | sequence ADD + TransactWrite(Put `STORE#<s> / PACKAGE#<id>` + counts)    | 2        |
  * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>`                                       | 1        |
  * | list (id order)                           | Query `STORE#<s>`, sk begins_with `PACKAGE#`                             | 1 per MB |
- * | update without category_id / parent_id    | UpdateItem conditioned on existence                                      | 1        |
- * | update sending category_id or parent_id   | GetItem + TransactWrite(Update conditioned on what was read, + counts)   | 2        |
+ * | update without category_id / parent_id / commands | UpdateItem conditioned on existence                              | 1        |
+ * | update sending category_id, parent_id or commands | GetItem + TransactWrite(Update conditioned on what was read, + counts) | 2      |
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
@@ -29,7 +30,9 @@ import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.
  * item gets `ADD ref_count` in the same transaction, and a referred category or package cannot
  * be deleted (409). Besides `ref_count`, a category counts its packages (`package_count`) and a
  * package its variations (`variation_count`), so the 409 can say what still refers to it and a
- * package with variations can be refused as a variation itself. Every package stores
+ * package with variations can be refused as a variation itself. The servers its command templates
+ * name hold the package's id the same way (lib/db/server.ts: 422 for a missing one, and a named
+ * server cannot be deleted). Every package stores
  * `parent_id` (null when top-level), which lets the parent's condition check "is not a variation".
  */
 export const PACKAGE = 'PACKAGE';
@@ -99,6 +102,7 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
         onConditionFailed: () => new Error(`package id ${id} allocated twice in store ${storeId}`),
       },
       ...linkWrites(storeId, { category_id: null, parent_id: null }, input),
+      ...serverReferenceWrites(storeId, id, new Map(), serverMentions(input.commands)),
     ]),
   );
   return pkg;
@@ -124,7 +128,7 @@ function unchanged(name: keyof PackageLinks, value: number | null, values: Recor
 
 export async function updatePackage(storeId: number, packageId: number, patch: PackagePatch): Promise<Package> {
   if (patch.parent_id === packageId) throw unprocessable('A package cannot be its own parent', 'parent_id');
-  if (patch.category_id === undefined && patch.parent_id === undefined) {
+  if (patch.category_id === undefined && patch.parent_id === undefined && patch.commands === undefined) {
     return patchOne<Package>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE);
   }
   return retrying(async () => {
@@ -167,6 +171,7 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
         onConditionFailed: (stored) => (stored ? new StaleRead() : notFound('Package')),
       },
       ...linkWrites(storeId, current, after),
+      ...(patch.commands === undefined ? [] : serverReferenceWrites(storeId, packageId, serverMentions(current.commands), serverMentions(patch.commands))),
     ]);
     return { ...current, ...patch, updated_at: updatedAt };
   });
@@ -201,6 +206,7 @@ export async function deletePackage(storeId: number, packageId: number): Promise
         },
       },
       ...linkWrites(storeId, current, { category_id: null, parent_id: null }),
+      ...serverReferenceWrites(storeId, packageId, serverMentions(current.commands), new Map()),
     ]);
     return current;
   });

@@ -3,6 +3,7 @@ import { buyerRoutes } from '#lib/routes/buyer.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
+import { deliveryRoutes } from '#lib/routes/delivery.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
 import { imageRoutes } from '#lib/routes/image.ts';
 import { noteRoutes } from '#lib/routes/note.ts';
@@ -26,6 +27,7 @@ export const routes = {
   ...orderRoutes,
   ...noteRoutes,
   ...chatRoutes,
+  ...deliveryRoutes,
 } as const satisfies Record<string, RouteSpec>;
 
 export type FunctionName = keyof typeof routes;

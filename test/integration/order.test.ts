@@ -160,14 +160,14 @@ describe('POST /v1/app/order', () => {
     expect(await orderCount(store)).toBe(0);
   });
 
-  it('refuses an order whose packages would deliver more than 99 commands', async () => {
+  it('refuses an order whose packages would deliver more than 98 commands', async () => {
     const store = await newStore();
     const commands = Array.from({ length: 50 }, (_, i) => ({ command: `say ${i}` }));
     const a = await createPackage(store, { commands });
     const b = await createPackage(store, { commands });
     const res = await store.post('/v1/app/order', { ...CLIENT, packages: [{ package_id: a, quantity: 1 }, { package_id: b, quantity: 1 }] });
     expect(res.status).toBe(422);
-    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 99 commands') });
+    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 98 commands') });
     expect(await orderCount(store)).toBe(0);
   });
 });
