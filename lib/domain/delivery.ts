@@ -144,7 +144,8 @@ export function ackOutcome(command: CommandRecord | undefined, lease: HandedOut,
   if (command.lease_id !== lease.id) return { accepted: false, reason: 'LEASE_LOST' };
   if (command.acked) return { accepted: true, next: null };
   const response = result.response ?? command.response;
-  const base = { ...command, acked: true, updated_at: iso(now) };
+  // The ack ends the lease (a FAILED command is due at its backoff, not at the lease's end); lease_id stays for repeats.
+  const base = { ...command, acked: true, lease_until: iso(now), updated_at: iso(now) };
   // Canceled (or reported) by the operator while the server ran it: recorded, nothing more.
   if (command.status !== 'PENDING') return { accepted: true, next: base };
   if (result.status === 'DONE') return { accepted: true, next: { ...base, status: 'DONE', response } };
