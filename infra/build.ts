@@ -1,13 +1,13 @@
-import { rmSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, version as esbuildVersion, type BuildOptions } from 'esbuild';
 import { routeEntries } from '#lib/routes/index.ts';
 
 /**
  * Bundles every handler of the route table in ONE esbuild call (about 2 s for 47 handlers here,
  * where a NodejsFunction spends ~0.7 s on each) into `<outdir>/<name>/index.mjs`, the layout the
- * CDK stack hands to each Lambda as its code asset.
+ * area stacks hand to each Lambda as its code asset.
  */
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 export const defaultFunctionsDir = resolve(projectRoot, '.build/functions');
@@ -23,12 +23,9 @@ export interface BundleSize {
   bytes: number;
 }
 
-export async function buildFunctions(outdir = defaultFunctionsDir): Promise<BundleSize[]> {
-  // A function removed from the route table must not leave a stale bundle behind.
-  rmSync(outdir, { recursive: true, force: true });
-  const entryPoints = Object.fromEntries(routeEntries().map(([name]) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)]));
-  const result = await build({
-    entryPoints,
+const buildOptions = (outdir: string) =>
+  ({
+    entryPoints: Object.fromEntries(routeEntries().map(([name]) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)])),
     outdir,
     absWorkingDir: projectRoot,
     bundle: true,
@@ -45,11 +42,55 @@ export async function buildFunctions(outdir = defaultFunctionsDir): Promise<Bund
     sourcesContent: false,
     metafile: true,
     logLevel: 'warning',
-  });
-  return Object.entries(result.metafile.outputs)
+  }) satisfies BuildOptions;
+
+export async function buildFunctions(outdir = defaultFunctionsDir): Promise<BundleSize[]> {
+  // A function removed from the route table must not leave a stale bundle behind.
+  rmSync(outdir, { recursive: true, force: true });
+  const options = buildOptions(outdir);
+  const result = await build(options);
+  const sizes = Object.entries(result.metafile.outputs)
     .filter(([file]) => file.endsWith('/index.mjs'))
     .map(([file, output]) => ({ name: relative(outdir, resolve(projectRoot, file)).split('/')[0]!, bytes: output.bytes }))
     .sort((a, b) => a.name.localeCompare(b.name));
+  const files = [...Object.keys(result.metafile.inputs), ...Object.keys(result.metafile.outputs)];
+  const stamp: BuildStamp = { key: stampKey(options), files: Object.fromEntries(files.map((file) => [file, fileStamp(file)])), sizes };
+  writeFileSync(join(outdir, STAMP_FILE), JSON.stringify(stamp));
+  return sizes;
+}
+
+/**
+ * What `cdk synth` and `cdk deploy` call: the bundles of the last build when no file it read or
+ * wrote has changed since (size and mtime, as make does) and the options and entries are the same;
+ * a full build otherwise. Two app runs in a row (synth, then deploy) bundle once.
+ */
+export async function buildChangedFunctions(outdir = defaultFunctionsDir): Promise<BundleSize[]> {
+  return lastBuildIfCurrent(outdir) ?? buildFunctions(outdir);
+}
+
+const STAMP_FILE = 'build-stamp.json';
+
+interface BuildStamp {
+  /** The build options (entries included) and the esbuild version. */
+  key: string;
+  /** Every input and output of the build, relative to the project root: `size:mtime`. */
+  files: Record<string, string>;
+  sizes: BundleSize[];
+}
+
+const stampKey = (options: BuildOptions) => JSON.stringify({ esbuild: esbuildVersion, options });
+
+function fileStamp(file: string): string {
+  const stats = statSync(resolve(projectRoot, file), { throwIfNoEntry: false });
+  return stats ? `${stats.size}:${stats.mtimeMs}` : 'absent';
+}
+
+function lastBuildIfCurrent(outdir: string): BundleSize[] | undefined {
+  const stampPath = join(outdir, STAMP_FILE);
+  if (!existsSync(stampPath)) return undefined;
+  const stamp = JSON.parse(readFileSync(stampPath, 'utf8')) as BuildStamp;
+  if (stamp.key !== stampKey(buildOptions(outdir))) return undefined;
+  return Object.entries(stamp.files).every(([file, recorded]) => fileStamp(file) === recorded) ? stamp.sizes : undefined;
 }
 
 export function formatSizeTable(sizes: BundleSize[]): string {

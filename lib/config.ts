@@ -42,4 +42,8 @@ export const config = {
   get insecureCookies(): boolean {
     return process.env.INSECURE_COOKIES === '1';
   },
+  /** The local stack serves stores' domains over plain http, so `http://<store domain>[:port]` is their web origin there (CORS). */
+  get plainHttpStoreOrigins(): boolean {
+    return process.env.PLAIN_HTTP_STORE_ORIGINS === '1';
+  },
 };

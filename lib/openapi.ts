@@ -67,6 +67,8 @@ function parameters(route: RouteSpec): unknown[] {
 export function buildOpenApiDocument(routes: Record<string, RouteSpec>) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [name, route] of Object.entries(routes)) {
+    // A preflight is the browser's side of CORS, not an operation a client calls.
+    if (route.method === 'OPTIONS') continue;
     const operation: Record<string, unknown> = {
       operationId: name,
       summary: route.summary,

@@ -24,6 +24,7 @@ Object.assign(env, {
   MAILER: 'outbox',
   OUTBOX_FILE: env.OUTBOX_FILE || '.local/outbox.jsonl',
   INSECURE_COOKIES: '1',
+  PLAIN_HTTP_STORE_ORIGINS: '1',
 });
 env.IMAGES_BASE_URL ||= `${env.S3_ENDPOINT}/${env.IMAGES_BUCKET}`;
 

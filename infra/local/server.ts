@@ -6,6 +6,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
 import { callCounter } from '#infra/local/call-counter.ts';
+import { atTime } from '#lib/clock.ts';
 
 /**
  * The local stand-in for the two HTTP APIs: it matches a request against the same route
@@ -29,10 +30,11 @@ function compile(name: string, spec: RouteSpec): CompiledRoute {
   const source = spec.path
     .split('/')
     .map((segment) => {
-      const variable = /^\{(.+)\}$/.exec(segment);
+      const variable = /^\{(.+?)(\+?)\}$/.exec(segment);
       if (!variable) return segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
       params.push(variable[1]!);
-      return '([^/]+)';
+      // `{proxy+}` is API Gateway's greedy variable: the rest of the path, slashes included.
+      return variable[2] ? '(.+)' : '([^/]+)';
     })
     .join('/');
   return { name, spec, pattern: new RegExp(`^${source}$`), params };
@@ -158,6 +160,17 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * `x-local-now: <ISO timestamp>` runs the request at that time (lib/clock.ts), so tests of
+ * timestamps and time windows need not sleep. Only this local server reads it; on AWS the header
+ * means nothing.
+ */
+function pinnedTimeOf(headers: Record<string, string>): number | undefined {
+  const value = headers['x-local-now'];
+  const epochMs = value === undefined ? Number.NaN : Date.parse(value);
+  return Number.isFinite(epochMs) ? epochMs : undefined;
+}
+
 export function createLocalServer(options: { log?: boolean } = {}): Server {
   return createServer(async (request, response) => {
     const started = Date.now();
@@ -186,7 +199,9 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
       try {
         const handler = await loadHandler(matched.route.name);
         const counter = { calls: 0, access: matched.route.spec.access };
-        result = await callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
+        const invoke = () => callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
+        const pinnedTime = pinnedTimeOf(headers);
+        result = await (pinnedTime === undefined ? invoke() : atTime(pinnedTime, invoke));
         result = { ...result, headers: { ...result.headers, 'x-local-dynamodb-calls': String(counter.calls) } };
       } catch (error) {
         // The handler's own error middleware answers every error; reaching here is a crash of the runtime itself.

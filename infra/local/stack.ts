@@ -131,6 +131,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     MAILER: 'outbox',
     OUTBOX_FILE: join(localDir, 'outbox.jsonl'),
     INSECURE_COOKIES: '1',
+    PLAIN_HTTP_STORE_ORIGINS: '1',
   });
 
   const { countDynamoDbCalls } = await import('#infra/local/call-counter.ts');

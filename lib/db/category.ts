@@ -19,10 +19,13 @@ import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/categ
  * | get, update    | `STORE#<s> / CATEGORY#<id>` (conditional on existence)              | 1        |
  * | list (id order)| Query `STORE#<s>`, sk begins_with `CATEGORY#`                       | 1 per MB |
  * | delete         | DeleteItem conditioned on `ref_count` 0 (ALL_OLD on failure)        | 1        |
+ * | storefront list| Query as the list, filtered on `enabled_package_count > 0`          | 1 per MB |
  *
  * Packages (`category_id`) and promos (CATEGORY targets) hold counted references to a category
  * (lib/db/references.ts). Deleting a category that is still referred to is a 409 that says how
  * many packages (`package_count`) and promos refer to it, rather than leaving them dangling.
+ * `enabled_package_count` counts its enabled packages (moved by lib/db/package.ts in the
+ * package's own transactions), so the storefront lists categories without reading packages.
  */
 const CATEGORY = 'CATEGORY';
 export const categoryKey = (storeId: number, categoryId: number) => referableKey(storeId, CATEGORY, categoryId);
@@ -39,6 +42,16 @@ export const getCategory = (storeId: number, categoryId: number) => getOne<Categ
 
 export async function listCategories(storeId: number): Promise<Category[]> {
   return (await queryAll({ pk: storePk(storeId), skPrefix: `${CATEGORY}#` })).map((item) => stripKeys(item) as Category);
+}
+
+/** The categories holding at least one enabled package, in id order, with that count. */
+export async function listCategoriesWithEnabledPackages(storeId: number): Promise<(Category & { enabled_package_count: number })[]> {
+  const items = await queryAll({
+    pk: storePk(storeId),
+    skPrefix: `${CATEGORY}#`,
+    filter: { FilterExpression: 'enabled_package_count > :zero', ExpressionAttributeValues: { ':zero': 0 } },
+  });
+  return items.map((item) => stripKeys(item) as Category & { enabled_package_count: number });
 }
 
 export const updateCategory = (storeId: number, categoryId: number, patch: CategoryPatch) =>

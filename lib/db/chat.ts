@@ -10,6 +10,7 @@ import { notFound } from '#lib/errors.ts';
 import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { queryBetween } from '#lib/db/query.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * Order chat. The API names an order's chat by its internal_id, so the chat lives in the item
@@ -172,7 +173,7 @@ export async function listBuyerChat(storeId: number, customerId: number, interna
 }
 
 async function putMessage(storeId: number, internalId: string, orderId: number, fields: Pick<MessageItem, 'message' | 'user_type' | 'sender_name' | 'source'>): Promise<ChatMessage> {
-  const now = Date.now();
+  const now = currentTimeMs();
   const item: MessageItem = { id: newMessageId(now), store_id: storeId, order_id: orderId, attachments: [], timestamp: new Date(now).toISOString(), ...fields };
   await db.send(
     new PutCommand({

@@ -7,6 +7,7 @@ import { nextId } from '#lib/db/sequence.ts';
 import { domainKey } from '#lib/db/store.ts';
 import { getMany } from '#lib/db/entity.ts';
 import type { GuardedWrite } from '#lib/db/transact.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * Credentials of every kind, found by the SHA-256 of the secret the caller presents.
@@ -14,6 +15,7 @@ import type { GuardedWrite } from '#lib/db/transact.ts';
  * | access pattern                     | key                                  |
  * |------------------------------------|--------------------------------------|
  * | credential by secret               | pk `CRED#<sha256>`, sk `#CRED`       |
+ * | store of a domain (+ its allowed origins) | GetItem `DOMAIN#<domain>`, `#DOMAIN`  |
  * | credential + store of a domain     | BatchGet of the above and `DOMAIN#<domain>` |
  *
  * Revocation deletes the item, so the next request with that secret finds nothing: lookups are
@@ -91,7 +93,7 @@ export async function newDeliveryKey(storeId: number, serverId: number): Promise
 }
 
 function expiresIn(seconds: number): string {
-  return new Date(Date.now() + seconds * 1000).toISOString();
+  return new Date(currentTimeMs() + seconds * 1000).toISOString();
 }
 
 export async function issueBuyerAccessToken(storeId: number, customerId: number, ttlSeconds = BUYER_TOKEN_TTL_SECONDS) {
@@ -129,7 +131,7 @@ export async function revokeCredential(secret: string, kind: CredentialKind): Pr
 function live(item: Record<string, unknown> | undefined): Credential | undefined {
   if (!item) return undefined;
   const credential = item as unknown as Credential;
-  if (credential.expires_at && Date.parse(credential.expires_at) <= Date.now()) return undefined;
+  if (credential.expires_at && Date.parse(credential.expires_at) <= currentTimeMs()) return undefined;
   return credential;
 }
 
@@ -139,10 +141,19 @@ export async function findCredential(secret: string): Promise<Credential | undef
   return live(result.Item);
 }
 
+/** What a store domain's item tells: its store, and the origins its storefront allows (CORS). */
+export interface DomainEntry {
+  storeId: number;
+  allowedOrigins: string[];
+}
+
+const domainEntry = (item: Record<string, unknown> | undefined): DomainEntry | undefined =>
+  item ? { storeId: item.store_id as number, allowedOrigins: (item.allowed_origins as string[] | undefined) ?? [] } : undefined;
+
 /** The store a domain belongs to, or undefined. One GetItem. */
-export async function findStoreIdByDomain(domain: string): Promise<number | undefined> {
+export async function findDomain(domain: string): Promise<DomainEntry | undefined> {
   const result = await db.send(new GetCommand({ TableName: TABLE, Key: domainKey(domain), ConsistentRead: true }));
-  return result.Item?.store_id as number | undefined;
+  return domainEntry(result.Item);
 }
 
 /**
@@ -150,11 +161,8 @@ export async function findStoreIdByDomain(domain: string): Promise<number | unde
  * buyer requests and store-domain sessions need both, and a second round trip would double
  * their latency.
  */
-export async function findDomainAndCredential(
-  domain: string,
-  secret: string | undefined,
-): Promise<{ storeId?: number; credential?: Credential }> {
-  if (!secret) return { storeId: await findStoreIdByDomain(domain) };
+export async function findDomainAndCredential(domain: string, secret: string | undefined): Promise<{ store?: DomainEntry; credential?: Credential }> {
+  if (!secret) return { store: await findDomain(domain) };
   const [domainItem, credentialItem] = await getMany([domainKey(domain), credentialKey(hashSecret(secret))]);
-  return { storeId: domainItem?.store_id as number | undefined, credential: live(credentialItem) };
+  return { store: domainEntry(domainItem), credential: live(credentialItem) };
 }

@@ -1,4 +1,5 @@
-import { TABLE } from '#lib/db/client.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne } from '#lib/db/entity.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { packageKey } from '#lib/db/package.ts';
@@ -25,6 +26,7 @@ import { EVERY_PACKAGE, type Discount, type DiscountPatch } from '#lib/schemas/d
  * | list, no code filter         | Query `STORE#<s>`, sk begins_with `DISCOUNT#`                         | 1 per MB             |
  * | list, `coupon` prefix filter | Query gsi1 `STORE#<s>#COUPON`, gsi1sk begins_with `<lower prefix>`    | 1 per MB             |
  * | discount by code (orders)    | GetItem sentinel `COUPON#<lower code>` (holds `discount_id`)          | 1 (+1 for the item)  |
+ * | discount by code (storefront)| Query gsi1 `STORE#<s>#COUPON`, gsi1sk = `<lower code>`                | 1                    |
  *
  * The list reads every coupon of the store (or every coupon whose code starts with the prefix:
  * the prefix is the only filter in the key condition) and filters the rest in memory: `status`
@@ -204,4 +206,21 @@ export function deleteDiscount(storeId: number, discountId: number): Promise<voi
       { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
     ]);
   });
+}
+
+/**
+ * The discount of a code, any case, or undefined: the code index holds the whole item, so one
+ * Query answers without the sentinel's second read. Eventually consistent, as a public read may be.
+ */
+export async function findDiscountByCode(storeId: number, code: string): Promise<StoredDiscount | undefined> {
+  const result = await db.send(
+    new QueryCommand({
+      TableName: TABLE,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :code',
+      ExpressionAttributeValues: { ':pk': couponIndexPk(storeId), ':code': code.toLowerCase() },
+    }),
+  );
+  const item = result.Items?.[0];
+  return item ? (stripKeys(item) as StoredDiscount) : undefined;
 }

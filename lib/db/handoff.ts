@@ -7,6 +7,7 @@ import { retrying, transactGuarded } from '#lib/db/transact.ts';
 import { badRequest } from '#lib/errors.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import { HANDOFF_TTL_SECONDS, type CustomerIdentity, type IdentifyResult } from '#lib/schemas/handoff.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * Handoffs: single-use, 60-second passes that let the store owner's server learn which
@@ -32,7 +33,7 @@ export const handoffKey = (handoff: string) => ({ pk: `HANDOFF#${hashSecret(hand
 export const handoffInvalid = () => badRequest('Invalid, used or expired handoff', 'HANDOFF_INVALID');
 
 /** Issues a handoff carrying the customer's identity as it is now. `now` is injectable for expiry tests. */
-export async function issueHandoff(customer: Customer, now = Date.now()): Promise<{ handoff: string; expires_in: number }> {
+export async function issueHandoff(customer: Customer, now = currentTimeMs()): Promise<{ handoff: string; expires_in: number }> {
   const handoff = newSecret(SECRET_PREFIX.handoff);
   const rate = rateWindow(customer.store_id, `HANDOFF#${customer.id}`, HANDOFFS_PER_MINUTE, RATE_WINDOW_SECONDS, now);
   const item = {
@@ -56,7 +57,7 @@ export async function issueHandoff(customer: Customer, now = Date.now()): Promis
 }
 
 /** Consumes the handoff for the key's store and returns the identity it carries. */
-export async function exchangeHandoff(storeId: number, handoff: string, now = Date.now()): Promise<IdentifyResult> {
+export async function exchangeHandoff(storeId: number, handoff: string, now = currentTimeMs()): Promise<IdentifyResult> {
   if (!HANDOFF_FORMAT.test(handoff)) throw handoffInvalid();
   try {
     const { Attributes: item } = await db.send(

@@ -22,7 +22,8 @@ export function stripKeys<T extends Record<string, unknown>>(item: T): Omit<T, (
   return copy as Omit<T, (typeof INTERNAL_ATTRIBUTES)[number]>;
 }
 
-export const nowIso = () => new Date().toISOString();
+/** The request's time (lib/clock.ts: the wall clock, or the local stack's pinned time). */
+export { nowIso } from '#lib/clock.ts';
 
 /** Timestamps are returned in UTC with `Z`; inputs may carry any offset. */
 export const toUtcIso = (value: string) => new Date(value).toISOString();

@@ -6,6 +6,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
 import { retrying, transactGuarded } from '#lib/db/transact.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * E-mail login codes: one live code per store and e-mail; a new login replaces it.
@@ -33,7 +34,7 @@ export const loginCodeKey = (storeId: number, email: string) => ({ pk: storePk(s
 export const loginCodeHash = (storeId: number, email: string, code: string) => hashSecret(`${storeId}\n${email.toLowerCase()}\n${code}`);
 
 /** A fresh 6-digit code for this e-mail (the caller mails it). `now` is injectable for expiry tests. */
-export async function issueLoginCode(storeId: number, email: string, now = Date.now()): Promise<{ code: string; expires_in: number }> {
+export async function issueLoginCode(storeId: number, email: string, now = currentTimeMs()): Promise<{ code: string; expires_in: number }> {
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   const expiresEpoch = Math.floor(now / 1000) + LOGIN_CODE_TTL_SECONDS;
   const rate = rateWindow(storeId, `LOGIN#${email.toLowerCase()}`, LOGIN_CODES_PER_WINDOW, LOGIN_CODE_WINDOW_SECONDS, now);
@@ -64,7 +65,7 @@ export async function issueLoginCode(storeId: number, email: string, now = Date.
 }
 
 /** True when the code was right, live and unused (and is now spent); false otherwise. */
-export async function consumeLoginCode(storeId: number, email: string, code: string, now = Date.now()): Promise<boolean> {
+export async function consumeLoginCode(storeId: number, email: string, code: string, now = currentTimeMs()): Promise<boolean> {
   const key = loginCodeKey(storeId, email);
   const nowIso = new Date(now).toISOString();
   try {

@@ -1,30 +1,37 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { patchOne, getOne } from '#lib/db/entity.ts';
+import { getOne, patchOne } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
-import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
+import { listTags, tagsShownOn } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable } from '#lib/errors.ts';
-import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.ts';
+import { CATALOG_DEFAULTS, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
+import type { Tag } from '#lib/schemas/tag.ts';
 
 /**
  * Packages.
  *
  * | access pattern                            | key / calls                                                              | calls    |
  * |-------------------------------------------|--------------------------------------------------------------------------|----------|
- * | create                                    | sequence ADD + TransactWrite(Put `STORE#<s> / PACKAGE#<id>` + counts)    | 2        |
- * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>`                                       | 1        |
- * | list (id order)                           | Query `STORE#<s>`, sk begins_with `PACKAGE#`                             | 1 per MB |
- * | update without category_id / parent_id / commands | UpdateItem conditioned on existence                              | 1        |
- * | update sending category_id, parent_id or commands | GetItem + TransactWrite(Update conditioned on what was read, + counts) | 2      |
+ * | create                                    | Query of the store's tags (lib/db/tag.ts), sequence ADD, TransactWrite   | 3        |
+ * |                                           | (Put `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)    |          |
+ * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + Query of the store's tags           | 2        |
+ * | list (id order)                           | Query `STORE#<s>`, sk begins_with `PACKAGE#` + Query of the tags         | 1 per MB + 1 |
+ * | update of plain fields (name, price, ...) | Query of the tags + UpdateItem conditioned on existence                  | 2        |
+ * | update sending category_id, parent_id,    | Query of the tags + GetItem + TransactWrite(Update conditioned on what   | 3        |
+ * | enabled or commands                       | was read, + the counts and server references that move)                  |          |
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
+ * | storefront: enabled packages (id order)   | Query gsi1 `STORE#<s>#STOREFRONT_PACKAGE`, gsi1sk `PACKAGE#<padded id>`  | 1 per MB |
+ * | storefront: enabled packages of a category| Query gsi2 `STORE#<s>#CATEGORY#<c>#STOREFRONT_PACKAGE`, same sort key  | 1 per MB |
+ * | storefront: one enabled package           | GetItem (a disabled one is answered as missing)                          | 1        |
  *
  * A package's category and parent are counted references (lib/db/references.ts): the referred
  * item gets `ADD ref_count` in the same transaction, and a referred category or package cannot
@@ -34,25 +41,81 @@ import type { Package, PackageCreate, PackagePatch } from '#lib/schemas/package.
  * name hold the package's id the same way (lib/db/server.ts: 422 for a missing one, and a named
  * server cannot be deleted). Every package stores
  * `parent_id` (null when top-level), which lets the parent's condition check "is not a variation".
+ *
+ * The storefront reads only enabled packages: the gsi1 attributes (and gsi2 when the package has
+ * a category) exist exactly while `enabled` is true, so the index is sparse and a disabled package
+ * costs the storefront nothing. A category also counts its enabled packages
+ * (`enabled_package_count`), moved in the package's own transaction by create, enable/disable,
+ * a category change and delete: the storefront's category list reads the categories only.
+ *
+ * Tags: `tags` holds the ids the operator set, each checked against the store's tags when
+ * written (422 `tags.N`). A deleted tag is never removed from the packages that carry it: every
+ * read shows the ids filtered against the tags that exist (read once per request, in one Query),
+ * plus every tag applied to all packages. Tag ids are never reused, so a deleted id simply
+ * disappears, and deleting a tag costs one DeleteItem however many packages carry it.
+ *
+ * `stock` is a plain Number while limited and NULL when unlimited (absent on packages written
+ * before it existed: read as null), so an order can reserve units with `ADD stock :minus_n`
+ * conditioned on `stock >= :n`, and give them back with `ADD stock :n`.
+ * `expiry_days` is stored and validated only (timed packages, section 10).
  */
 export const PACKAGE = 'PACKAGE';
 export const packageKey = (storeId: number, packageId: number) => referableKey(storeId, 'PACKAGE', packageId);
+const storefrontPk = (storeId: number) => `${storePk(storeId)}#STOREFRONT_PACKAGE`;
+const storefrontCategoryPk = (storeId: number, categoryId: number) => `${storePk(storeId)}#CATEGORY#${padId(categoryId)}#STOREFRONT_PACKAGE`;
+
+/** The package as stored: `tags` are the ids the operator set, deleted tags included. */
+export type StoredPackage = Omit<Package, 'tags'> & { tags: number[]; variation_count?: number };
+
+export const fromPackageItem = (item: Record<string, unknown>): StoredPackage => ({ ...CATALOG_DEFAULTS, ...stripKeys(item) }) as unknown as StoredPackage;
+
+const present = (pkg: StoredPackage, storeTags: readonly Tag[]): Package => ({ ...pkg, tags: tagsShownOn(pkg.tags, storeTags).map((tag) => tag.id) });
+
+function assertTagsExist(ids: readonly number[], storeTags: readonly Tag[]): void {
+  const existing = new Set(storeTags.map((tag) => tag.id));
+  const missing = ids.flatMap((id, index) => (existing.has(id) ? [] : [{ message: `Tag ${id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `tags.${index}` }]));
+  if (missing.length > 0) throw new HttpError(422, missing);
+}
+
+/** What decides a package's counts and its storefront index entries. */
+interface PackagePlacement {
+  category_id: number | null;
+  parent_id: number | null;
+  enabled: boolean;
+}
+const UNPLACED: PackagePlacement = { category_id: null, parent_id: null, enabled: false };
+
+const INDEX_ATTRIBUTES = ['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'] as const;
+
+/** The storefront index attributes of a package so placed (none while disabled). */
+function storefrontIndex(storeId: number, packageId: number, placement: PackagePlacement): Partial<Record<(typeof INDEX_ATTRIBUTES)[number], string>> {
+  if (!placement.enabled) return {};
+  const byCategory = placement.category_id === null ? {} : { gsi2pk: storefrontCategoryPk(storeId, placement.category_id), gsi2sk: entitySk(PACKAGE, packageId) };
+  return { gsi1pk: storefrontPk(storeId), gsi1sk: entitySk(PACKAGE, packageId), ...byCategory };
+}
 
 /**
  * A package's reference to its category or parent: `ref_count` (what blocks deletion) and the
- * per-kind counter move together. Adding a parent also requires that parent not be a variation.
+ * per-kind counter move together (a category's enabled count too). Adding a parent also
+ * requires that parent not be a variation.
  */
-function countedReference(storeId: number, kind: ReferableKind, id: number, change: number, field: string): GuardedWrite {
+function countedReference(storeId: number, kind: ReferableKind, id: number, counts: { change: number; enabledChange?: number }, field: string): GuardedWrite {
+  const { change, enabledChange = 0 } = counts;
   const counter = kind === 'CATEGORY' ? 'package_count' : 'variation_count';
   const mustBeTopLevel = kind === 'PACKAGE' && change > 0;
+  const enabledCount = enabledChange === 0 ? '' : ', enabled_package_count :enabled_change';
   return {
     item: {
       Update: {
         TableName: TABLE,
         Key: referableKey(storeId, kind, id),
-        UpdateExpression: `ADD ref_count :change, ${counter} :change`,
+        UpdateExpression: `ADD ref_count :change, ${counter} :change${enabledCount}`,
         ConditionExpression: mustBeTopLevel ? 'attribute_exists(pk) AND attribute_type(parent_id, :null)' : 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':change': change, ...(mustBeTopLevel ? { ':null': 'NULL' } : {}) },
+        ExpressionAttributeValues: {
+          ':change': change,
+          ...(enabledChange === 0 ? {} : { ':enabled_change': enabledChange }),
+          ...(mustBeTopLevel ? { ':null': 'NULL' } : {}),
+        },
         ...(mustBeTopLevel ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
       },
     },
@@ -63,27 +126,30 @@ function countedReference(storeId: number, kind: ReferableKind, id: number, chan
   };
 }
 
-interface PackageLinks {
-  category_id: number | null;
-  parent_id: number | null;
-}
-
-function linkWrites(storeId: number, before: PackageLinks, after: PackageLinks): GuardedWrite[] {
+/** The count updates that take a package from one placement to another (one write per item). */
+function linkWrites(storeId: number, before: PackagePlacement, after: PackagePlacement): GuardedWrite[] {
   const writes: GuardedWrite[] = [];
-  const move = (kind: ReferableKind, field: keyof PackageLinks) => {
-    if (before[field] === after[field]) return;
-    if (before[field] !== null) writes.push(countedReference(storeId, kind, before[field], -1, field));
-    if (after[field] !== null) writes.push(countedReference(storeId, kind, after[field], 1, field));
-  };
-  move('CATEGORY', 'category_id');
-  move('PACKAGE', 'parent_id');
+  const enabledIn = (placement: PackagePlacement) => (placement.enabled ? 1 : 0);
+  if (before.category_id === after.category_id) {
+    const enabledChange = enabledIn(after) - enabledIn(before);
+    if (after.category_id !== null && enabledChange !== 0) writes.push(countedReference(storeId, 'CATEGORY', after.category_id, { change: 0, enabledChange }, 'category_id'));
+  } else {
+    if (before.category_id !== null) writes.push(countedReference(storeId, 'CATEGORY', before.category_id, { change: -1, enabledChange: -enabledIn(before) }, 'category_id'));
+    if (after.category_id !== null) writes.push(countedReference(storeId, 'CATEGORY', after.category_id, { change: 1, enabledChange: enabledIn(after) }, 'category_id'));
+  }
+  if (before.parent_id !== after.parent_id) {
+    if (before.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', before.parent_id, { change: -1 }, 'parent_id'));
+    if (after.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', after.parent_id, { change: 1 }, 'parent_id'));
+  }
   return writes;
 }
 
 export async function createPackage(storeId: number, input: PackageCreate): Promise<Package> {
+  const storeTags = await listTags(storeId);
+  assertTagsExist(input.tags, storeTags);
   const id = await nextId(storeId, PACKAGE);
   const now = nowIso();
-  const pkg: Package = {
+  const pkg: StoredPackage = {
     id,
     store_id: storeId,
     name: input.name,
@@ -92,32 +158,63 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
     parent_id: input.parent_id,
     image: null,
     commands: input.commands,
+    description: input.description,
+    enabled: input.enabled,
+    stock: input.stock,
+    per_customer_limit: input.per_customer_limit,
+    tags: input.tags,
+    expiry_days: input.expiry_days,
     created_at: now,
     updated_at: now,
   };
+  const item = { ...packageKey(storeId, id), entity: PACKAGE, ...storefrontIndex(storeId, id, pkg), ...pkg };
   await retrying(() =>
     transactGuarded([
       {
-        item: { Put: { TableName: TABLE, Item: { ...packageKey(storeId, id), entity: PACKAGE, ...pkg }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        item: { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`package id ${id} allocated twice in store ${storeId}`),
       },
-      ...linkWrites(storeId, { category_id: null, parent_id: null }, input),
+      ...linkWrites(storeId, UNPLACED, pkg),
       ...serverReferenceWrites(storeId, id, new Map(), serverMentions(input.commands)),
     ]),
   );
+  return present(pkg, storeTags);
+}
+
+async function getStoredPackage(storeId: number, packageId: number): Promise<StoredPackage> {
+  return fromPackageItem(await getOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package'));
+}
+
+export async function getPackage(storeId: number, packageId: number): Promise<Package> {
+  const [pkg, storeTags] = await Promise.all([getStoredPackage(storeId, packageId), listTags(storeId)]);
+  return present(pkg, storeTags);
+}
+
+export async function listPackages(storeId: number): Promise<Package[]> {
+  const [items, storeTags] = await Promise.all([queryAll({ pk: storePk(storeId), skPrefix: `${PACKAGE}#` }), listTags(storeId)]);
+  return items.map((item) => present(fromPackageItem(item), storeTags));
+}
+
+/** The enabled packages of the store, or of one category, in id order, from the sparse storefront index. */
+export async function listEnabledPackages(storeId: number, categoryId?: number): Promise<StoredPackage[]> {
+  const query =
+    categoryId === undefined
+      ? { index: 'gsi1' as const, pk: storefrontPk(storeId), skPrefix: `${PACKAGE}#` }
+      : { index: 'gsi2' as const, pk: storefrontCategoryPk(storeId, categoryId), skPrefix: `${PACKAGE}#` };
+  return (await queryAll(query)).map(fromPackageItem);
+}
+
+/** An enabled package; a disabled one is as missing as one that does not exist (404). */
+export async function getEnabledPackage(storeId: number, packageId: number): Promise<StoredPackage> {
+  const pkg = await getStoredPackage(storeId, packageId);
+  if (!pkg.enabled) throw notFound('Package');
   return pkg;
 }
 
-export const getPackage = (storeId: number, packageId: number) => getOne<Package>(packageKey(storeId, packageId), 'Package');
-
-export async function listPackages(storeId: number): Promise<Package[]> {
-  return (await queryAll({ pk: storePk(storeId), skPrefix: `${PACKAGE}#` })).map((item) => stripKeys(item) as Package);
-}
-
-const PATCHABLE = ['name', 'price', 'category_id', 'parent_id', 'image', 'commands'] as const;
+const PATCHABLE = ['name', 'price', 'category_id', 'parent_id', 'image', 'commands', 'description', 'enabled', 'stock', 'per_customer_limit', 'tags', 'expiry_days'] as const;
 
 /** Condition that a reference still has the value we read (null is stored as a NULL attribute). */
-function unchanged(name: keyof PackageLinks, value: number | null, values: Record<string, unknown>): string {
+function unchanged(name: 'category_id' | 'parent_id', value: number | null, values: Record<string, unknown>): string {
   if (value === null) {
     values[':null'] = 'NULL';
     return `attribute_type(${name}, :null)`;
@@ -128,24 +225,39 @@ function unchanged(name: keyof PackageLinks, value: number | null, values: Recor
 
 export async function updatePackage(storeId: number, packageId: number, patch: PackagePatch): Promise<Package> {
   if (patch.parent_id === packageId) throw unprocessable('A package cannot be its own parent', 'parent_id');
-  if (patch.category_id === undefined && patch.parent_id === undefined && patch.commands === undefined) {
-    return patchOne<Package>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE);
-  }
+  const storeTags = await listTags(storeId);
+  if (patch.tags) assertTagsExist(patch.tags, storeTags);
+  // Commands move server references: they need the templates as they were, like a placement change.
+  const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined || patch.commands !== undefined;
+  const updated = movesPlacement
+    ? await updatePlacement(storeId, packageId, patch)
+    : fromPackageItem(await patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE));
+  return present(updated, storeTags);
+}
+
+/**
+ * A change of category, parent, `enabled` or commands: read, then one transaction that moves the
+ * counts, the server references and the storefront index entries, conditioned on what was read.
+ */
+function updatePlacement(storeId: number, packageId: number, patch: PackagePatch): Promise<StoredPackage> {
   return retrying(async () => {
-    const current = await getPackage(storeId, packageId);
-    const after: PackageLinks = {
+    const current = await getStoredPackage(storeId, packageId);
+    const after: PackagePlacement = {
       category_id: patch.category_id === undefined ? current.category_id : patch.category_id,
       parent_id: patch.parent_id === undefined ? current.parent_id : patch.parent_id,
+      enabled: patch.enabled ?? current.enabled,
     };
     const becomesVariation = current.parent_id === null && after.parent_id !== null;
-    const variations = (current as Package & { variation_count?: number }).variation_count ?? 0;
+    const variations = current.variation_count ?? 0;
     if (becomesVariation && variations > 0) {
       throw unprocessable(`Package ${packageId} has ${variations} variation(s); a package with variations cannot be a variation`, 'parent_id');
     }
     const updatedAt = nowIso();
-    const update = setExpression({ ...patch, updated_at: updatedAt }, [...PATCHABLE, 'updated_at']);
+    const index = storefrontIndex(storeId, packageId, after);
+    const update = setExpression({ ...patch, ...index, updated_at: updatedAt }, [...PATCHABLE, ...INDEX_ATTRIBUTES, 'updated_at']);
+    const removed = INDEX_ATTRIBUTES.filter((name) => index[name] === undefined);
     const values: Record<string, unknown> = { ...update.values, ':was_updated_at': current.updated_at };
-    // The counts below come from the references just read; updated_at also keeps the returned package exact.
+    // The counts below come from the placement just read; updated_at also keeps the returned package exact.
     const conditions = [
       'updated_at = :was_updated_at',
       unchanged('category_id', current.category_id, values),
@@ -161,7 +273,7 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
           Update: {
             TableName: TABLE,
             Key: packageKey(storeId, packageId),
-            UpdateExpression: `SET ${update.sets.join(', ')}`,
+            UpdateExpression: `SET ${update.sets.join(', ')}${removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''}`,
             ConditionExpression: conditions.join(' AND '),
             ExpressionAttributeNames: update.names,
             ExpressionAttributeValues: values,
@@ -173,7 +285,7 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
       ...linkWrites(storeId, current, after),
       ...(patch.commands === undefined ? [] : serverReferenceWrites(storeId, packageId, serverMentions(current.commands), serverMentions(patch.commands))),
     ]);
-    return { ...current, ...patch, updated_at: updatedAt };
+    return { ...current, ...patch, updated_at: updatedAt } as StoredPackage;
   });
 }
 
@@ -184,11 +296,13 @@ function stillReferred(packageId: number, stored: RawItem): HttpError {
   return conflict(`Package ${packageId} is still referred to (${holders.filter(Boolean).join(' and ')}); remove those references first`);
 }
 
-/** The delete also gives back the package's own references (its category's and parent's counts). */
-/** Deletes the package and answers it as it was (its image object is the caller's to release). */
-export async function deletePackage(storeId: number, packageId: number): Promise<Package> {
+/**
+ * Deletes the package and answers it as it was (its image object is the caller's to release);
+ * the same transaction gives back its category's and parent's counts.
+ */
+export async function deletePackage(storeId: number, packageId: number): Promise<StoredPackage> {
   return retrying(async () => {
-    const current = await getPackage(storeId, packageId);
+    const current = await getStoredPackage(storeId, packageId);
     await transactGuarded([
       {
         item: {
@@ -205,7 +319,7 @@ export async function deletePackage(storeId: number, packageId: number): Promise
           return rawNumber(stored, 'ref_count') > 0 ? stillReferred(packageId, stored) : new StaleRead();
         },
       },
-      ...linkWrites(storeId, current, { category_id: null, parent_id: null }),
+      ...linkWrites(storeId, current, UNPLACED),
       ...serverReferenceWrites(storeId, packageId, serverMentions(current.commands), new Map()),
     ]);
     return current;

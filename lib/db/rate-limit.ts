@@ -2,6 +2,7 @@ import { TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
 import type { GuardedWrite } from '#lib/db/transact.ts';
 import { tooManyRequests } from '#lib/errors.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * Fixed-window rate counters (their writes retry through lib/db/transact.ts).
@@ -25,7 +26,7 @@ export interface RateWindow {
   retryAfterSeconds: number;
 }
 
-export function rateWindow(storeId: number, subject: string, limit: number, windowSeconds: number, now = Date.now()): RateWindow {
+export function rateWindow(storeId: number, subject: string, limit: number, windowSeconds: number, now = currentTimeMs()): RateWindow {
   const nowSeconds = Math.floor(now / 1000);
   const windowStart = nowSeconds - (nowSeconds % windowSeconds);
   const windowEnd = windowStart + windowSeconds;

@@ -1,7 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { patchOne } from '#lib/db/entity.ts';
-import { retrying, StaleRead, transactGuarded } from '#lib/db/transact.ts';
+import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
@@ -9,15 +9,23 @@ import { conflict, notFound } from '#lib/errors.ts';
 import type { StorePatchBody as StorePatch } from '#lib/schemas/store.ts';
 
 /**
- * Stores and their domains.
+ * Stores, their domains and the web origins allowed to call their storefront.
  *
- * | access pattern            | key                                   |
- * |---------------------------|---------------------------------------|
- * | store by id               | pk `STORE#<id>`, sk `#STORE`          |
- * | store id by domain        | pk `DOMAIN#<domain>`, sk `#DOMAIN`    |
+ * | access pattern                    | key                                              | calls |
+ * |-----------------------------------|--------------------------------------------------|-------|
+ * | store by id                       | pk `STORE#<id>`, sk `#STORE`                     | 1     |
+ * | store id (+ allowed origins) by domain | pk `DOMAIN#<domain>`, sk `#DOMAIN`          | 1     |
+ * | is an origin some store's          | Query pk `ORIGIN#<origin>` (one item per store listing it), Limit 1 | 1 |
+ * | change name or affiliate settings | UpdateItem                                       | 1     |
+ * | change domain or allowed_origins  | GetItem + TransactWrite (store, domain items, origin items) | 2 |
  *
  * The domain item doubles as the uniqueness sentinel: it is written in the same transaction
- * as the store with `attribute_not_exists`.
+ * as the store with `attribute_not_exists`. It also carries a copy of `allowed_origins`, so the
+ * lookup every storefront request makes anyway (lib/http/auth.ts) tells which origins get CORS
+ * headers without another read. A preflight carries no domain, only its Origin: it is allowed
+ * when the origin's host is a store domain (that same GetItem) or when an `ORIGIN#<origin>` item
+ * exists. Those items are written and deleted in the transaction that changes the store's
+ * `allowed_origins` (at most 10 each side), one per store, so two stores may list one origin.
  */
 export interface AffiliateSettings {
   self_registration: boolean;
@@ -31,6 +39,7 @@ export interface Store {
   name: string;
   domain: string;
   affiliate: AffiliateSettings;
+  allowed_origins: string[];
   created_at: string;
   updated_at: string;
 }
@@ -40,9 +49,14 @@ export const DEFAULT_AFFILIATE_SETTINGS: AffiliateSettings = { self_registration
 export const storeKey = (storeId: number) => ({ pk: storePk(storeId), sk: '#STORE' });
 export const domainKey = (domain: string) => ({ pk: `DOMAIN#${domain.toLowerCase()}`, sk: '#DOMAIN' });
 
-function domainItem(domain: string, storeId: number) {
-  return { ...domainKey(domain), entity: 'domain', domain: domain.toLowerCase(), store_id: storeId };
+const originKey = (origin: string, storeId: number) => ({ pk: `ORIGIN#${origin}`, sk: storePk(storeId) });
+
+function domainItem(domain: string, storeId: number, allowedOrigins: readonly string[]) {
+  return { ...domainKey(domain), entity: 'domain', domain: domain.toLowerCase(), store_id: storeId, allowed_origins: allowedOrigins };
 }
+
+/** Stores written before `allowed_origins` existed read as allowing none. */
+const toStore = (item: Record<string, unknown>) => ({ allowed_origins: [], ...stripKeys(item) }) as unknown as Store;
 
 const domainInUse = () => conflict('Domain already in use by another store', 'domain');
 
@@ -55,6 +69,7 @@ export async function createStore(input: { name: string; domain: string }): Prom
     name: input.name,
     domain: input.domain.toLowerCase(),
     affiliate: { ...DEFAULT_AFFILIATE_SETTINGS },
+    allowed_origins: [],
     created_at: now,
     updated_at: now,
   };
@@ -65,7 +80,7 @@ export async function createStore(input: { name: string; domain: string }): Prom
         item: { Put: { TableName: TABLE, Item: { ...storeKey(id), entity: 'store', ...store }, ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`store id ${id} allocated twice`),
       },
-      { item: { Put: { TableName: TABLE, Item: domainItem(store.domain, id), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
+      { item: { Put: { TableName: TABLE, Item: domainItem(store.domain, id, []), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
     ]),
   );
   return store;
@@ -73,7 +88,7 @@ export async function createStore(input: { name: string; domain: string }): Prom
 
 export async function getStore(storeId: number): Promise<Store | undefined> {
   const result = await db.send(new GetCommand({ TableName: TABLE, Key: storeKey(storeId) }));
-  return result.Item ? (stripKeys(result.Item) as Store) : undefined;
+  return result.Item ? toStore(result.Item) : undefined;
 }
 
 export async function getStoreOrThrow(storeId: number): Promise<Store> {
@@ -83,17 +98,46 @@ export async function getStoreOrThrow(storeId: number): Promise<Store> {
 }
 
 
+/** Whether some store lists this origin in its `allowed_origins`. One Query. */
+export async function isAllowedOriginOfAStore(origin: string): Promise<boolean> {
+  const result = await db.send(
+    new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `ORIGIN#${origin}` }, Limit: 1 }),
+  );
+  return (result.Items ?? []).length > 0;
+}
+
 /**
- * Changes the domain (and the rest of the patch) in one transaction that moves the domain
- * sentinel; the condition on the domain we read turns a concurrent change into a retry.
- * Undefined when the domain is already the store's.
+ * Changes the domain or the allowed origins (and the rest of the patch) in one transaction
+ * conditioned on the store as read: the domain sentinel moves (or its copy of the origins
+ * changes) and the origin items follow the list. Undefined when neither actually changes.
  */
-async function moveDomain(storeId: number, newDomain: string, patch: StorePatch): Promise<Store | undefined> {
+async function changeAddresses(storeId: number, patch: StorePatch): Promise<Store | undefined> {
   const current = await getStoreOrThrow(storeId);
-  if (newDomain === current.domain) return undefined;
+  const domain = patch.domain?.toLowerCase() ?? current.domain;
+  const origins = patch.allowed_origins ?? current.allowed_origins;
+  const added = origins.filter((origin) => !current.allowed_origins.includes(origin));
+  const removed = current.allowed_origins.filter((origin) => !origins.includes(origin));
+  const domainMoves = domain !== current.domain;
+  if (!domainMoves && added.length === 0 && removed.length === 0) return undefined;
   const updatedAt = nowIso();
-  const update = setExpression({ ...patch, domain: newDomain, updated_at: updatedAt }, ['name', 'domain', 'affiliate', 'updated_at'], ['affiliate']);
-  update.values[':old_domain'] = current.domain;
+  const update = setExpression(
+    { ...patch, domain, allowed_origins: origins, updated_at: updatedAt },
+    ['name', 'domain', 'affiliate', 'allowed_origins', 'updated_at'],
+    ['affiliate'],
+  );
+  const domainWrites: GuardedWrite[] = domainMoves
+    ? [
+        { item: { Delete: { TableName: TABLE, Key: domainKey(current.domain) } }, onConditionFailed: () => new StaleRead() },
+        { item: { Put: { TableName: TABLE, Item: domainItem(domain, storeId, origins), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
+      ]
+    : [
+        {
+          item: {
+            Update: { TableName: TABLE, Key: domainKey(domain), UpdateExpression: 'SET allowed_origins = :origins', ExpressionAttributeValues: { ':origins': origins } },
+          },
+          onConditionFailed: () => new StaleRead(),
+        },
+      ];
   await transactGuarded([
     {
       item: {
@@ -101,33 +145,36 @@ async function moveDomain(storeId: number, newDomain: string, patch: StorePatch)
           TableName: TABLE,
           Key: storeKey(storeId),
           UpdateExpression: `SET ${update.sets.join(', ')}`,
-          ConditionExpression: '#domain = :old_domain',
+          ConditionExpression: '#updated_at = :was_updated_at',
           ExpressionAttributeNames: update.names,
-          ExpressionAttributeValues: update.values,
+          ExpressionAttributeValues: { ...update.values, ':was_updated_at': current.updated_at },
         },
       },
-      // The domain changed since the read: read again.
       onConditionFailed: () => new StaleRead(),
     },
-    { item: { Delete: { TableName: TABLE, Key: domainKey(current.domain) } } },
-    { item: { Put: { TableName: TABLE, Item: domainItem(newDomain, storeId), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
+    ...domainWrites,
+    ...removed.map((origin) => ({ item: { Delete: { TableName: TABLE, Key: originKey(origin, storeId) } }, onConditionFailed: () => new StaleRead() })),
+    ...added.map((origin) => ({
+      item: { Put: { TableName: TABLE, Item: { ...originKey(origin, storeId), entity: 'origin', store_id: storeId } } },
+      onConditionFailed: () => new StaleRead(),
+    })),
   ]);
   // The transaction succeeded against the store we read, so the result is known without a re-read.
   return {
     ...current,
     name: patch.name ?? current.name,
-    domain: newDomain,
+    domain,
     affiliate: { ...current.affiliate, ...patch.affiliate },
+    allowed_origins: origins,
     updated_at: updatedAt,
   };
 }
 
-/** One UpdateItem; or, when the domain changes, a read and one transaction (moveDomain). */
+/** One UpdateItem; or, when the domain or the allowed origins change, a read and one transaction. */
 export async function updateStore(storeId: number, patch: StorePatch): Promise<Store> {
-  const newDomain = patch.domain?.toLowerCase();
-  if (newDomain) {
-    const moved = await retrying(() => moveDomain(storeId, newDomain, patch));
-    if (moved) return moved;
+  if (patch.domain !== undefined || patch.allowed_origins !== undefined) {
+    const changed = await retrying(() => changeAddresses(storeId, patch));
+    if (changed) return changed;
   }
-  return patchOne<Store>(storeKey(storeId), 'Store', { ...patch }, ['name', 'affiliate'], { nested: ['affiliate'] });
+  return toStore(await patchOne<Record<string, unknown>>(storeKey(storeId), 'Store', { ...patch }, ['name', 'affiliate'], { nested: ['affiliate'] }));
 }

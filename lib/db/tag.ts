@@ -12,6 +12,9 @@ import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
  * | create                | sequence ADD + Put `STORE#<s> / TAG#<id>`         | 2        |
  * | get, update, delete   | `STORE#<s> / TAG#<id>` (conditional on existence) | 1        |
  * | list (id order)       | Query `STORE#<s>`, sk begins_with `TAG#`          | 1 per MB |
+ *
+ * Packages hold tag ids (lib/db/package.ts) and every package read filters them against this
+ * list, so deleting a tag is one DeleteItem and the tag disappears from every package at once.
  */
 const TAG = 'TAG';
 export const tagKey = (storeId: number, tagId: number) => ({ pk: storePk(storeId), sk: entitySk(TAG, tagId) });
@@ -40,5 +43,14 @@ export async function listTags(storeId: number): Promise<Tag[]> {
 
 export const updateTag = (storeId: number, tagId: number, patch: TagPatch) =>
   patchOne<Tag>(tagKey(storeId, tagId), 'Tag', patch, ['name', 'color', 'apply_to_all_packages']);
+
+/**
+ * The tags a package shows, in id order: those of `ids` that still exist (a deleted tag's id
+ * simply matches nothing; ids are never reused) and every tag applied to all packages.
+ */
+export function tagsShownOn(ids: readonly number[], storeTags: readonly Tag[]): Tag[] {
+  const set = new Set(ids);
+  return storeTags.filter((tag) => tag.apply_to_all_packages || set.has(tag.id));
+}
 
 export const deleteTag = (storeId: number, tagId: number) => deleteOne(tagKey(storeId, tagId), 'Tag');

@@ -1,3 +1,4 @@
+import { currentTimeMs } from '#lib/clock.ts';
 import {
   chainWrite,
   commandWrite,
@@ -67,7 +68,7 @@ export function changeCommand<T>(storeId: number, commandId: number, decide: Dec
   return retrying(async () => {
     if (reread) read = await getCommandRecord(storeId, commandId);
     reread = true;
-    const now = Date.now();
+    const now = currentTimeMs();
     const { next, answer } = decide(read, now);
     if (next) await applyChange(storeId, read!, next, now);
     return answer;
@@ -107,7 +108,7 @@ export function resendCommands(storeId: number, commandIds: readonly number[]): 
     const chains = await Promise.all(chainIds.map((chainId) => getChain(storeId, chainId)));
     const restarted = chains.map((chain) => ({ ...chain, entries: restartChain(chain.entries) }));
     const waiting = new Set(restarted.flatMap((chain) => chain.entries.filter((entry) => entry.state === 'WAITING').map((entry) => entry.id)));
-    const now = Date.now();
+    const now = currentTimeMs();
     await transactGuarded([
       ...records.map((record) => commandWrite(resent(record!, waiting.has(record!.id), now), record!.rev)),
       ...restarted.map((chain) => chainWrite(storeId, chain)),

@@ -1,3 +1,4 @@
+import { currentTimeMs } from '#lib/clock.ts';
 import { randomBytes } from 'node:crypto';
 import { commandKey, dueCommands, saveCommand, toQueued, toRecord } from '#lib/db/command.ts';
 import { getMany } from '#lib/db/entity.ts';
@@ -48,7 +49,7 @@ async function leaseAll(candidates: readonly CommandRecord[], lease: Lease, now:
 }
 
 export async function claimCommands(storeId: number, serverId: number, input: ClaimBody): Promise<ClaimResponse> {
-  const now = Date.now();
+  const now = currentTimeMs();
   const lease: Lease = { id: newLeaseId(), server_id: serverId, expires_at: iso(now + input.lease_seconds * 1000) };
   const online = new Set(input.online);
   // Read the queue while the server is checked; nothing is written before it is known to exist.
@@ -96,7 +97,7 @@ const ackOne = (storeId: number, lease: LeaseRecord, result: AckBody['results'][
 
 export async function ackCommands(storeId: number, serverId: number, body: AckBody): Promise<AckResponse> {
   if (!LEASE_ID.test(body.lease_id)) throw notFound('Lease');
-  const now = Date.now();
+  const now = currentTimeMs();
   const [leaseItem, ...items] = await getMany([leaseKey(storeId, body.lease_id), ...body.results.map((result) => commandKey(storeId, result.id))]);
   const lease = toLease(leaseItem, Math.floor(now / 1000));
   if (!lease) throw notFound('Lease');

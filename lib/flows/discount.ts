@@ -3,6 +3,7 @@ import { retrying } from '#lib/db/transact.ts';
 import { discountMatches, discountViolation, withStatus } from '#lib/domain/coupon.ts';
 import { unprocessable } from '#lib/errors.ts';
 import { EVERY_PACKAGE, type Discount, type DiscountCreate, type DiscountListQuery, type DiscountPatch } from '#lib/schemas/discount.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * Discount coupons as the operator manages them: the stored coupon (lib/db/discount.ts) judged
@@ -29,16 +30,16 @@ export async function createDiscount(storeId: number, input: DiscountCreate): Pr
     restricted_to: input.restricted_to ?? null,
   };
   assertValid(fields);
-  return withStatus(await insertDiscount(storeId, fields), Date.now());
+  return withStatus(await insertDiscount(storeId, fields), currentTimeMs());
 }
 
 export async function getDiscount(storeId: number, discountId: number): Promise<Discount> {
-  return withStatus(await getStoredDiscount(storeId, discountId), Date.now());
+  return withStatus(await getStoredDiscount(storeId, discountId), currentTimeMs());
 }
 
 /** In id order whichever query served it (the code index returns code order). */
 export async function listDiscounts(storeId: number, filters: Pick<DiscountListQuery, 'status' | 'coupon' | 'restricted_to'>): Promise<Discount[]> {
-  const now = Date.now();
+  const now = currentTimeMs();
   return (await listStoredDiscounts(storeId, filters.coupon))
     .map((stored) => withStatus(stored, now))
     .filter((discount) => discountMatches(discount, filters))
@@ -52,6 +53,6 @@ export function updateDiscount(storeId: number, discountId: number, patch: Disco
     const merged = { ...current };
     for (const [name, value] of Object.entries(patch)) if (value !== undefined) Object.assign(merged, { [name]: value });
     assertValid(merged);
-    return withStatus(await writeDiscountPatch(storeId, current, patch, merged), Date.now());
+    return withStatus(await writeDiscountPatch(storeId, current, patch, merged), currentTimeMs());
   });
 }

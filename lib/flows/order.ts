@@ -21,6 +21,7 @@ import { approval, assertResendable, cancellation, decideCoupon, draftOrder, ord
 import { resendCommands } from '#lib/flows/command.ts';
 import { couponNotFound } from '#lib/errors.ts';
 import type { Order, OrderCreate } from '#lib/schemas/order.ts';
+import { currentTimeMs } from '#lib/clock.ts';
 
 /**
  * The order use cases: each reads (lib/db/order.ts and its neighbours), lets the order rules
@@ -49,7 +50,7 @@ export function createOrder(storeId: number, input: OrderCreate): Promise<Order>
   return retrying(async () => {
     const { catalog, couponDiscountId, variables } = await readOrderCatalog(storeId, input.packages.map((line) => line.package_id), input.coupon);
     const contents = orderContents(input, catalog, variables);
-    const now = Date.now();
+    const now = currentTimeMs();
     let coupon: CouponRecord | null = null;
     if (input.coupon !== null) {
       // No sentinel, or the coupon deleted between the two reads: the code names no coupon.

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { findCredential, findDomainAndCredential, type Credential } from '#lib/db/credential.ts';
 import { readSessionCookie } from '#lib/http/cookies.ts';
 import { customerUnauthenticated, forbidden, HttpError, notFound, unauthenticated } from '#lib/errors.ts';
+import { rememberStoreOrigins } from '#lib/http/cors.ts';
 import type { CredentialKind, RouteSpec } from '#lib/http/route.ts';
 
 export interface OperatorAuth {
@@ -107,8 +108,10 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
       }
       const secret = route.credential === 'buyer' ? bearer(event) : undefined;
       if (route.credential === 'buyer' && !secret) throw customerUnauthenticated();
-      const { storeId, credential } = await findDomainAndCredential(domain, secret);
-      if (storeId === undefined) throw notFound('Store domain');
+      const { store, credential } = await findDomainAndCredential(domain, secret);
+      if (store === undefined) throw notFound('Store domain');
+      rememberStoreOrigins(event, { domain, allowedOrigins: store.allowedOrigins });
+      const { storeId } = store;
       if (route.credential === 'buyerStore') return { kind: 'buyerStore', storeId, domain } satisfies StoreHostAuth;
       return buyerFrom('buyer', credential, storeId, domain, secret!);
     }
@@ -117,8 +120,9 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
     case 'storeHost': {
       const domain = hostDomain(event);
       const secret = readSessionCookie(event);
-      const { storeId, credential } = await findDomainAndCredential(domain, secret);
-      if (storeId === undefined) throw notFound('Store domain');
+      const { store, credential } = await findDomainAndCredential(domain, secret);
+      if (store === undefined) throw notFound('Store domain');
+      const { storeId } = store;
       if (route.credential === 'storeHost') return { kind: 'storeHost', storeId, domain, secret } satisfies StoreHostAuth;
       if (!secret) throw customerUnauthenticated();
       return buyerFrom('session', credential, storeId, domain, secret);

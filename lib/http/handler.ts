@@ -4,6 +4,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import { parse, type GenericSchema, type InferOutput } from 'valibot';
 import { isTransactionThrottled } from '#lib/db/errors.ts';
 import { authenticate, type AuthFor } from '#lib/http/auth.ts';
+import { cors } from '#lib/http/cors.ts';
 import { HttpError, unavailable } from '#lib/errors.ts';
 import { multipartFileBody } from '#lib/http/multipart.ts';
 import { jsonResponse, Reply } from '#lib/http/reply.ts';
@@ -128,7 +129,11 @@ function multipartFile(): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> 
  * The function returns a value (200 JSON) or a Reply.
  */
 export function defineHandler<const R extends RouteSpec>(route: R, fn: (request: HandlerRequest<R>) => Promise<unknown>) {
-  const stack = middy<PreparedEvent, APIGatewayProxyResultV2>().use(errorEnvelope(route)).use(credentialCheck(route));
+  const stack = middy<PreparedEvent, APIGatewayProxyResultV2>();
+  // Before the error envelope, so that its after and onError hooks run last, on the final response.
+  const corsHeaders = cors(route);
+  if (corsHeaders) stack.use(corsHeaders);
+  stack.use(errorEnvelope(route)).use(credentialCheck(route));
   if (route.body && route.body !== 'multipart') stack.use(httpJsonBodyParser());
   stack.use(inputValidation(route));
   if (route.body === 'multipart') stack.use(multipartFile());

@@ -16,8 +16,9 @@ export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 's
 export type ResourceUse = 'images' | 'mail';
 
 export interface RouteSpec {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-  /** Path with `{param}` placeholders, as API Gateway and OpenAPI write it. */
+  /** `OPTIONS` only for CORS preflights (lib/http/cors.ts): served like any route, left out of the OpenAPI document. */
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS';
+  /** Path with `{param}` placeholders, as API Gateway and OpenAPI write it; `{name+}` (API Gateway's greedy variable) matches the rest of the path. */
   path: string;
   /** `api`: the /v1 HTTP API. `store`: the HTTP API behind the stores' own domains. */
   api: 'api' | 'store';

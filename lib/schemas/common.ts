@@ -63,7 +63,7 @@ export const text = (name: string, max: number) =>
     v.check((value) => !LONE_SURROGATE.test(value), `${name} must be valid Unicode text`),
   );
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export const pageMeta = v.object({
   total: v.number(),

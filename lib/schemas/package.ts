@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
+import { LONE_SURROGATE, patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const PACKAGE_NAME_MAX = 100;
 export const COMMAND_MAX = 2000;
@@ -58,12 +58,53 @@ const commands = v.pipe(
   ),
 );
 
+/**
+ * 5,000 UTF-16 code units are at most 15,000 bytes of UTF-8, DynamoDB's measure: under 4% of the
+ * 400 KB item, whatever the script.
+ */
+export const DESCRIPTION_MAX = 5_000;
+export const PACKAGE_TAGS_MAX = 50;
+export const EXPIRY_DAYS_MAX = 3650;
+
+/** May be empty (the default): a storefront shows nothing then. */
+const description = v.pipe(
+  v.string('description must be a string'),
+  v.trim(),
+  v.maxLength(DESCRIPTION_MAX, `description must be at most ${DESCRIPTION_MAX} characters`),
+  v.check((value) => !LONE_SURROGATE.test(value), 'description must be valid Unicode text'),
+);
+
+const wholeNumber = (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  v.pipe(
+    v.number(`${name} must be a number`),
+    v.safeInteger(`${name} must be an integer`),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  );
+
+/** Units left; null is unlimited. */
+const stock = v.nullable(wholeNumber('stock', 0));
+const perCustomerLimit = v.nullable(wholeNumber('per_customer_limit', 1));
+const expiryDays = v.nullable(wholeNumber('expiry_days', 1, EXPIRY_DAYS_MAX));
+/** Tag ids; duplicates collapse into one. */
+const tags = v.pipe(
+  v.array(wholeNumber('a tag id', 1), 'tags must be an array of tag ids'),
+  v.maxLength(PACKAGE_TAGS_MAX, `tags holds at most ${PACKAGE_TAGS_MAX} tag ids`),
+  v.transform((ids) => [...new Set(ids)]),
+);
+
 export const packageCreateBody = v.strictObject({
   name: text('name', PACKAGE_NAME_MAX),
   price,
   category_id: v.optional(referenceId('category_id'), null),
   parent_id: v.optional(referenceId('parent_id'), null),
   commands: v.optional(commands, () => []),
+  description: v.optional(description, ''),
+  enabled: v.optional(v.boolean('enabled must be a boolean'), true),
+  stock: v.optional(stock, null),
+  per_customer_limit: v.optional(perCustomerLimit, null),
+  tags: v.optional(tags, () => []),
+  expiry_days: v.optional(expiryDays, null),
 });
 
 /** `image` is written only by the upload; PATCH may only remove it. */
@@ -74,6 +115,12 @@ const packagePatchFields = v.strictObject({
   parent_id: v.optional(referenceId('parent_id')),
   image: v.optional(v.null('image can only be set to null here; upload an image with PUT /v1/app/package/{packageId}/image')),
   commands: v.optional(commands),
+  description: v.optional(description),
+  enabled: v.optional(v.boolean('enabled must be a boolean')),
+  stock: v.optional(stock),
+  per_customer_limit: v.optional(perCustomerLimit),
+  tags: v.optional(tags),
+  expiry_days: v.optional(expiryDays),
 });
 
 export const packagePatchBody = patchBody(packagePatchFields);
@@ -96,9 +143,19 @@ export const packageResource = v.object({
   parent_id: v.nullable(v.number()),
   image: v.nullable(v.string()),
   commands: v.array(packageCommand),
+  description: v.string(),
+  enabled: v.boolean(),
+  stock: v.nullable(v.number()),
+  per_customer_limit: v.nullable(v.number()),
+  /** The tag ids set on the package that still exist, plus every tag applied to all packages. */
+  tags: v.array(v.number()),
+  expiry_days: v.nullable(v.number()),
   created_at: timestamp,
   updated_at: timestamp,
 });
+
+/** What a package written before these fields existed reads as. */
+export const CATALOG_DEFAULTS = { description: '', enabled: true, stock: null, per_customer_limit: null, tags: [], expiry_days: null } as const;
 
 export type PackageCreate = v.InferOutput<typeof packageCreateBody>;
 export type PackagePatch = v.InferOutput<typeof packagePatchBody>;

@@ -10,6 +10,32 @@ export const domain = v.pipe(
   v.regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/, 'domain must be a host name such as shop.example.com'),
 );
 
+export const ALLOWED_ORIGINS_MAX = 10;
+const ORIGIN_MAX = 300;
+const ORIGIN_SHAPE = /^https?:\/\/[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:(\d{1,5}))?$/;
+
+/**
+ * A web origin as browsers send it (`scheme://host[:port]`, http or https, no path), lower-cased
+ * and without a default port (`https://a.example:443` is sent as `https://a.example`), so that
+ * the comparison with a request's Origin header is exact.
+ */
+const origin = v.pipe(
+  v.string('allowed_origins entries must be strings'),
+  v.trim(),
+  v.toLowerCase(),
+  v.maxLength(ORIGIN_MAX, `allowed_origins entries must be at most ${ORIGIN_MAX} characters`),
+  v.regex(ORIGIN_SHAPE, 'allowed_origins entries must be written scheme://host[:port], such as https://shop.example.com'),
+  v.check((value) => Number(/:(\d+)$/.exec(value)?.[1] ?? 1) <= 65_535, 'the port of an origin must be at most 65535'),
+  v.transform((value) => new URL(value).origin),
+);
+
+/** Duplicates collapse into one. */
+const allowedOrigins = v.pipe(
+  v.array(origin, 'allowed_origins must be an array of origins'),
+  v.maxLength(ALLOWED_ORIGINS_MAX, `allowed_origins holds at most ${ALLOWED_ORIGINS_MAX} origins`),
+  v.transform((origins) => [...new Set(origins)]),
+);
+
 const percent = v.pipe(v.number('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100'));
 const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
 
@@ -26,6 +52,7 @@ export const storePatchBody = patchBody(
     name: v.optional(text('name', 100)),
     domain: v.optional(domain),
     affiliate: v.optional(affiliateSettingsPatch),
+    allowed_origins: v.optional(allowedOrigins),
   }),
 );
 
@@ -35,6 +62,8 @@ export const storeResource = v.object({
   name: v.string(),
   domain: v.string(),
   affiliate: v.object({ self_registration: v.boolean(), percent_commission: v.number(), min_withdraw: v.number() }),
+  /** Web origins besides the store's own domain that may call the storefront from a browser (CORS). */
+  allowed_origins: v.array(v.string()),
   created_at: timestamp,
   updated_at: timestamp,
 });

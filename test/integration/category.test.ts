@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
+import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -52,8 +52,7 @@ describe('GET, PATCH, DELETE /v1/app/category', () => {
   it('renames a category, moving updated_at, and rejects bad patches without change', async () => {
     const store = await newStore();
     const created = (await store.post('/v1/app/category', { name: 'Old' })).body;
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await store.patch(`/v1/app/category/${created.id}`, { name: 'New' });
+    const res = await store.patch(`/v1/app/category/${created.id}`, { name: 'New' }, { headers: atTime(created.updated_at, 1000) });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: created.id, name: 'New', created_at: created.created_at });
     expect(res.body.updated_at > created.updated_at).toBe(true);

@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { buyerLogin, uniqueEmail } from '../support/buyer.ts';
 import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { createOrder as buildOrder, ISO_Z, type Store } from '../support/builders.ts';
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-type Store = Awaited<ReturnType<typeof newStore>>;
 type Buyer = Awaited<ReturnType<typeof buyerLogin>>;
 
-async function createOrder(store: Store, clientEmail: string) {
-  const pkg = await store.post('/v1/app/package', { name: 'VIP', price: 5 });
-  const res = await store.post('/v1/app/order', {
-    client_identifier: 'Steve',
-    client_email: clientEmail,
-    client_name: 'Steve',
-    packages: [{ package_id: pkg.body.id, quantity: 1 }],
-  });
-  expect(res.status).toBe(200);
-  return res.body as { id: number; internal_id: string };
-}
+const createOrder = (store: Store, clientEmail: string) => buildOrder(store, { client_email: clientEmail, client_name: 'Steve' });
 
 /** A store, one of its buyers, and an order of that buyer (same e-mail). */
 async function setup(name = 'Chat store') {

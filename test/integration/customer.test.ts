@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { buyerLogin } from '../support/buyer.ts';
-import { firstError, newStore } from '../support/client.ts';
+import { atTime, firstError, newStore } from '../support/client.ts';
 
 describe('GET|PATCH /v1/webstore/customer/me', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const store = await newStore();
     const buyer = await buyerLogin(store.domain);
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await buyer.patch('/v1/webstore/customer/me', { name: 'Ana Souza', avatar: 'https://cdn.example.com/a.png', social_id: '1234567890' });
+    const res = await buyer.patch(
+      '/v1/webstore/customer/me',
+      { name: 'Ana Souza', avatar: 'https://cdn.example.com/a.png', social_id: '1234567890' },
+      atTime(buyer.customer.updated_at, 1000),
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...buyer.customer,

@@ -1,22 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createApiToken } from '#lib/db/credential.ts';
 import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { createOrder as buildOrder, ISO_Z, type Store } from '../support/builders.ts';
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-type Store = Awaited<ReturnType<typeof newStore>>;
-
-async function createOrder(store: Store) {
-  const pkg = await store.post('/v1/app/package', { name: 'VIP', price: 5 });
-  expect(pkg.status).toBe(200);
-  const res = await store.post('/v1/app/order', {
-    client_identifier: 'Steve',
-    client_email: 'steve@example.com',
-    client_name: 'Steve',
-    packages: [{ package_id: pkg.body.id, quantity: 1 }],
-  });
-  expect(res.status).toBe(200);
-  return res.body as { id: number; internal_id: string };
-}
+const createOrder = (store: Store) => buildOrder(store, { client_name: 'Steve' });
 
 const notesOf = async (store: Store, orderId: number) => {
   const res = await store.get(`/v1/app/order/${orderId}/note`);

@@ -5,7 +5,7 @@ import { discountKey } from '#lib/db/discount.ts';
 import { getOrder, getOrderByInternalId } from '#lib/db/order.ts';
 import { encodeCursor } from '#lib/db/order-list.ts';
 import { buyerLogin } from '../support/buyer.ts';
-import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 type Store = Awaited<ReturnType<typeof newStore>>;
 type Command = { command: string; offline_execute?: boolean; delay_seconds?: number };
@@ -42,7 +42,7 @@ async function placeOrder(store: Store, body: Record<string, unknown>) {
 
 const uses = async (store: Store, discountId: number) => (await store.get(`/v1/app/discount/${discountId}`)).body.uses as number;
 const orderCount = async (store: Store) => (await store.get('/v1/app/order')).body.meta.total as number;
-const queue = async (store: Store) => (await store.get('/v1/app/queued_commands')).body as any[];
+const queue = async (store: Store, headers: Record<string, string> = {}) => (await store.get('/v1/app/queued_commands', { headers })).body as any[];
 
 describe('POST /v1/app/order', () => {
   it('creates a PENDING order priced from the catalog, with a snapshot of the packages; GET answers the same', async () => {
@@ -499,12 +499,8 @@ describe('POST /v1/app/order/{orderId}/approve', () => {
     const approvedAt = Date.parse(approved.approved_at);
     expect((await queue(store)).map((c) => c.command)).toEqual(['now']);
 
-    let due: any[] = [];
-    for (let i = 0; i < 40 && due.length < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      due = await queue(store);
-    }
-    expect(Date.now()).toBeGreaterThanOrEqual(approvedAt + 2000);
+    // Two seconds later (the local stack's pinned clock): the delayed command has come due, the hour-long one not.
+    const due = await queue(store, atTime(approved.approved_at, 2000));
     expect(due.map((c) => [c.command, c.execute_at])).toEqual([
       ['now', approved.approved_at],
       ['in two seconds', new Date(approvedAt + 2000).toISOString()],
@@ -517,10 +513,9 @@ describe('POST /v1/app/order/{orderId}/approve', () => {
     const q = await createPackage(store, { name: 'Q', commands: [{ command: 'second {order_id}' }] });
     const a = await placeOrder(store, orderBody(p));
     const b = await placeOrder(store, orderBody(q));
-    await store.post(`/v1/app/order/${b.id}/approve`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    await store.post(`/v1/app/order/${a.id}/approve`);
-    expect((await queue(store)).map((c) => c.command)).toEqual([`second ${b.id}`, `first ${a.id}`]);
+    const first = (await store.post(`/v1/app/order/${b.id}/approve`)).body;
+    await store.post(`/v1/app/order/${a.id}/approve`, undefined, { headers: atTime(first.approved_at, 1000) });
+    expect((await queue(store, atTime(first.approved_at, 1000))).map((c) => c.command)).toEqual([`second ${b.id}`, `first ${a.id}`]);
   });
 
   it('approves once when 10 approvals race: one set of commands and one commission', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
+import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 type Store = Awaited<ReturnType<typeof newStore>>;
@@ -24,6 +24,12 @@ describe('POST /v1/app/package', () => {
       parent_id: null,
       image: null,
       commands: [{ command: 'give {player} diamond 1', servers: null, stage: 'APPROVED', offline_execute: true, delay_seconds: 0 }],
+      description: '',
+      enabled: true,
+      stock: null,
+      per_customer_limit: null,
+      tags: [],
+      expiry_days: null,
       created_at: expect.stringMatching(ISO_Z),
       updated_at: res.body.created_at,
     });
@@ -129,8 +135,11 @@ describe('PATCH /v1/app/package/{packageId}', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const store = await newStore();
     const created = await createPackage(store, { name: 'Old', price: 3, commands: [{ command: 'a' }] });
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await store.patch(`/v1/app/package/${created.id}`, { price: 4.5, commands: [{ command: 'b', delay_seconds: 60 }] });
+    const res = await store.patch(
+      `/v1/app/package/${created.id}`,
+      { price: 4.5, commands: [{ command: 'b', delay_seconds: 60 }] },
+      { headers: atTime(created.updated_at, 1000) },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...created,
@@ -295,14 +304,17 @@ describe('DynamoDB calls per request (credential GetItem included)', () => {
     const store = await newStore();
     const calls = dynamoDbCalls;
     const category = (await store.post('/v1/app/category', { name: 'C' })).body;
-    // sequence ADD + one TransactWrite (the Put and the category's count)
+    // the store's tags (one Query, to check and show them) + sequence ADD + one TransactWrite
+    // (the Put and the category's counts)
     const created = await store.post('/v1/app/package', { name: 'P', price: 1, category_id: category.id });
-    expect(calls(created)).toBe(3);
-    expect(calls(await store.get(`/v1/app/package/${created.body.id}`))).toBe(2);
-    expect(calls(await store.get('/v1/app/package'))).toBe(2);
-    expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { name: 'Q' }))).toBe(2);
-    // a reference change reads the package, then moves the counts in one transaction
-    expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { category_id: null }))).toBe(3);
+    expect(calls(created)).toBe(4);
+    // every read shows the tags that exist: the package and the store's tags, in parallel
+    expect(calls(await store.get(`/v1/app/package/${created.body.id}`))).toBe(3);
+    expect(calls(await store.get('/v1/app/package'))).toBe(3);
+    expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { name: 'Q', tags: [], stock: 5 }))).toBe(3);
+    // a reference change (or enabling) reads the package, then moves the counts in one transaction
+    expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { category_id: null }))).toBe(4);
+    expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { enabled: false }))).toBe(4);
     expect(calls(await store.delete(`/v1/app/package/${created.body.id}`))).toBe(3);
     expect(calls(await store.post('/v1/app/package', { name: 'P', price: -1 }))).toBe(1);
   });

@@ -13,6 +13,7 @@ describe('GET /v1/app/store', () => {
       name: 'Shop one',
       domain: store.domain,
       affiliate: { self_registration: true, percent_commission: 10, min_withdraw: 0 },
+      allowed_origins: [],
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

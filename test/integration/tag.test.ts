@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore } from '../support/client.ts';
+import { atTime, firstError, newStore } from '../support/client.ts';
 
 describe('POST /v1/app/tag', () => {
   it('creates a tag with name and color and answers 200 with the Tag', async () => {
@@ -71,8 +71,7 @@ describe('PATCH /v1/app/tag/{tag-id}', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const store = await newStore();
     const created = (await store.post('/v1/app/tag', { name: 'Old', color: '#111111' })).body;
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await store.patch(`/v1/app/tag/${created.id}`, { color: '#222222' });
+    const res = await store.patch(`/v1/app/tag/${created.id}`, { color: '#222222' }, { headers: atTime(created.updated_at, 1000) });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: created.id, name: 'Old', color: '#222222', created_at: created.created_at });
     expect(res.body.updated_at > created.updated_at).toBe(true);

@@ -1,27 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
+import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { createPackage as buildPackage, createVariable as buildVariable, ISO_Z, type Store } from '../support/builders.ts';
 
-type Store = Awaited<ReturnType<typeof newStore>>;
 type Option = { id: number; name: string; value: string; price: number | null };
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const COLOURS = [
   { name: 'red', value: 'RED', price: 1 },
   { name: 'green', value: 'GREEN', price: null },
   { name: 'blue', value: 'BLUE' },
 ];
 
-async function createVariable(store: Store, body: Record<string, unknown>) {
-  const res = await store.post('/v1/app/variable', { type: 'TEXT', description: 'Shown at checkout', ...body });
-  expect(res.status, res.text).toBe(200);
-  return res.body;
-}
-
-async function createPackage(store: Store, name = 'Package') {
-  const res = await store.post('/v1/app/package', { name, price: 10 });
-  expect(res.status, res.text).toBe(200);
-  return res.body.id as number;
-}
+const createVariable = async (store: Store, body: Record<string, unknown>) => (await buildVariable(store, { description: 'Shown at checkout', ...body })) as any;
+const createPackage = async (store: Store, name = 'Package') => (await buildPackage(store, { name })).id;
 
 const total = async (store: Store) => (await store.get('/v1/app/variable?limit=100')).body.meta.total as number;
 const names = (options: Option[]) => options.map((o) => o.name);
@@ -168,8 +158,7 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const store = await newStore();
     const created = await createVariable(store, { name: 'age', type: 'NUMBER', regex: '^\\d+$' });
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await store.patch(`/v1/app/variable/${created.id}`, { description: 'How old are you?', required: true });
+    const res = await store.patch(`/v1/app/variable/${created.id}`, { description: 'How old are you?', required: true }, { headers: atTime(created.updated_at, 1000) });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ...created, description: 'How old are you?', required: true, updated_at: res.body.updated_at });
     expect(res.body.updated_at > created.updated_at).toBe(true);

@@ -62,7 +62,7 @@ export async function buyerLogin(domain: string, email = uniqueEmail()) {
     email,
     get: (path: string) => call('GET', path, { token, headers }),
     post: (path: string, json?: unknown) => call('POST', path, { token, json, headers }),
-    patch: (path: string, json?: unknown) => call('PATCH', path, { token, json, headers }),
+    patch: (path: string, json?: unknown, extraHeaders: Record<string, string> = {}) => call('PATCH', path, { token, json, headers: { ...headers, ...extraHeaders } }),
   };
 }
 

@@ -81,5 +81,11 @@ export function firstError(response: ApiResponse) {
   return errors[0]!;
 }
 
+/**
+ * Headers that run a request at `offsetMs` after `iso` on the local stack (x-local-now,
+ * lib/clock.ts): a test of "updated_at moves" or of a time window sets the time instead of sleeping.
+ */
+export const atTime = (iso: string, offsetMs = 0) => ({ 'x-local-now': new Date(Date.parse(iso) + offsetMs).toISOString() });
+
 /** The DynamoDB calls the local stack measured for this request (header x-local-dynamodb-calls). */
 export const dynamoDbCalls = (response: { headers: Record<string, unknown> }) => Number(response.headers['x-local-dynamodb-calls']);

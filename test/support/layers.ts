@@ -31,7 +31,7 @@ export function layerOf(path: string): Layer | undefined {
   if (path.startsWith('lib/db/')) return 'db';
   if (path.startsWith('lib/mail/')) return 'mail';
   if (path.startsWith('lib/s3/')) return 's3';
-  if (path.startsWith('lib/schemas/') || ['lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts'].includes(path)) return 'base';
+  if (path.startsWith('lib/schemas/') || ['lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts'].includes(path)) return 'base';
   return undefined;
 }
 
@@ -45,7 +45,7 @@ const FORBIDDEN: Partial<Record<Layer, readonly Layer[]>> = {
 
 /** Pure rules: no AWS SDK, no file system or network, no configuration read from the environment. */
 const DOMAIN_FORBIDDEN_PACKAGES = [/^@aws-sdk\//, /^@middy\//, /^node:(fs|http|https|net|child_process|dns)/, /^aws-lambda$/];
-const DOMAIN_FORBIDDEN_MODULES = ['lib/config.ts', 'lib/crypto.ts'];
+const DOMAIN_FORBIDDEN_MODULES = ['lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts'];
 
 const isProjectPath = (target: string) => target.startsWith('lib/') || target.startsWith('functions/') || target.startsWith('infra/');
 
@@ -66,7 +66,7 @@ export function importViolations(graph: ImportGraph): string[] {
       if (!toLayer) {
         violations.push(`${from} -> ${to} (outside the layers)`);
       } else if (fromLayer === 'domain' && DOMAIN_FORBIDDEN_MODULES.includes(to)) {
-        violations.push(`${from} -> ${to} (I/O in lib/domain: configuration and randomness are parameters)`);
+        violations.push(`${from} -> ${to} (I/O in lib/domain: configuration, randomness and time are parameters)`);
       } else if (LAYERS[toLayer] > LAYERS[fromLayer]) {
         violations.push(`${from} -> ${to} (up: ${fromLayer} may not import ${toLayer})`);
       } else if (FORBIDDEN[fromLayer]?.includes(toLayer)) {

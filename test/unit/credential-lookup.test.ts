@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
  */
 const send = vi.hoisted(() => vi.fn());
 vi.mock('#lib/db/client.ts', () => ({ db: { send }, TABLE: 'unit-table' }));
-const { findCredential, findDomainAndCredential, findStoreIdByDomain } = await import('#lib/db/credential.ts');
+const { findCredential, findDomainAndCredential, findDomain } = await import('#lib/db/credential.ts');
 
 afterEach(() => send.mockReset());
 
@@ -16,7 +16,7 @@ describe('credential lookups', () => {
   it('read strongly consistently, so a revocation holds from the next request', async () => {
     send.mockResolvedValue({});
     await findCredential('sat_x');
-    await findStoreIdByDomain('shop.example.com');
+    await findDomain('shop.example.com');
     expect(inputOf(0).ConsistentRead).toBe(true);
     expect(inputOf(1).ConsistentRead).toBe(true);
 

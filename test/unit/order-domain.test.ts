@@ -4,13 +4,14 @@ import { subtotalOf } from '#lib/domain/money.ts';
 import { orderLines, renderCommand, renderDeliveries, type RenderContext } from '#lib/domain/order.ts';
 import { assertLinearRegex, resolveVariables } from '#lib/domain/variable.ts';
 import { HttpError } from '#lib/errors.ts';
-import type { Package } from '#lib/schemas/package.ts';
+import { CATALOG_DEFAULTS, type Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
 const pkg = (id: number, price: number, commands: Package['commands'] = []): Package => ({
   id, store_id: 1, name: `P${id}`, price, category_id: null, parent_id: null, image: null, commands, created_at: '', updated_at: '',
+  ...CATALOG_DEFAULTS, tags: [],
 });
 
 const coupon = (fields: Partial<CouponRecord> = {}): CouponRecord => ({

@@ -1,0 +1,5 @@
+import { answerPreflight } from '#lib/http/cors.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { storefrontRoutes } from '#lib/routes/storefront.ts';
+
+export const handler = defineHandler(storefrontRoutes['webstore-preflight'], async ({ event }) => answerPreflight(event));

@@ -1,0 +1,136 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Stack, Validations } from 'aws-cdk-lib';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
+import { tableActions, tableKeys } from '#lib/db/table.ts';
+import type { RouteSpec } from '#lib/http/route.ts';
+import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import type { DataExports } from '#infra/stacks/data-stack.ts';
+import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
+
+export interface AreaStackProps extends StageStackProps {
+  /** The routes of one area file of lib/routes, keyed by function name. */
+  routes: Readonly<Record<string, RouteSpec>>;
+  /** Output of infra/build.ts: one `<function name>/index.mjs` per route. */
+  functionsDir: string;
+  data: DataExports;
+  apiIds: Record<RouteSpec['api'], string>;
+  /** Sender of the mails; its address or domain must be a verified SES identity. */
+  mailFrom?: string;
+}
+
+export const toPascalCase = (name: string) => name.replace(/(^|-)([a-z0-9])/g, (_, _dash: string, letter: string) => letter.toUpperCase());
+
+const AUTHORIZATION_IN_FUNCTIONS =
+  'Every route authenticates in its function (API token, API key, buyer access token or session cookie, looked up in the table, per the spec); public routes are public by design.';
+
+/**
+ * One area of the route table: a Lambda per route, attached to its HTTP API, with the permissions
+ * its route entry states (access, uses). About 7 resources a route (function, role, policy, log
+ * group, integration, route, permission).
+ */
+export class AreaStack extends Stack {
+  readonly functions = new Map<string, EndpointFunction>();
+  private readonly importedApis = new Map<RouteSpec['api'], apigwv2.IHttpApi>();
+
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: AreaStackProps,
+  ) {
+    super(scope, id, props);
+    for (const [name, spec] of Object.entries(props.routes)) {
+      const codeDir = join(props.functionsDir, name);
+      if (!existsSync(join(codeDir, 'index.mjs'))) {
+        throw new Error(`No bundle for ${name} in ${props.functionsDir}: run buildFunctions() (npm run build) first`);
+      }
+      const uses = new Set(spec.uses ?? []);
+      const endpoint = new EndpointFunction(this, toPascalCase(name), {
+        codeDir,
+        description: `${spec.method} ${spec.path}`,
+        logRemovalPolicy: removalPolicyOf(props.stage),
+        environment: {
+          TABLE_NAME: props.data.tableName,
+          // Not a permission, only a URL prefix: any function may render a package's image.
+          IMAGES_BASE_URL: props.data.imagesBaseUrl,
+          ...(uses.has('images') && { IMAGES_BUCKET: props.data.imagesBucketName }),
+          ...(uses.has('mail') && { MAILER: 'ses', ...(props.mailFrom && { MAIL_FROM: props.mailFrom }) }),
+        },
+      });
+      this.grantRouteAccess(endpoint, spec);
+      new apigwv2.HttpRoute(endpoint, 'Route', {
+        httpApi: this.apiOf(spec.api),
+        routeKey: apigwv2.HttpRouteKey.with(spec.path, apigwv2.HttpMethod[spec.method]),
+        integration: new HttpLambdaIntegration('Integration', endpoint.function),
+      });
+      Validations.of(endpoint).acknowledge({ id: 'AwsSolutions-APIG4', reason: AUTHORIZATION_IN_FUNCTIONS });
+      this.functions.set(name, endpoint);
+    }
+  }
+
+  /** Imported once per stack, and only for the APIs this area serves. */
+  private apiOf(api: RouteSpec['api']): apigwv2.IHttpApi {
+    let imported = this.importedApis.get(api);
+    if (!imported) {
+      imported = apigwv2.HttpApi.fromHttpApiAttributes(this, `${toPascalCase(api)}HttpApi`, { httpApiId: this.props.apiIds[api] });
+      this.importedApis.set(api, imported);
+    }
+    return imported;
+  }
+
+  /**
+   * Least privilege from the route entry: the table actions of its access on the table and its
+   * GSIs by name (grantReadData would add Scan, which no code sends and which reads every store at
+   * once); bucket and SES only for their users.
+   */
+  private grantRouteAccess(endpoint: EndpointFunction, spec: RouteSpec): void {
+    const { data, mailFrom } = this.props;
+    if (spec.access !== 'none') {
+      endpoint.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: tableActions[spec.access].map((action) => `dynamodb:${action}`),
+          resources: [data.tableArn, ...tableKeys.indexes.map((index) => `${data.tableArn}/index/${index.name}`)],
+        }),
+      );
+    }
+
+    const uses = new Set(spec.uses ?? []);
+    if (uses.has('images')) {
+      // Object level only: upload (also what a presigned POST is checked against), replace, delete.
+      endpoint.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: [`${data.imagesBucketArn}/*`] }),
+      );
+      // Without ListBucket, S3 answers 403 instead of 404 for a key that is not there (yet).
+      endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [data.imagesBucketArn] }));
+      Validations.of(endpoint).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${this.exportNameOf(data.imagesBucketArn)}/*]`,
+        reason: 'Image objects get a new random key per upload, so the keys are not known in advance.',
+      });
+    }
+    if (uses.has('mail')) {
+      endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ses:SendEmail'], resources: this.mailIdentityArns(mailFrom) }));
+      if (!mailFrom) {
+        Validations.of(endpoint).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:identity/*]',
+          reason: 'No mailFrom in the CDK context: any verified identity of this account and region. Pass -c mailFrom=... to scope it.',
+        });
+      }
+    }
+  }
+
+  /** cdk-nag writes an imported value as the name of its export. */
+  private exportNameOf(importedValue: string): string {
+    return (this.resolve(importedValue) as { 'Fn::ImportValue': string })['Fn::ImportValue'];
+  }
+
+  /** SES authorizes a send against the sender's address identity or its domain identity, whichever is verified. */
+  private mailIdentityArns(mailFrom: string | undefined): string[] {
+    const identityArn = (identity: string) => this.formatArn({ service: 'ses', resource: 'identity', resourceName: identity });
+    if (!mailFrom) return [identityArn('*')];
+    const domain = mailFrom.slice(mailFrom.lastIndexOf('@') + 1);
+    return [identityArn(mailFrom), identityArn(domain)];
+  }
+}

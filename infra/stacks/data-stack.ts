@@ -1,0 +1,128 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { tableKeys } from '#lib/db/table.ts';
+import { isProduction, removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
+
+/** Served on every image: an SVG opened directly is a document, and must not run script. */
+export const IMAGE_CONTENT_SECURITY_POLICY = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
+
+/**
+ * What the area stacks take from the data stack: CloudFormation exports with readable names,
+ * imported by value (`Fn::ImportValue`). A handful of strong references, in one place: CloudFormation
+ * refuses to delete the table or the bucket while a function still uses them.
+ */
+export interface DataExports {
+  tableName: string;
+  tableArn: string;
+  imagesBucketName: string;
+  imagesBucketArn: string;
+  imagesBaseUrl: string;
+}
+
+/**
+ * The state of a stage, in a stack of its own that route changes never touch: the table, the
+ * images bucket behind CloudFront, and the bucket of their access logs.
+ */
+export class StoreDataStack extends Stack {
+  readonly table: dynamodb.Table;
+  readonly imagesBucket: s3.Bucket;
+  readonly imagesCdn: cloudfront.Distribution;
+  readonly exports: DataExports;
+
+  constructor(scope: Construct, id: string, props: StageStackProps) {
+    super(scope, id, props);
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: { name: tableKeys.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: tableKeys.sortKey, type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: tableKeys.ttlAttribute,
+      deletionProtection: isProduction(props.stage),
+      removalPolicy: removalPolicyOf(props.stage),
+    });
+    for (const index of tableKeys.indexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+
+    // CloudFormation cannot delete a bucket that holds objects, and both always do: kept in every stage.
+    const accessLogsBucket = new s3.Bucket(this, 'AccessLogs', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      // CloudFront standard logging writes its files with an ACL.
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+      lifecycleRules: [{ expiration: Duration.days(90) }],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.imagesBucket = new s3.Bucket(this, 'Images', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      serverAccessLogsBucket: accessLogsBucket,
+      serverAccessLogsPrefix: 'images-bucket/',
+      removalPolicy: RemovalPolicy.RETAIN,
+      // Browsers post files over 4 MB straight to the bucket with a presigned POST
+      // (POST /v1/app/package/{id}/image/upload); the signed policy, not the origin, limits what lands.
+      cors: [{ allowedMethods: [s3.HttpMethods.POST], allowedOrigins: ['*'], allowedHeaders: ['*'], maxAge: 3600 }],
+    });
+
+    this.imagesCdn = this.createImagesCdn(accessLogsBucket);
+    const imagesBaseUrl = `https://${this.imagesCdn.distributionDomainName}`;
+
+    const exportAs = (name: string, value: string) => this.exportValue(value, { name: `${this.stackName}-${name}` });
+    this.exports = {
+      tableName: exportAs('TableName', this.table.tableName),
+      tableArn: exportAs('TableArn', this.table.tableArn),
+      imagesBucketName: exportAs('ImagesBucketName', this.imagesBucket.bucketName),
+      imagesBucketArn: exportAs('ImagesBucketArn', this.imagesBucket.bucketArn),
+      imagesBaseUrl: exportAs('ImagesBaseUrl', imagesBaseUrl),
+    };
+
+    new CfnOutput(this, 'ImagesUrl', { value: imagesBaseUrl, description: 'Public base URL of package images' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+  }
+
+  private createImagesCdn(logBucket: s3.IBucket): cloudfront.Distribution {
+    const imageHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ImageHeaders', {
+      comment: 'Images never run script nor get sniffed into another type',
+      securityHeadersBehavior: {
+        contentSecurityPolicy: { contentSecurityPolicy: IMAGE_CONTENT_SECURITY_POLICY, override: true },
+        contentTypeOptions: { override: true },
+      },
+    });
+    const cdn = new cloudfront.Distribution(this, 'ImagesCdn', {
+      comment: `${this.stackName} package images`,
+      defaultBehavior: {
+        origin: origins.S3BucketOrigin.withOriginAccessControl(this.imagesBucket),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+        // Every upload gets a new key, so an object never changes under its URL.
+        cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+        responseHeadersPolicy: imageHeaders,
+      },
+      httpVersion: cloudfront.HttpVersion.HTTP2_AND_3,
+      enableLogging: true,
+      logBucket,
+      logFilePrefix: 'images-cdn/',
+    });
+    Validations.of(cdn).acknowledge(
+      { id: 'AwsSolutions-CFR1', reason: 'Images of a store are public to the whole world, like the store itself.' },
+      { id: 'AwsSolutions-CFR2', reason: 'Static, cache-only GET of images: no request reaches code a WAF would protect.' },
+      {
+        id: 'AwsSolutions-CFR4',
+        reason: 'Served on the default *.cloudfront.net certificate, whose minimum TLS version cannot be raised; a custom domain with its own certificate would fix it.',
+      },
+    );
+    return cdn;
+  }
+}

@@ -1,0 +1,64 @@
+import type { Construct } from 'constructs';
+import type { RouteSpec } from '#lib/http/route.ts';
+import { routeAreas } from '#lib/routes/index.ts';
+import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
+import { StoreDataStack } from '#infra/stacks/data-stack.ts';
+import { StoreHttpStack } from '#infra/stacks/http-stack.ts';
+
+export interface StoreApiProps {
+  stage: string;
+  /** Output of infra/build.ts: one `<function name>/index.mjs` per route. */
+  functionsDir: string;
+  /** Sender of the mails; its address or domain must be a verified SES identity. */
+  mailFrom?: string;
+  /** Defaults to the route table's areas; tests pass areas of probe routes. */
+  areas?: Readonly<Record<string, Readonly<Record<string, RouteSpec>>>>;
+}
+
+export interface StoreApiStacks {
+  data: StoreDataStack;
+  http: StoreHttpStack;
+  /** By area name (the file name in lib/routes). */
+  areas: Map<string, AreaStack>;
+}
+
+/**
+ * The store API of one stage as separate stacks, so that the route table can grow without
+ * meeting CloudFormation's 500 resources a stack:
+ * - `StoreApi-<stage>`: the data (table, images bucket, CDN). It keeps the name and the logical
+ *   ids of the single stack it was carved from, so a stage deployed before keeps its table.
+ * - `StoreApi-<stage>-Http`: the two HTTP APIs, whose URLs outlive any route.
+ * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
+ *   area file gets its stack from its line in `routeAreas`.
+ * Top-level stacks rather than nested ones: an area deploys, diffs and rolls back alone
+ * (`cdk deploy StoreApi-prod-Order`), its template is a plain file in cdk.out, and the data
+ * stack cannot be deleted while a function still imports the table or the bucket. The price,
+ * cross-stack exports that cannot change while imported, stays small: seven values, named in
+ * DataExports and StoreHttpStack.apiIds.
+ */
+export function addStoreApiStacks(scope: Construct, props: StoreApiProps): StoreApiStacks {
+  const { stage } = props;
+  const prefix = `StoreApi-${stage}`;
+  const data = new StoreDataStack(scope, prefix, {
+    stage,
+    description: `store-api (${stage}): DynamoDB table, images bucket and CDN`,
+  });
+  const http = new StoreHttpStack(scope, `${prefix}-Http`, { stage, description: `store-api (${stage}): the HTTP APIs` });
+  const areas = new Map<string, AreaStack>();
+  for (const [area, routes] of Object.entries(props.areas ?? routeAreas)) {
+    const stack = new AreaStack(scope, `${prefix}-${toPascalCase(area)}`, {
+      stage,
+      routes,
+      functionsDir: props.functionsDir,
+      mailFrom: props.mailFrom,
+      data: data.exports,
+      apiIds: http.apiIds,
+      description: `store-api (${stage}): the functions and routes of lib/routes/${area}.ts`,
+    });
+    // Exports are imported by name, which CDK does not see as a dependency: the deploy order is stated here.
+    stack.addStackDependency(data, 'imports the table, bucket and CDN exports');
+    stack.addStackDependency(http, 'attaches its routes to the HTTP APIs');
+    areas.set(area, stack);
+  }
+  return { data, http, areas };
+}

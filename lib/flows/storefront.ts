@@ -1,0 +1,70 @@
+import { listCategoriesWithEnabledPackages } from '#lib/db/category.ts';
+import { findDiscountByCode } from '#lib/db/discount.ts';
+import { discountStatus } from '#lib/domain/coupon.ts';
+import { getEnabledPackage, listEnabledPackages, type StoredPackage } from '#lib/db/package.ts';
+import { listPromos } from '#lib/db/promo.ts';
+import { getStoreOrThrow } from '#lib/db/store.ts';
+import { listTags, tagsShownOn } from '#lib/db/tag.ts';
+import { listVariables } from '#lib/db/variable.ts';
+import { promoInForce, toStorefrontPackage } from '#lib/domain/storefront.ts';
+import { notFound } from '#lib/errors.ts';
+import type { Promo } from '#lib/schemas/promo.ts';
+import { COUPON_SHAPE, type StorefrontCategory, type StorefrontPackage } from '#lib/schemas/storefront.ts';
+import type { Tag } from '#lib/schemas/tag.ts';
+import type { Variable } from '#lib/schemas/variable.ts';
+import { currentTimeMs } from '#lib/clock.ts';
+
+/**
+ * The public storefront (extensions section 8): what buyers may see of a store, read by its
+ * domain. Each use case reads what its answer needs, in parallel, and nothing about disabled
+ * packages. Calls per request, besides the domain's GetItem that found the store:
+ *
+ * | use case                 | reads                                                                | calls          |
+ * |--------------------------|----------------------------------------------------------------------|----------------|
+ * | the store                | GetItem of the store                                                 | 1              |
+ * | categories               | Query of the categories, filtered on their enabled-package count     | 1 per MB       |
+ * | packages (of a category) | Query of the sparse storefront index + the tags + the variables      | 3 (1 per MB each) |
+ * | one package              | GetItem of the package + the tags + the variables                    | 3              |
+ * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
+ * | promos in force          | Query of the promos, filtered on the clock                           | 1 per MB       |
+ */
+export async function storefrontStore(storeId: number) {
+  const store = await getStoreOrThrow(storeId);
+  return { store: { id: store.id, name: store.name, domain: store.domain, active_domain: store.domain } };
+}
+
+export async function storefrontCategories(storeId: number): Promise<StorefrontCategory[]> {
+  return (await listCategoriesWithEnabledPackages(storeId)).map((category) => ({
+    id: category.id,
+    name: category.name,
+    parent_id: null,
+    packages_count: category.enabled_package_count,
+    sub_categories: [],
+  }));
+}
+
+const shape = (pkg: StoredPackage, storeTags: readonly Tag[], variables: readonly Variable[]) =>
+  toStorefrontPackage(pkg, tagsShownOn(pkg.tags, storeTags), variables);
+
+export async function storefrontPackages(storeId: number, categoryId?: number): Promise<StorefrontPackage[]> {
+  const [packages, storeTags, variables] = await Promise.all([listEnabledPackages(storeId, categoryId), listTags(storeId), listVariables(storeId)]);
+  return packages.map((pkg) => shape(pkg, storeTags, variables));
+}
+
+export async function storefrontPackage(storeId: number, packageId: number): Promise<StorefrontPackage> {
+  const [pkg, storeTags, variables] = await Promise.all([getEnabledPackage(storeId, packageId), listTags(storeId), listVariables(storeId)]);
+  return shape(pkg, storeTags, variables);
+}
+
+/** One answer for an unknown, expired or sold-out code: the buyer learns nothing about which. */
+export async function usableCoupon(storeId: number, code: string, now = currentTimeMs()) {
+  // A key longer than the index allows would be a 500: what cannot be a code is simply unknown.
+  const discount = COUPON_SHAPE.test(code) ? await findDiscountByCode(storeId, code) : undefined;
+  if (!discount || discountStatus(discount, now) !== 'ACTIVE') throw notFound('Coupon');
+  const { coupon, type, value, applies_to, min_price, expires_in } = discount;
+  return { coupon, type, value, applies_to, min_price, expires_in };
+}
+
+export async function promosInForce(storeId: number, now = currentTimeMs()): Promise<Promo[]> {
+  return (await listPromos(storeId)).filter((promo) => promoInForce(promo, now));
+}
