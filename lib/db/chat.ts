@@ -110,7 +110,7 @@ async function readChat(storeId: number, internalId: string): Promise<Chat> {
 const sameEmail = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
 
 /** The customer of a buyer credential; a buyer who is not the order's customer gets the same 404 as for a missing order. */
-function assertBuyerOwns<C extends { email?: unknown }>(customer: C | undefined, clientEmail: unknown): C {
+export function assertBuyerOwns<C extends { email?: unknown }>(customer: C | undefined, clientEmail: unknown): C {
   if (!customer || !sameEmail(customer.email, clientEmail)) throw notFound('Order');
   return customer;
 }

@@ -167,14 +167,17 @@ export async function getOrder(storeId: number, orderId: number): Promise<Order>
 
 const INTERNAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The order with this internal_id in this store; 404 `Order not found` otherwise. */
-export async function getOrderByInternalId(storeId: number, internalId: string): Promise<Order> {
+/** The order item with this internal_id in this store; 404 `Order not found` otherwise. */
+export async function getOrderItemByInternalId(storeId: number, internalId: string): Promise<OrderItem> {
   if (!INTERNAL_ID.test(internalId)) throw notFound('Order');
   const sentinel = await db.send(new GetCommand({ TableName: TABLE, Key: internalIdKey(storeId, internalId), ConsistentRead: true }));
   const orderId = sentinel.Item?.order_id as number | undefined;
   if (orderId === undefined) throw notFound('Order');
-  return getOrder(storeId, orderId);
+  return getOrderItem(storeId, orderId);
 }
+
+/** The order with this internal_id in this store; 404 `Order not found` otherwise. */
+export const getOrderByInternalId = async (storeId: number, internalId: string): Promise<Order> => toOrder(await getOrderItemByInternalId(storeId, internalId));
 
 const orderChanged = (current: unknown) => (current ? new StaleRead() : notFound('Order'));
 

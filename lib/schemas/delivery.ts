@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { queuedCommandOrder } from '#lib/schemas/command.ts';
 import { timestamp } from '#lib/schemas/common.ts';
-import { CLIENT_FIELD_MAX } from '#lib/schemas/order.ts';
+import { COMMAND_STATUSES } from '#lib/schemas/command.ts';
+import { CLIENT_FIELD_MAX, orderResource } from '#lib/schemas/order.ts';
 
 /** What a game server sends and receives (extensions section 9). */
 export const CLAIM_LIMIT_MAX = 100;
@@ -69,6 +70,20 @@ export const ackResponse = v.object({
         v.picklist(['NOT_FOUND', 'NOT_IN_LEASE', 'LEASE_LOST']),
         v.description('NOT_FOUND: no such command; NOT_IN_LEASE: this lease did not hand it out; LEASE_LOST: claimed again since (the lease lapsed) or taken back by the operator'),
       ),
+    }),
+  ),
+});
+
+/** The buyer's order: the Order resource and how its delivery is going (never the command text). */
+export const buyerOrderResource = v.object({
+  ...orderResource.entries,
+  deliveries: v.array(
+    v.object({
+      package_id: v.number(),
+      package_name: v.string(),
+      server_name: v.pipe(v.nullable(v.string()), v.description('null until a server claims the command')),
+      status: v.picklist(COMMAND_STATUSES),
+      updated_at: timestamp,
     }),
   ),
 });

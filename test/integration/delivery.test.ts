@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createPackage, orderBody, placeOrder } from '../support/builders.ts';
+import { buyerLogin } from '../support/buyer.ts';
 import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 import { ack, approvedOrder, claim, createServer, drain, PAST_ISO, rewind } from '../support/delivery.ts';
 
@@ -297,5 +298,25 @@ describe('operator views and retry', () => {
     await store.patch('/v1/app/command/1', { status: 'DONE' });
     expect((await store.post('/v1/app/command/1/retry')).status).toBe(409);
     expect((await store.post('/v1/app/command/99/retry')).status).toBe(404);
+  });
+});
+
+describe('GET /v1/webstore/order/{internal_id}', () => {
+  it("shows the buyer's own order with its deliveries (server name once claimed, never the command text); another buyer's is a 404", async () => {
+    const store = await newStore();
+    const server = await createServer(store, 'Survival');
+    const buyer = await buyerLogin(store.domain, 'steve@example.com');
+    const { pkg, order } = await approvedOrder(store, [{ command: 'secret {client_identifier}' }, { command: 'later', stage: 'REFUNDED' }]);
+    const before = await buyer.get(`/v1/webstore/order/${order.internal_id}`);
+    expect(before.status, before.text).toBe(200);
+    expect(before.body).toMatchObject({ id: order.id, status: 'APPROVED', deliveries: [{ package_id: pkg.id, package_name: pkg.name, server_name: null, status: 'PENDING' }] });
+    expect(before.text).not.toContain('secret');
+    await drain(server.key);
+    expect((await buyer.get(`/v1/webstore/order/${order.internal_id}`)).body.deliveries).toEqual([
+      { package_id: pkg.id, package_name: pkg.name, server_name: 'Survival', status: 'DONE', updated_at: expect.any(String) },
+    ]);
+    const stranger = await buyerLogin(store.domain, 'alex@example.com');
+    expect((await stranger.get(`/v1/webstore/order/${order.internal_id}`)).status).toBe(404);
+    expect((await buyer.get('/v1/webstore/order/nope')).status).toBe(404);
   });
 });
