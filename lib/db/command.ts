@@ -1,12 +1,11 @@
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { cursorCodec, isId } from '#lib/db/cursor.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { allocateIds } from '#lib/db/sequence.ts';
 import { StaleRead, type GuardedWrite } from '#lib/db/transact.ts';
-import type { Chain, ChainEntry, Command, CommandCursorPage, CommandFilters, CommandRecord, PlannedCommand, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
+import type { Chain, ChainEntry, Command, CommandRecord, PlannedCommand, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
 
 /**
  * Delivery commands: what an approved order asks the store's game servers to run, and the chain
@@ -21,7 +20,7 @@ import type { Chain, ChainEntry, Command, CommandCursorPage, CommandFilters, Com
  * | get, get many                           | GetItem / BatchGetItem `COMMAND#<id>` (consistent)                            | 1        |
  * | claim queue of a server, due first      | Query gsi2 `STORE#<s>#QUEUE#SERVER#<id>` and `STORE#<s>#QUEUE#ANY`, gsi2sk `<claimable at>#<id>` < `<now>$` | 2 per page |
  * | operator's view: PENDING and due        | Query gsi1 `STORE#<s>#COMMAND#PENDING`, gsi1sk `<execute_at>#<id>`, until 500 or 5 MB | 1 per MB |
- * | list, newest first (status/server filter) | Query `STORE#<s>`, sk < `COMMAND#<cursor id>` descending (+ FilterExpression)  | 1 (≤ 5)  |
+ * | list, newest first                      | lib/db/command-list.ts                                                        |          |
  * | a change (claim, ack, report, retry)    | Put conditioned on `rev` (in a TransactWrite when the chain moves)           | 1        |
  * | PENDING commands of a server           | Query gsi1 `STORE#<s>#COMMAND#PENDING` + FilterExpression `server_id`         | 1 per MB |
  * | chain of a batch                        | `STORE#<s> / COMMAND_CHAIN#<first id>`, Put conditioned on its `rev`          | 1 + 1    |
@@ -36,7 +35,7 @@ import type { Chain, ChainEntry, Command, CommandCursorPage, CommandFilters, Com
  * A command carries a copy of its order's client fields and variables (`order`), so the queue
  * answers without reading orders; an order's client fields never change after it is placed.
  */
-const COMMAND = 'COMMAND';
+export const COMMAND = 'COMMAND';
 const CHAIN = 'COMMAND_CHAIN';
 /** The operator's view answers at most this many commands, and stops before 5 MB (a Lambda answers at most 6). */
 export const QUEUE_MAX = 500;
@@ -309,64 +308,4 @@ export async function pendingCommandsOf(storeId: number, serverId: number): Prom
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return records;
-}
-
-const codec = cursorCodec('command', ({ i }) => (isId(i) ? { i } : undefined));
-const listFilters = (filters: CommandFilters) => [filters.status ?? null, filters.server ?? null, filters.order ?? null];
-export const encodeCommandCursor = (storeId: number, filters: CommandFilters, id: number) => codec.encode(storeId, listFilters(filters), { i: id });
-/** The id a cursor resumes below (exclusive). */
-export const decodeCommandCursor = (storeId: number, filters: CommandFilters, cursor: string) => codec.decode(storeId, listFilters(filters), cursor).i;
-
-/** Commands examined per Query when a filter drops some after the read, and at most per page. */
-const FILTERED_BATCH = 200;
-const EXAMINED_MAX = 1000;
-
-/**
- * One page of the store's commands, newest (highest id) first, optionally filtered by status and
- * server after the read: a page examines at most 1000 commands, so it may be short, even empty,
- * and still carry a cursor. (The `order` filter is served from the order's own ids: lib/flows/command.ts.)
- */
-export async function listCommandsPage(storeId: number, filters: CommandFilters, cursor: string, pageSize: number): Promise<CommandCursorPage> {
-  const below = cursor === '' ? undefined : decodeCommandCursor(storeId, filters, cursor);
-  const conditions: string[] = [];
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = { ':pk': storePk(storeId), ':from': `${COMMAND}#`, ':to': below === undefined ? `${COMMAND}$` : entitySk(COMMAND, below - 1) };
-  if (filters.status) {
-    conditions.push('#status = :status');
-    names['#status'] = 'status';
-    values[':status'] = filters.status;
-  }
-  if (filters.server !== undefined) {
-    conditions.push('server_id = :server');
-    values[':server'] = filters.server;
-  }
-  const filtered = conditions.length > 0;
-  const wanted = pageSize + 1;
-  const records: CommandRecord[] = [];
-  let examined = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        // `COMMAND$` sorts after every `COMMAND#<id>` (and before `COMMAND_CHAIN#`): the first page starts at the newest.
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        FilterExpression: filtered ? conditions.join(' AND ') : undefined,
-        ExpressionAttributeNames: filtered && filters.status ? names : undefined,
-        ExpressionAttributeValues: values,
-        ScanIndexForward: false,
-        Limit: filtered ? FILTERED_BATCH : wanted - records.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    examined += page.ScannedCount ?? 0;
-    records.push(...(page.Items ?? []).map(toRecord));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && records.length < wanted && examined < EXAMINED_MAX);
-  if (records.length > pageSize) {
-    const data = records.slice(0, pageSize);
-    return { data: data.map(toCommand), next_cursor: encodeCommandCursor(storeId, filters, data[data.length - 1]!.id) };
-  }
-  const lastExamined = startKey ? Number(String(startKey.sk).slice(COMMAND.length + 1)) : undefined;
-  return { data: records.map(toCommand), next_cursor: lastExamined ? encodeCommandCursor(storeId, filters, lastExamined) : null };
 }

@@ -2,15 +2,13 @@ import { currentTimeMs } from '#lib/clock.ts';
 import {
   chainWrite,
   commandWrite,
-  decodeCommandCursor,
-  encodeCommandCursor,
   getChain,
   getCommandRecord,
   getCommandRecords,
-  listCommandsPage,
   saveCommand,
   toCommand,
 } from '#lib/db/command.ts';
+import { decodeCommandCursor, encodeCommandCursor, listCommandsPage } from '#lib/db/command-list.ts';
 import { getOrderItem, type OrderItem } from '#lib/db/order.ts';
 import { serverNames } from '#lib/db/server.ts';
 import { retrying, transactGuarded } from '#lib/db/transact.ts';
