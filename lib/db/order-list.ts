@@ -1,7 +1,9 @@
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
-import { allOrdersPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
+import { findCustomer } from '#lib/db/customer.ts';
+import { allOrdersPk, buyerPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
+import { customerUnauthenticated } from '#lib/errors.ts';
 import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
 
 /**
@@ -11,6 +13,7 @@ import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schema
  * |---------------------------------|-----------------------------------------------------------------------------|-------|
  * | list, newest first              | Query gsi1 `STORE#<s>#ORDER`, gsi1sk `<created_at>#<id>` descending          | see below |
  * | list by status                  | Query gsi2 `STORE#<s>#ORDER#<status>`, same sort key (moved on status change) | see below |
+ * | a buyer's orders (cursor mode)  | GetItem customer + Query gsi3 `STORE#<s>#BUYER#<lower email>`, same sort key | 2     |
  * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
  * | `package`                       | FilterExpression `contains(package_ids, :id)` after the read                 |       |
  *
@@ -25,11 +28,17 @@ import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schema
  * Both indexes are eventually consistent (an order shows in lists within about a second on
  * AWS); gets by id are strongly consistent.
  *
- * The cursor (lib/db/cursor.ts) holds the position `{c: created_at, i: id}`; besides the codec's
- * own checks, a position outside the `from`/`to` range is a 400.
+ * The cursor (lib/db/cursor.ts) holds the position `{c: created_at, i: id}`, bound to the filters
+ * (a buyer's list: and the buyer); besides the codec's own checks, a position outside the
+ * `from`/`to` range is a 400.
  */
 
-const orderFilters = (filters: OrderFilters) => [filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null];
+/** The filters of a list; `buyer` (a lower-case e-mail) lists one buyer's orders, and binds the cursor to that buyer. */
+type ListFilters = OrderFilters & { buyer?: string };
+
+const listFilters = (filters: ListFilters) => [
+  filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null, ...(filters.buyer === undefined ? [] : [filters.buyer]),
+];
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const codec = cursorCodec('order', ({ c, i }) => (typeof c === 'string' && ISO_Z.test(c) && isId(i) ? { c, i } : undefined));
 
@@ -38,21 +47,21 @@ interface Position {
   id: number;
 }
 
-export function encodeCursor(storeId: number, filters: OrderFilters, position: Position): string {
-  return codec.encode(storeId, orderFilters(filters), { c: position.created_at, i: position.id });
+export function encodeCursor(storeId: number, filters: ListFilters, position: Position): string {
+  return codec.encode(storeId, listFilters(filters), { c: position.created_at, i: position.id });
 }
 
-export function decodeCursor(storeId: number, filters: OrderFilters, cursor: string): Position {
-  const { c, i } = codec.decode(storeId, orderFilters(filters), cursor);
+export function decodeCursor(storeId: number, filters: ListFilters, cursor: string): Position {
+  const { c, i } = codec.decode(storeId, listFilters(filters), cursor);
   // DynamoDB refuses a start key outside the key condition's range: that would be a 500.
   if ((filters.from !== undefined && c < filters.from) || (filters.to !== undefined && c > filters.to)) throw invalidCursor();
   return { created_at: c, id: i };
 }
 
 /** The Query of a filtered list (newest first) and the start key that resumes after `after`. */
-function listQuery(storeId: number, filters: OrderFilters) {
-  const index = filters.status ? ('gsi2' as const) : ('gsi1' as const);
-  const partition = filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
+function listQuery(storeId: number, filters: ListFilters) {
+  const index = filters.buyer !== undefined ? ('gsi3' as const) : filters.status ? ('gsi2' as const) : ('gsi1' as const);
+  const partition = filters.buyer !== undefined ? buyerPk(storeId, filters.buyer) : filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
   const names: Record<string, string> = { '#pk': `${index}pk` };
   const values: Record<string, unknown> = { ':pk': partition };
   let range = '';
@@ -114,7 +123,7 @@ const FILTERED_BATCH = 200;
 const EXAMINED_MAX = 1000;
 
 /** One page in cursor mode: `cursor` empty on the first call. */
-export async function listOrdersByCursor(storeId: number, filters: OrderFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+export async function listOrdersByCursor(storeId: number, filters: ListFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
   const { input, startAfter, positionOf } = listQuery(storeId, filters);
   const wanted = pageSize + 1;
   const orders: Order[] = [];
@@ -133,4 +142,11 @@ export async function listOrdersByCursor(storeId: number, filters: OrderFilters,
   }
   // No match beyond this page: the list is over, or EXAMINED_MAX ran out first (resume after the last order examined).
   return { data: orders, next_cursor: startKey ? encodeCursor(storeId, filters, positionOf(startKey)) : null };
+}
+
+/** The logged-in buyer's own orders (by e-mail, ignoring case; guest orders under it included), newest first. */
+export async function listBuyerOrders(storeId: number, customerId: number, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+  const customer = await findCustomer(storeId, customerId);
+  if (!customer) throw customerUnauthenticated();
+  return listOrdersByCursor(storeId, { buyer: customer.email.toLowerCase() }, cursor, pageSize);
 }

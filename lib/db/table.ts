@@ -4,7 +4,8 @@
  *
  * Every item has `pk`/`sk` and `store_id` (except the global store sequence and the
  * domain/credential lookup items, which carry the store_id they point to).
- * GSI1 and GSI2 are overloaded: each entity module documents what it writes there.
+ * GSI1 and GSI2 are overloaded: each entity module documents what it writes there. GSI3 holds
+ * only orders, by buyer (lib/db/order.ts).
  */
 export const tableKeys = {
   partitionKey: 'pk',
@@ -14,6 +15,7 @@ export const tableKeys = {
   indexes: [
     { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
     { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+    { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
   ],
 } as const;
 

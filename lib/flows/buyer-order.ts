@@ -1,15 +1,12 @@
-import { assertBuyerOwns } from '#lib/db/chat.ts';
-import { findCustomer } from '#lib/db/customer.ts';
-import { getOrderItemByInternalId, toOrder } from '#lib/db/order.ts';
+import { getBuyerOrderItem, toOrder } from '#lib/db/order.ts';
 import { orderDeliveries } from '#lib/flows/command.ts';
 
 /**
- * GET /v1/webstore/order/{internal_id}: the buyer's own order with its deliveries. Another
- * buyer's order is a 404, like a missing one. Calls (excluding the credential): sentinel GetItem
- * + order GetItem beside the customer GetItem, then BatchGet of the commands and of their servers: 4-5.
+ * GET /v1/webstore/order/{internal_id}: one of the buyer's own orders (lib/db/order.ts; another
+ * buyer's is a 404) with its deliveries. Calls (excluding the credential): BatchGet (sentinel,
+ * customer) + order GetItem + BatchGet of its commands + BatchGet of their servers: 4 (3 before approval).
  */
-export async function getBuyerOrder(storeId: number, customerId: number, internalId: string) {
-  const [order, customer] = await Promise.all([getOrderItemByInternalId(storeId, internalId), findCustomer(storeId, customerId)]);
-  assertBuyerOwns(customer, order.client_email);
+export async function getBuyerOrderWithDeliveries(storeId: number, customerId: number, internalId: string) {
+  const order = await getBuyerOrderItem(storeId, customerId, internalId);
   return { ...toOrder(order), deliveries: await orderDeliveries(storeId, order) };
 }

@@ -1,9 +1,8 @@
 import * as v from 'valibot';
 import { route } from '#lib/http/route.ts';
-import { internalIdString } from '#lib/schemas/chat.ts';
 import { commandCursorPage, commandListQuery, commandResource } from '#lib/schemas/command.ts';
 import { idParams, pageOf, pageQuery } from '#lib/schemas/common.ts';
-import { ackBody, ackResponse, buyerOrderResource, claimBody, claimResponse } from '#lib/schemas/delivery.ts';
+import { ackBody, ackResponse, claimBody, claimResponse } from '#lib/schemas/delivery.ts';
 import { serverCreateBody, serverKeyResource, serverPatchBody, serverResource } from '#lib/schemas/server.ts';
 
 /** Delivery to game servers (extensions section 9): servers and their keys, claim and ack, the operator's command views. */
@@ -64,11 +63,5 @@ export const deliveryRoutes = {
   'order-command-list': route({
     method: 'GET', path: '/v1/app/order/{orderId}/command', api: 'api', credential: 'operator', access: 'read', tag: 'Command',
     summary: 'Every command of the order, all stages, in hand-out order', params: idParams('orderId'), response: v.array(commandResource),
-  }),
-  'buyer-order-get': route({
-    method: 'GET', path: '/v1/webstore/order/{internalId}', api: 'api', credential: 'buyer', access: 'read', tag: 'Delivery',
-    summary: "The buyer's own order and its deliveries (package, server name once claimed, status; never the command text)",
-    params: v.object({ internalId: internalIdString }), response: buyerOrderResource,
-    example: { params: { internalId: 'Xq3v9TQbH0aJ2mUuV4sR8w' } },
   }),
 } as const;

@@ -2,7 +2,8 @@ import * as v from 'valibot';
 import { queuedCommandOrder } from '#lib/schemas/command.ts';
 import { timestamp } from '#lib/schemas/common.ts';
 import { COMMAND_STATUSES } from '#lib/schemas/command.ts';
-import { CLIENT_FIELD_MAX, orderResource } from '#lib/schemas/order.ts';
+import { buyerOrderResource } from '#lib/schemas/checkout.ts';
+import { CLIENT_FIELD_MAX } from '#lib/schemas/order.ts';
 
 /** What a game server sends and receives (extensions section 9). */
 export const CLAIM_LIMIT_MAX = 100;
@@ -74,9 +75,9 @@ export const ackResponse = v.object({
   ),
 });
 
-/** The buyer's order: the Order resource and how its delivery is going (never the command text). */
-export const buyerOrderResource = v.object({
-  ...orderResource.entries,
+/** One of the buyer's orders (GET /v1/webstore/order/{internal_id}) and how its delivery is going (never the command text). */
+export const buyerOrderWithDeliveries = v.object({
+  ...buyerOrderResource.entries,
   deliveries: v.array(
     v.object({
       package_id: v.number(),
