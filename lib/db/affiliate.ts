@@ -21,7 +21,7 @@ import type { Customer } from '#lib/schemas/buyer.ts';
  * |-------------------------------------|-----------------------------------------------------------|-------|
  * | affiliate of a customer (panel)     | `STORE#<s> / AFFILIATE#<customer>`, in one BatchGet with the customer, the store or a code's sentinel, and the 7 daily visit counters | 1 |
  * | affiliate by id (operator)          | `STORE#<s> / AFFILIATE_ID#<id>` -> customer, then the BatchGet above | 2 |
- * | list by main code prefix (operator) | GSI1 `STORE#<s>#AFFILIATE_CODE`, gsi1sk = lower-case main code, begins_with | 1 per MB |
+ * | list by main code prefix (operator) | GSI1 `STORE#<s>#AFFILIATE_CODE`, gsi1sk `REF#<lower-case main code>`, begins_with | 1 per MB |
  * | list by e-mail (operator)           | GSI2 `STORE#<s>#AFFILIATE_EMAIL#<lower-case e-mail>`      | 1     |
  * | join                                | BatchGet (store, affiliate, customer, ref sentinel) + sequence ADD + TransactWrite (affiliate + ref sentinel + id sentinel); a code in use: the BatchGet only | 3 (1) |
  * | ref code -> affiliate or link       | `STORE#<s> / AFFILIATE_REF#<lower-case code>` (the uniqueness sentinel, across affiliates and links) | 1 Get |
@@ -174,7 +174,7 @@ export async function createAffiliate(storeId: number, customer: Customer, refCo
     created_at: now,
     updated_at: now,
   };
-  const indexes = { gsi1pk: codeIndexPk(storeId), gsi1sk: refCode.toLowerCase(), gsi2pk: emailIndexPk(storeId, customer.email), gsi2sk: entitySk(AFFILIATE, customer.id) };
+  const indexes = { gsi1pk: codeIndexPk(storeId), gsi1sk: `REF#${refCode.toLowerCase()}`, gsi2pk: emailIndexPk(storeId, customer.email), gsi2sk: entitySk(AFFILIATE, customer.id) };
   try {
     await retrying(() =>
       transactGuarded([
@@ -238,7 +238,7 @@ export function patchAffiliate(storeId: number, customerId: number, patch: Opera
 
 /** Affiliates whose main code begins with `prefix` (ignoring case), in code order. */
 export async function listAffiliatesByCode(storeId: number, prefix: string): Promise<Affiliate[]> {
-  const items = await queryAll({ pk: codeIndexPk(storeId), skPrefix: prefix.toLowerCase(), index: 'gsi1' });
+  const items = await queryAll({ pk: codeIndexPk(storeId), skPrefix: `REF#${prefix.toLowerCase()}`, index: 'gsi1' });
   return items.map((item) => stripKeys(item) as unknown as Affiliate);
 }
 

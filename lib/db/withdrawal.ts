@@ -17,7 +17,7 @@ import type { AffiliateTransaction, WithdrawalStatus, WithdrawSettings } from '#
  * | by transaction id (operator)   | `STORE#<s> / WITHDRAWAL#<id>` -> customer, then the line `AFFILIATE#<customer>#TX#<id>` (consistent) | 2 Get |
  * | pay                            | UpdateItem of the line, conditioned on WITHDRAW_PENDING              | 1     |
  * | reject                         | TransactWrite (the line, conditioned on WITHDRAW_PENDING, + ADD the amount to the balance) | 1 |
- * | list, newest first             | GSI1 `STORE#<s>#WITHDRAWAL`; by status GSI2 `STORE#<s>#WITHDRAWAL#<PENDING|PAID|REJECTED>`; gsi*sk = the padded id | 1 per MB |
+ * | list, newest first             | GSI1 `STORE#<s>#WITHDRAWAL`; by status GSI2 `STORE#<s>#WITHDRAWAL#<PENDING|PAID|REJECTED>`; gsi*sk `TX#<padded id>` | 1 per MB |
  *
  * The condition on the line's operation makes each settlement happen once however many
  * requests race: a loser reads again and finds it settled.
@@ -33,7 +33,7 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
   const { store_id: storeId, customer_id: customerId } = affiliate;
   const id = await nextTransactionId(storeId);
   const transaction: AffiliateTransaction = { id, operation: 'WITHDRAW_PENDING', amount, message: null, order_id: null, withdraw_info: settings, created_at: nowIso() };
-  const indexes = { gsi1pk: allPk(storeId), gsi1sk: padId(id), gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: padId(id) };
+  const indexes = { gsi1pk: allPk(storeId), gsi1sk: `TX#${padId(id)}`, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: `TX#${padId(id)}` };
   await retrying(() =>
     transactGuarded([
       {
@@ -123,9 +123,9 @@ export async function markRejected(storeId: number, withdrawal: Withdrawal, mess
 }
 
 /** The store's withdrawals, newest first, all or of one status. */
-export async function listWithdrawals(storeId: number, status: WithdrawalStatus | undefined): Promise<Withdrawal[]> {
+export async function listWithdrawals(storeId: number, status: WithdrawalStatus | undefined) {
   const items = status
-    ? await queryAll({ pk: statusPk(storeId, status), skPrefix: '', index: 'gsi2', descending: true })
-    : await queryAll({ pk: allPk(storeId), skPrefix: '', index: 'gsi1', descending: true });
-  return items.map((item) => ({ ...toTransaction(item), customer_id: item.customer_id as number }));
+    ? await queryAll({ pk: statusPk(storeId, status), skPrefix: 'TX#', index: 'gsi2', descending: true })
+    : await queryAll({ pk: allPk(storeId), skPrefix: 'TX#', index: 'gsi1', descending: true });
+  return items.map(toTransaction);
 }
