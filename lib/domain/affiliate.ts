@@ -37,8 +37,6 @@ export type WithdrawalOperation = 'WITHDRAW_PENDING' | 'WITHDRAW_PAID' | 'WITHDR
 
 const OUTCOME: Record<WithdrawalAction, WithdrawalOperation> = { pay: 'WITHDRAW_PAID', reject: 'WITHDRAW_REJECTED' };
 
-export const outcomeOf = (action: WithdrawalAction) => OUTCOME[action];
-
 /**
  * What `action` does to a withdrawal in `operation`: a pending one is settled; the same action
  * again changes nothing (the caller answers the transaction); the other action is a 409.
