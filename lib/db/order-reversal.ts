@@ -13,7 +13,8 @@ import { notFound } from '#lib/errors.ts';
  * | the status change (commit)     | TransactWrite: order update conditioned on APPROVED, setting the flags of what is still | 1     |
  * |                                | owed (`reversal_commands`, `reversal_commission`) and the first id of the stage's       |       |
  * |                                | commands, + the coupon's and the packages' releases (as a cancel)                       |       |
- * | the commands                   | TransactWrite: order update removing `reversal_commands` (conditioned on it) + one Put  | 1     |
+ * | the commands                   | TransactWrite: order update removing `reversal_commands` (conditioned on it) and adding | 1     |
+ * |                                | the queued ids to `command_ids`, + one Put                                              |       |
  * |                                | per command canceled (on its rev) or queued (the stage's), + their chain item           |       |
  * | the commission reversed        | UpdateItem removing `reversal_commission`                                               | 1     |
  *
@@ -67,16 +68,17 @@ export async function markReversed(
  * The order's write comes first, so that when another call did this already its failure is the one
  * reported: WrittenConcurrently (nothing to do), not the Puts' "allocated twice".
  */
-export async function finishCommandReversal(order: OrderItem, writes: readonly GuardedWrite[]): Promise<void> {
+export async function finishCommandReversal(order: OrderItem, queuedIds: readonly number[], writes: readonly GuardedWrite[]): Promise<void> {
   await transactGuarded([
     {
       item: {
         Update: {
           TableName: TABLE,
           Key: orderKey(order.store_id, order.id),
-          UpdateExpression: 'REMOVE reversal_commands',
+          // The queued commands join the order's, so the order's command list shows them.
+          UpdateExpression: 'SET command_ids = list_append(command_ids, :ids) REMOVE reversal_commands',
           ConditionExpression: 'reversal_commands = :true',
-          ExpressionAttributeValues: { ':true': true },
+          ExpressionAttributeValues: { ':true': true, ':ids': queuedIds },
         },
       },
       onConditionFailed: () => new WrittenConcurrently(),

@@ -67,13 +67,14 @@ async function reverseCommands(order: OrderItem, target: ReversalStatus): Promis
   const at = reversedAt(order, target);
   const stage = planCommands(order.deliveries, target);
   const firstId = order.reversal_first_command_id ?? 0;
-  const chain = newChain(stage.map((_, index) => firstId + index), stage);
+  const ids = stage.map((_, index) => firstId + index);
+  const chain = newChain(ids, stage);
   try {
     await retrying(async () => {
       const commands = order.command_ids.length > 0 ? await getCommandRecords(storeId, order.command_ids) : [];
       // A leased one too: its lease_id stays, so the holder's later ack is recorded and changes nothing.
       const cancels = commands.flatMap((command) => (command && command.status !== 'DONE' && command.status !== 'CANCELED' ? [commandWrite(canceled(command, Date.parse(at)), command.rev)] : []));
-      await finishCommandReversal(order, [...cancels, ...commandPuts(storeId, order.id, commandContext(order), stage, chain, firstId, at)]);
+      await finishCommandReversal(order, ids, [...cancels, ...commandPuts(storeId, order.id, commandContext(order), stage, chain, firstId, at)]);
     });
   } catch (error) {
     // Another call for this order did step 2 first.
