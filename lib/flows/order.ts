@@ -36,7 +36,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | place     | Query variables + Query promos + BatchGet (packages, coupon sentinel, quote, buyer),       |
  * |           | [BatchGet coupon + counters + limit counters], order id ADD, TransactWrite: 5, or 6 with a |
  * |           | coupon or a package with a per-customer limit                                              |
- * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3; with a ref_code       |
+ * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3 (APPROVED and timed |
+ * |           | EXPIRED commands, one batch); with a ref_code                                              |
  * |           | creditOrderCommission (1 call when no affiliate owns the code, 2 when none is owed, else 4) |
  * |           | + UpdateItem (+2..5)                                                                       |
  * | approve an APPROVED order | GetItem: 1                                                                 |
