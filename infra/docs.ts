@@ -52,15 +52,16 @@ function objectOf(schema: Json): Json | undefined {
 }
 
 /** Properties as nested lists, so a reader sees the whole shape without following references. */
-function renderSchema(schema: Json): string {
+function renderSchema(schema: Json, nested = false): string {
   const object = objectOf(schema);
   if (!object) return `<p class="type">${escape(typeOf(schema))} ${constraintsOf(schema)}</p>`;
   const required = new Set((object.required as string[] | undefined) ?? []);
   const rows = Object.entries(object.properties as Record<string, Json>).map(([name, property]) => {
-    const nested = objectOf(property) ? renderSchema(property) : '';
-    return `<li><code>${escape(name)}</code> <span class="type">${escape(typeOf(property))}</span>${required.has(name) ? ' <span class="req">required</span>' : ''} ${constraintsOf(property)}${property.description ? ` <span class="d">${escape(property.description)}</span>` : ''}${nested}</li>`;
+    const inner = objectOf(property) ? renderSchema(property, true) : '';
+    return `<li><code>${escape(name)}</code> <span class="type">${escape(typeOf(property))}</span>${required.has(name) ? ' <span class="req">required</span>' : ''} ${constraintsOf(property)}${property.description ? ` <span class="d">${escape(property.description)}</span>` : ''}${inner}</li>`;
   });
-  const wrapper = schema === object ? '' : `<p class="type">${escape(typeOf(schema))}</p>`;
+  // A property's row already names its type; a body or response that is not a plain object says it here.
+  const wrapper = nested || schema === object ? '' : `<p class="type">${escape(typeOf(schema))}</p>`;
   return `${wrapper}<ul class="schema">${rows.join('')}</ul>`;
 }
 
@@ -95,7 +96,7 @@ export function renderApiReference(doc: OpenApi): string {
   const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation: operation as Json })));
   const tags = [...new Set(operations.map(({ operation }) => (operation.tags as string[])[0]!))];
   const nav = tags
-    .map((tag) => `<h2>${escape(tag)}</h2><ul>${operations.filter(({ operation }) => (operation.tags as string[])[0] === tag).map(({ path, method, operation }) => `<li><a href="#${escape(operation.operationId)}"><span class="m ${escape(method)}">${escape(method.toUpperCase())}</span> ${escape(path)}</a></li>`).join('')}</ul>`)
+    .map((tag) => `<h2>${escape(tag)}</h2><ul>${operations.filter(({ operation }) => (operation.tags as string[])[0] === tag).map(({ path, method, operation }) => `<li><a href="#${escape(operation.operationId)}" title="${escape(path)}"><span class="m ${escape(method)}">${escape(method.toUpperCase())}</span> ${escape(path)}</a></li>`).join('')}</ul>`)
     .join('');
   const body = tags
     .map((tag) => `<h2 class="tag">${escape(tag)}</h2>${operations.filter(({ operation }) => (operation.tags as string[])[0] === tag).map(({ path, method, operation }) => renderOperation(path, method, operation, doc)).join('')}`)
@@ -105,9 +106,9 @@ export function renderApiReference(doc: OpenApi): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(doc.info.title)} API reference</title>
 <style>
-body{margin:0;font-family:system-ui,sans-serif;color:#111827;display:grid;grid-template-columns:300px 1fr}
+body{margin:0;font-family:system-ui,sans-serif;color:#111827;display:grid;grid-template-columns:340px 1fr}
 nav{position:sticky;top:0;height:100vh;overflow:auto;background:#f3f4f6;padding:1rem;box-sizing:border-box;font-size:.8rem}
-nav h2{font-size:.8rem;text-transform:uppercase;color:#6b7280;margin:1rem 0 .3rem}nav ul{list-style:none;padding:0;margin:0}nav a{color:inherit;text-decoration:none;display:block;padding:.15rem 0;word-break:break-all}
+nav h2{font-size:.8rem;text-transform:uppercase;color:#6b7280;margin:1rem 0 .3rem}nav ul{list-style:none;padding:0;margin:0}nav a{color:inherit;text-decoration:none;display:block;padding:.15rem 0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 main{padding:1rem 2rem;max-width:960px}.op{border-top:1px solid #e5e7eb;padding:1rem 0}h2.tag{margin-top:2rem}h3{margin:.2rem 0;font-size:1rem}h4{margin:.8rem 0 .3rem;font-size:.9rem}
 .m{display:inline-block;min-width:3.6rem;text-align:center;font:700 .7rem monospace;padding:.15rem .3rem;border-radius:4px;color:#fff;background:#6b7280}
 .m.get{background:#2563eb}.m.post{background:#059669}.m.patch{background:#d97706}.m.put{background:#7c3aed}.m.delete{background:#dc2626}

@@ -222,6 +222,8 @@ interface Quote {
 let cart: CartLine[] = [];
 let coupon = '';
 let quote: Quote | null = null;
+/** Made once, so a code being typed survives the cart's re-render when a quote comes back. */
+const couponInput = h('input', { placeholder: 'Coupon', ariaLabel: 'Coupon' });
 let quoteError: unknown = null;
 /** Quotes can overtake each other; only the answer to the latest cart is shown. */
 let quoteRound = 0;
@@ -283,7 +285,6 @@ function renderCart() {
       priced && priced.coupon_discount > 0 && h('small', { className: 'discount' }, `Coupon −${money(priced.coupon_discount)}`),
     );
   });
-  const couponInput = h('input', { placeholder: 'Coupon', value: coupon, ariaLabel: 'Coupon' });
   const apply = h('button', {}, 'Apply');
   apply.onclick = () => {
     coupon = couponInput.value.trim();
@@ -332,7 +333,16 @@ function renderAccount() {
   if (customer) {
     const logout = h('button', { className: 'link' }, 'Log out');
     logout.onclick = signedOut;
-    fill('account', h('h2', {}, 'Account'), h('p', {}, `Logged in as ${customer.email} `, logout));
+    const verify = h('button', {}, 'Verify my account');
+    action(verify, slot, () => verifyAccount(slot));
+    fill(
+      'account',
+      h('h2', {}, 'Account'),
+      h('p', {}, `Logged in as ${customer.email} `, logout),
+      h('p', { className: 'muted' }, "“Verify my account” proves to the store owner's site who you are, without giving it a password or a token."),
+      verify,
+      slot,
+    );
     return;
   }
   const email = h('input', { type: 'email', placeholder: 'you@example.com', ariaLabel: 'E-mail', name: 'email' });
@@ -363,25 +373,35 @@ function renderAccount() {
 
 let placed: { order_id: string; status: string; total: number } | null = null;
 
-function renderCheckout() {
-  const slot = h('div');
-  const name = h('input', { placeholder: 'Your name', value: customer?.name ?? '', ariaLabel: 'Name', name: 'client_name' });
-  const nick = h('input', { placeholder: 'In-game nick', ariaLabel: 'In-game nick', name: 'client_identifier' });
+/** Made once: the form is re-rendered whenever the quote changes, and must keep what the buyer typed. */
+const checkoutForm = {
+  name: h('input', { placeholder: 'Your name', ariaLabel: 'Name', name: 'client_name' }),
+  nick: h('input', { placeholder: 'In-game nick', ariaLabel: 'In-game nick', name: 'client_identifier' }),
   // A guest checks out with an e-mail; a logged-in buyer's order takes the e-mail of the token.
-  const email = h('input', { type: 'email', placeholder: 'E-mail', ariaLabel: 'E-mail', name: 'client_email' });
-  const terms = h('input', { type: 'checkbox', name: 'terms' });
+  email: h('input', { type: 'email', placeholder: 'E-mail', ariaLabel: 'E-mail', name: 'client_email' }),
+  terms: h('input', { type: 'checkbox', name: 'terms' }),
+  errors: h('div'),
+};
+
+function renderCheckout() {
+  const { name, nick, email, terms, errors } = checkoutForm;
+  if (customer && !name.value) name.value = customer.name;
   const buy = h('button', { disabled: quote === null }, quote ? `Place order (${money(quote.total)})` : 'Place order');
-  action(buy, slot, async () => {
+  action(buy, errors, async () => {
     // The quote_id keeps the prices the buyer saw, as long as the cart is the quoted one.
     const order = await webstore<{ order_id: string; status: string; total: number }>('POST', '/checkout', {
       auth: true,
       body: { ...cartBody(), quote_id: quote?.quote_id, client_name: name.value, client_identifier: nick.value, ...(customer ? {} : { client_email: email.value }), terms: terms.checked },
     });
     placed = order;
+    // The coupon was used by this order; the next cart starts without it.
     cart = [];
+    coupon = '';
+    couponInput.value = '';
     await Promise.all([refreshQuote(), loadOrders()]);
   });
-  fill('checkout',
+  fill(
+    'checkout',
     h('h2', {}, 'Checkout'),
     placed && h('p', { className: 'success' }, `Order ${placed.order_id} placed (${placed.status}, ${money(placed.total)}). Unpaid orders are canceled after 30 minutes.`),
     name,
@@ -389,7 +409,7 @@ function renderCheckout() {
     !customer && email,
     h('label', { className: 'check' }, terms, 'I accept the terms'),
     buy,
-    slot,
+    errors,
   );
 }
 
@@ -436,6 +456,7 @@ function orderDetail(order: Order): HTMLElement {
     'div',
     { className: 'detail' },
     h('h3', {}, `Order ${order.internal_id}`),
+    h('p', {}, `${order.status} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`, order.discount > 0 && ` (you saved ${money(order.discount)})`),
     h('ul', {}, ...order.packages.map((line) => h('li', {}, `${line.quantity} × ${line.name}: ${money(line.total)}`))),
     order.deliveries &&
       h(
@@ -459,18 +480,11 @@ function renderOrders() {
     open.onclick = () => void openOrder(order.internal_id);
     return h('tr', {}, h('td', {}, open), h('td', {}, new Date(order.created_at).toLocaleString()), h('td', {}, order.status), h('td', {}, money(order.total)));
   });
-  const verify = h('button', {}, 'Verify my account');
-  const slot = h('div');
-  action(verify, slot, () => verifyAccount(slot));
   fill('orders',
     h('h2', {}, 'My orders'),
     orders.length === 0 ? h('p', { className: 'muted' }, 'No orders yet.') : h('table', {}, h('tr', {}, h('th', {}, 'Order'), h('th', {}, 'Placed'), h('th', {}, 'Status'), h('th', {}, 'Total')), ...rows),
     opened && orderDetail(opened),
     ordersError !== null && errorBox(ordersError),
-    h('h2', {}, 'Verify my account with the store owner'),
-    h('p', { className: 'muted' }, "Proves to the owner's site who you are, without giving it any password or token."),
-    verify,
-    slot,
   );
 }
 
