@@ -1,5 +1,5 @@
 /**
- * The single table. One definition shared by the CDK stack and the local stack, so the two
+ * The single table. One definition shared by the CDK data stack and the local stack, so the two
  * can never disagree about key names, indexes or the TTL attribute.
  *
  * Every item has `pk`/`sk` and `store_id` (except the global store sequence and the
@@ -24,7 +24,7 @@ export type IndexName = (typeof tableKeys.indexes)[number]['name'];
 /**
  * The DynamoDB actions a function may use, by its route's `access`: exactly what lib/db sends
  * (no Scan, no BatchWriteItem). IAM checks a TransactWriteItems item by item, as PutItem,
- * UpdateItem, DeleteItem or ConditionCheckItem. The CDK stack grants these; the local stack
+ * UpdateItem, DeleteItem or ConditionCheckItem. The CDK stacks grant these; the local stack
  * refuses anything else, as IAM would on AWS.
  */
 const TABLE_READ_ACTIONS = ['GetItem', 'BatchGetItem', 'Query'] as const;

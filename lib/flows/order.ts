@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { creditCommission } from '#lib/db/affiliate.ts';
 import { readCart } from '#lib/db/cart.ts';
-import { allocateCommandIds, requeueCommands } from '#lib/db/command.ts';
+import { allocateCommandIds } from '#lib/db/command.ts';
 import { releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import {
@@ -19,8 +19,10 @@ import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
 import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
+import { newChain, planCommands } from '#lib/domain/delivery.ts';
 import { approval, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
 import { minuteOf, UNPAID_AFTER_MS } from '#lib/domain/unpaid.ts';
+import { resendCommands } from '#lib/flows/command.ts';
 import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
 import { currentTimeMs } from '#lib/clock.ts';
 
@@ -38,7 +40,7 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |           | creditCommission (1 call when no affiliate owns the code, else 4) + UpdateItem (+2..5)     |
  * | approve an APPROVED order | GetItem: 1                                                                 |
  * | cancel    | GetItem + TransactWrite: 2                                                                 |
- * | resend    | GetItem + TransactWrite (each command back on the queue): 2                                |
+ * | resend    | GetItem + BatchGet (commands, chain) + TransactWrite (each command back, chain restarted): 3 |
  *
  * A collision or a stale read (the order, a package or the coupon changed in between) reads
  * again and decides again (`retrying`); ids allocated by a lost round are kept for the next one.
@@ -117,12 +119,16 @@ async function settleCommission(storeId: number, order: OrderItem): Promise<void
 }
 
 export async function approveOrder(storeId: number, orderId: number): Promise<Order> {
+  // Ids allocated by a lost round are kept for the next one (the count never changes: deliveries are fixed at sale).
+  let firstCommandId: number | undefined;
   const approved = await retrying(async () => {
     const order = await getOrderItem(storeId, orderId);
     if (approval(order.status) === 'already') return order;
     const approvedAt = nowIso();
-    const firstCommandId = order.deliveries.length > 0 ? await allocateCommandIds(storeId, order.deliveries.length) : 0;
-    return markApproved(storeId, order, firstCommandId, approvedAt);
+    const plan = planCommands(order.deliveries, 'APPROVED');
+    firstCommandId ??= plan.length > 0 ? await allocateCommandIds(storeId, plan.length) : 0;
+    const chain = newChain(plan.map((_, index) => firstCommandId! + index), plan);
+    return markApproved(storeId, order, { plan, chain }, firstCommandId, approvedAt);
   });
   await settleCommission(storeId, approved);
   return toOrder(approved);
@@ -151,6 +157,6 @@ export async function cancelOrder(storeId: number, orderId: number): Promise<Ord
 export async function resendOrderCommands(storeId: number, orderId: number): Promise<{ order_id: number; resent: number }> {
   const order = await getOrderItem(storeId, orderId);
   assertResendable(order.status);
-  if (order.command_ids.length > 0) await requeueCommands(storeId, order.command_ids, nowIso());
+  if (order.command_ids.length > 0) await resendCommands(storeId, order.command_ids);
   return { order_id: orderId, resent: order.command_ids.length };
 }

@@ -4,6 +4,7 @@ import { catalogRoutes } from '#lib/routes/catalog.ts';
 import { checkoutRoutes } from '#lib/routes/checkout.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
+import { deliveryRoutes } from '#lib/routes/delivery.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
 import { imageRoutes } from '#lib/routes/image.ts';
 import { noteRoutes } from '#lib/routes/note.ts';
@@ -31,6 +32,7 @@ export const routeAreas = {
   chat: chatRoutes,
   storefront: storefrontRoutes,
   checkout: checkoutRoutes,
+  delivery: deliveryRoutes,
 } as const satisfies Record<string, Record<string, RouteSpec>>;
 
 export type RouteArea = keyof typeof routeAreas;

@@ -162,14 +162,14 @@ describe('POST /v1/app/order', () => {
     expect(await orderCount(store)).toBe(0);
   });
 
-  it('refuses an order whose packages would deliver more than 99 commands', async () => {
+  it('refuses an order whose packages would deliver more than 98 commands', async () => {
     const store = await newStore();
     const commands = Array.from({ length: 50 }, (_, i) => ({ command: `say ${i}` }));
     const a = await createPackage(store, { commands });
     const b = await createPackage(store, { commands });
     const res = await store.post('/v1/app/order', { ...CLIENT, packages: [{ package_id: a, quantity: 1 }, { package_id: b, quantity: 1 }] });
     expect(res.status).toBe(422);
-    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 99 commands') });
+    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 98 commands') });
     expect(await orderCount(store)).toBe(0);
   });
 });
@@ -585,10 +585,11 @@ describe('PATCH /v1/app/command/{commandId}', () => {
     expect(done.status).toBe(200);
     expect(done.body).toEqual({
       id: 1, store_id: store.storeId, order_id: order.id, package_id: order.packages[0].package_id, command: 'one', offline_execute: true,
-      execute_at: expect.stringMatching(ISO_Z), status: 'DONE', tries: 0, response: 'ok', created_at: expect.stringMatching(ISO_Z), updated_at: expect.stringMatching(ISO_Z),
+      execute_at: expect.stringMatching(ISO_Z), status: 'DONE', tries: 0, response: 'ok', server_id: null, stage: 'APPROVED', attempt: 0,
+      created_at: expect.stringMatching(ISO_Z), updated_at: expect.stringMatching(ISO_Z),
     });
-    // credential + UpdateItem
-    expect(dynamoDbCalls(done)).toBe(2);
+    // credential + GetItem + (command 2 waited for it) chain GetItem + BatchGet of command 2 + TransactWrite
+    expect(dynamoDbCalls(done)).toBe(5);
     expect((await queue(store)).map((c) => c.id)).toEqual([2]);
 
     const repeated = await store.patch('/v1/app/command/1', { status: 'DONE' });
@@ -606,7 +607,8 @@ describe('PATCH /v1/app/command/{commandId}', () => {
     await approvedWithCommands(store, [{ command: 'one' }]);
     const failed = await store.patch('/v1/app/command/1', { status: 'FAILED', response: 'player offline' });
     expect(failed.body).toMatchObject({ status: 'FAILED', tries: 1, response: 'player offline' });
-    expect(dynamoDbCalls(failed)).toBe(2);
+    // credential + GetItem + PutItem conditioned on the revision read
+    expect(dynamoDbCalls(failed)).toBe(3);
     expect(await queue(store)).toEqual([]);
     const repeated = await store.patch('/v1/app/command/1', { status: 'FAILED', response: 'still offline' });
     expect(repeated.body).toMatchObject({ status: 'FAILED', tries: 1, response: 'still offline' });
@@ -657,8 +659,8 @@ describe('POST /v1/app/order/{orderId}/command/resend', () => {
     const res = await store.post(`/v1/app/order/${order.id}/command/resend`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ order_id: order.id, resent: 2 });
-    // credential + GetItem + TransactWrite
-    expect(dynamoDbCalls(res)).toBe(3);
+    // credential + order GetItem + BatchGet commands + chain GetItem + TransactWrite (commands + chain restarted)
+    expect(dynamoDbCalls(res)).toBe(5);
     expect((await queue(store)).map((c) => c.command)).toEqual(['one', 'two']);
     expect((await store.patch('/v1/app/command/2', { status: 'DONE' })).body.tries).toBe(1);
   });
