@@ -458,7 +458,8 @@ function orderDetail(order: Order): HTMLElement {
     h('h3', {}, `Order ${order.internal_id}`),
     h('p', {}, `${order.status} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`, order.discount > 0 && ` (you saved ${money(order.discount)})`),
     h('ul', {}, ...order.packages.map((line) => h('li', {}, `${line.quantity} × ${line.name}: ${money(line.total)}`))),
-    order.deliveries &&
+    order.deliveries?.length === 0 && h('p', { className: 'muted' }, 'Nothing delivered yet: delivery starts once the order is paid and approved.'),
+    order.deliveries?.length &&
       h(
         'table',
         {},

@@ -115,8 +115,18 @@ describe('the storefront journey', () => {
 
     await page.locator('#orders').getByRole('button', { name: orderId }).click();
     await expect.poll(() => page.locator('#orders .detail').textContent()).toContain('2 × VIP rank: $17.80');
-    expect(await page.locator('#orders .detail').textContent()).toContain('PENDING');
+    expect(await page.locator('#orders .detail').textContent()).toContain('Nothing delivered yet');
     await shot('07-my-orders');
+
+    // The operator approves it (the payment step is not built yet): the detail shows its delivery.
+    const demo = JSON.parse(readFileSync(join(inject('localDir'), 'demo.json'), 'utf8')) as { api_url: string; api_token: string };
+    const operator = { authorization: `Bearer ${demo.api_token}` };
+    const newest = (await (await fetch(`${demo.api_url}/app/order?page_cursor=`, { headers: operator })).json()) as { data: { id: number; internal_id: string }[] };
+    expect(newest.data[0]!.internal_id).toBe(orderId);
+    expect((await fetch(`${demo.api_url}/app/order/${newest.data[0]!.id}/approve`, { method: 'POST', headers: operator })).status).toBe(200);
+    await page.locator('#orders').getByRole('button', { name: orderId }).click();
+    await expect.poll(() => page.locator('#orders .detail table').textContent()).toContain('VIP rankwaiting for a serverPENDING');
+    await shot('07b-delivery');
   });
 
   it("verifies the account with the owner's backend (the handoff)", async () => {
