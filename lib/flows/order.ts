@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { creditCommission } from '#lib/db/affiliate.ts';
 import { readCart } from '#lib/db/cart.ts';
 import { allocateCommandIds } from '#lib/db/command.ts';
 import { releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
@@ -18,6 +17,7 @@ import type { StoredQuote } from '#lib/db/quote.ts';
 import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
+import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
 import { newChain, planCommands } from '#lib/domain/delivery.ts';
 import { approval, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
@@ -37,7 +37,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |           | [BatchGet coupon + counters + limit counters], order id ADD, TransactWrite: 5, or 6 with a |
  * |           | coupon or a package with a per-customer limit                                              |
  * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3; with a ref_code       |
- * |           | creditCommission (1 call when no affiliate owns the code, else 4) + UpdateItem (+2..5)     |
+ * |           | creditOrderCommission (1 call when no affiliate owns the code, 2 when none is owed, else 4) |
+ * |           | + UpdateItem (+2..5)                                                                       |
  * | approve an APPROVED order | GetItem: 1                                                                 |
  * | cancel    | GetItem + TransactWrite: 2                                                                 |
  * | resend    | GetItem + BatchGet (commands, chain) + TransactWrite (each command back, chain restarted): 3 |
@@ -70,6 +71,7 @@ export function placeOrder(storeId: number, placement: Placement): Promise<Order
     const read = await readCart(storeId, {
       packageIds: request.lines.map((line) => line.package_id),
       coupon: request.coupon,
+      refCode: request.ref_code,
       client_email: client.client_email,
       client_identifier: client.client_identifier,
       quoteId: quote?.id ?? null,
@@ -99,6 +101,7 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
       values: input.variables.map((given, index) => ({ ...given, nameField: `variables.${index}.name`, valueField: `variables.${index}.value` })),
       valuesField: 'variables',
       coupon: input.coupon,
+      ref_code: input.ref_code,
       client_identifier: input.client_identifier,
       extraWrites: 0,
       inputProblems: [],
@@ -114,7 +117,7 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
 /** Credits the ref_code's affiliate (once per order) and clears the flag that says it is owed. */
 async function settleCommission(storeId: number, order: OrderItem): Promise<void> {
   if (!order.commission_pending || order.ref_code === null) return;
-  await creditCommission(storeId, order.ref_code, order.id, order.total, order.packages);
+  await creditOrderCommission(storeId, { ...order, ref_code: order.ref_code });
   await clearCommissionPending(storeId, order.id);
 }
 

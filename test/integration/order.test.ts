@@ -49,6 +49,8 @@ describe('POST /v1/app/order', () => {
     const store = await newStore();
     const vip = await createPackage(store, { name: 'VIP', price: 9.99 });
     const kit = await createPackage(store, { name: 'Kit', price: 0.1 });
+    // A ref_code must be a code of the store (section 11).
+    await (await buyerLogin(store.domain)).post('/v1/webstore/affiliate/join', { ref_code: 'Some_Ref' });
     const res = await store.post('/v1/app/order', {
       ...CLIENT,
       client_social: 'steve#1234',
@@ -549,13 +551,18 @@ describe('POST /v1/app/order/{orderId}/approve', () => {
     expect((await buyer.get('/v1/webstore/affiliate/me')).body.balance).toBe(7.5);
   });
 
-  it('approves an order whose ref_code no affiliate owns, crediting nothing', async () => {
+  it('approves an order whose ref_code no affiliate holds any more (its link deleted since), crediting nothing', async () => {
     const store = await newStore();
     const p = await createPackage(store);
+    const buyer = await buyerLogin(store.domain);
+    await buyer.post('/v1/webstore/affiliate/join', { ref_code: 'Ana_Main' });
+    const link = (await buyer.post('/v1/webstore/affiliate/link', { name: 'Video', ref_code: 'nobody' })).body;
     const order = await placeOrder(store, orderBody(p, { ref_code: 'nobody' }));
+    expect((await buyer.delete(`/v1/webstore/affiliate/link/${link.id}`)).status).toBe(204);
     const res = await store.post(`/v1/app/order/${order.id}/approve`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'APPROVED', ref_code: 'nobody' });
+    expect((await buyer.get('/v1/webstore/affiliate/me')).body).toMatchObject({ balance: 0, stats: { total_sales: 0 } });
     // credential + GetItem + TransactWrite (no commands: no ids) + ref sentinel GetItem + flag cleared
     expect(dynamoDbCalls(res)).toBe(5);
     expect(dynamoDbCalls(await store.post(`/v1/app/order/${order.id}/approve`))).toBe(2);
