@@ -445,6 +445,8 @@ async function loadOrders() {
 async function openOrder(id: string) {
   try {
     opened = await webstore<Order>('GET', `/order/${encodeURIComponent(id)}`, { auth: true });
+    // The list row may predate a status change: show the same status as the detail.
+    orders = orders.map((order) => (order.internal_id === id ? opened! : order));
   } catch (error) {
     ordersError = error;
   }

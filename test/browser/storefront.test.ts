@@ -108,8 +108,8 @@ describe('the storefront journey', () => {
     await page.getByLabel('In-game nick').fill('alex');
     await page.getByRole('checkbox').check();
     await page.getByRole('button', { name: 'Place order ($17.80)' }).click();
-    await expect.poll(() => page.locator('#checkout .success').textContent()).toMatch(/^Order \w+ placed \(PENDING, \$17\.80\)/);
-    const orderId = /^Order (\w+)/.exec((await page.locator('#checkout .success').textContent())!)![1]!;
+    await expect.poll(() => page.locator('#checkout .success').textContent()).toMatch(/^Order [\w-]+ placed \(PENDING, \$17\.80\)/);
+    const orderId = /^Order ([\w-]+)/.exec((await page.locator('#checkout .success').textContent())!)![1]!;
     expect(await page.locator('#cart').textContent()).toContain('Your cart is empty.');
     await shot('06-checkout');
 
@@ -126,6 +126,7 @@ describe('the storefront journey', () => {
     expect((await fetch(`${demo.api_url}/app/order/${newest.data[0]!.id}/approve`, { method: 'POST', headers: operator })).status).toBe(200);
     await page.locator('#orders').getByRole('button', { name: orderId }).click();
     await expect.poll(() => page.locator('#orders .detail table').textContent()).toContain('VIP rankwaiting for a serverPENDING');
+    expect(await page.locator('#orders tr', { hasText: orderId }).textContent()).toContain('APPROVED');
     await shot('07b-delivery');
   });
 
