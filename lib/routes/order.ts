@@ -13,7 +13,7 @@ export const orderRoutes = {
     example: {
       body: {
         client_identifier: 'Steve', client_email: 'steve@example.com', client_name: 'Steve',
-        packages: [{ package_id: 1, quantity: 1 }], variables: [], coupon: 'SUMMER10', ref_code: 'alex',
+        packages: [{ package_id: 1, quantity: 1 }], variables: [], coupon: 'WELCOME10',
       },
     },
   }),
