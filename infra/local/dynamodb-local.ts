@@ -40,7 +40,7 @@ export function ensureDynamoDbLocal(binDir: string): string {
 
 /**
  * DynamoDB Local has no option to pick the interface: it builds Jetty's `new Server(port)`, which
- * listens on every interface, and reads no system property for the host (checked in 2.x: the
+ * listens on every interface, and reads no system property for the host (checked in the jar run here, 1.25.1: the
  * options are -port, -inMemory, -dbPath, -sharedDb, -cors, -delayTransientStatuses,
  * -optimizeDbBeforeStartup, -disableTelemetry). Its port is therefore checked on the wildcard
  * address, and the README says it is reachable from the network.
@@ -66,7 +66,13 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
-  await waitForPort(options.port, child, () => output);
+  try {
+    await waitForPort(options.port, child, () => output);
+  } catch (error) {
+    // A JVM that never answered must not outlive this failed start (and hold the port for the next).
+    child.kill('SIGKILL');
+    throw error;
+  }
   return child;
 }
 
@@ -81,7 +87,8 @@ export async function stopDynamoDbLocal(child: ChildProcess): Promise<void> {
 }
 
 async function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  // A loaded machine (a test run beside other work) can take half a minute to start a JVM.
+  const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}): ${output()}`);
     try {
