@@ -87,7 +87,7 @@ async function seedDemo(localDir: string, apiUrl: string, port: number): Promise
   const demo = await seedDemoStore();
   writeFileSync(
     demoFile,
-    `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.domain}:${port}`, store_domain: demo.domain, store_id: demo.store_id, api_token: demo.api_token, identify_key: demo.identify_key }, null, 2)}\n`,
+    `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.domain}:${port}`, store_domain: demo.domain, store_id: demo.store_id, api_token: demo.api_token, identify_key: demo.identify_key, order_internal_id: demo.order_internal_id }, null, 2)}\n`,
     { mode: 0o600 },
   );
 }

@@ -36,6 +36,8 @@ export const orderRoutes = {
     method: 'POST', path: '/v1/app/order/{orderId}/cancel', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
     summary: 'Cancel a PENDING order, giving its coupon use back (a CANCELED order is answered unchanged; APPROVED is a 409)',
     params: idParams('orderId'), response: orderResource,
+    // The demo store's order 2 is pending (1 is approved).
+    example: { params: { orderId: '2' } },
   }),
   'command-resend': route({
     method: 'POST', path: '/v1/app/order/{orderId}/command/resend', api: 'api', credential: 'operator', access: 'write', tag: 'Command',
