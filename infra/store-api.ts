@@ -1,9 +1,11 @@
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeAreas } from '#lib/routes/index.ts';
+import { jobs as jobTable, type JobSpec } from '#lib/routes/jobs.ts';
 import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
 import { StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { StoreHttpStack } from '#infra/stacks/http-stack.ts';
+import { JobsStack } from '#infra/stacks/jobs-stack.ts';
 
 export interface StoreApiProps {
   stage: string;
@@ -13,6 +15,8 @@ export interface StoreApiProps {
   mailFrom?: string;
   /** Defaults to the route table's areas; tests pass areas of probe routes. */
   areas?: Readonly<Record<string, Readonly<Record<string, RouteSpec>>>>;
+  /** Defaults to the job table (lib/routes/jobs.ts). */
+  jobs?: Readonly<Record<string, JobSpec>>;
 }
 
 export interface StoreApiStacks {
@@ -20,6 +24,8 @@ export interface StoreApiStacks {
   http: StoreHttpStack;
   /** By area name (the file name in lib/routes). */
   areas: Map<string, AreaStack>;
+  /** The scheduled jobs (`StoreApi-<stage>-Jobs`). */
+  jobs: JobsStack;
 }
 
 /**
@@ -30,6 +36,7 @@ export interface StoreApiStacks {
  * - `StoreApi-<stage>-Http`: the two HTTP APIs, whose URLs outlive any route.
  * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
  *   area file gets its stack from its line in `routeAreas`.
+ * - `StoreApi-<stage>-Jobs`: the scheduled jobs of lib/routes/jobs.ts (EventBridge rules).
  * Top-level stacks rather than nested ones: an area deploys, diffs and rolls back alone
  * (`cdk deploy StoreApi-prod-Order`), its template is a plain file in cdk.out, and the data
  * stack cannot be deleted while a function still imports the table or the bucket. The price,
@@ -60,5 +67,13 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     stack.addStackDependency(http, 'attaches its routes to the HTTP APIs');
     areas.set(area, stack);
   }
-  return { data, http, areas };
+  const jobs = new JobsStack(scope, `${prefix}-Jobs`, {
+    stage,
+    jobs: props.jobs ?? jobTable,
+    functionsDir: props.functionsDir,
+    data: data.exports,
+    description: `store-api (${stage}): the scheduled jobs of lib/routes/jobs.ts`,
+  });
+  jobs.addStackDependency(data, 'imports the table exports');
+  return { data, http, areas, jobs };
 }

@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { allOrdersPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
-import { badRequest } from '#lib/errors.ts';
-import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
+import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
+import { findCustomer } from '#lib/db/customer.ts';
+import { allOrdersPk, buyerPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
+import { customerUnauthenticated } from '#lib/errors.ts';
+import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
 
 /**
  * Order lists. Calls below exclude the credential lookup.
@@ -12,6 +13,7 @@ import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from 
  * |---------------------------------|-----------------------------------------------------------------------------|-------|
  * | list, newest first              | Query gsi1 `STORE#<s>#ORDER`, gsi1sk `<created_at>#<id>` descending          | see below |
  * | list by status                  | Query gsi2 `STORE#<s>#ORDER#<status>`, same sort key (moved on status change) | see below |
+ * | a buyer's orders (cursor mode)  | GetItem customer + Query gsi3 `STORE#<s>#BUYER#<lower email>`, same sort key | 2     |
  * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
  * | `package`                       | FilterExpression `contains(package_ids, :id)` after the read                 |       |
  *
@@ -26,56 +28,40 @@ import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from 
  * Both indexes are eventually consistent (an order shows in lists within about a second on
  * AWS); gets by id are strongly consistent.
  *
- * The cursor is base64url JSON `{s: store, f: digest of the filters, c: created_at, i: id}`
- * followed by a SHA-256 check of that text. It is only a position: the key it resumes from is
- * rebuilt from the caller's own store and filters, so a cursor forged around the check can move
- * within the caller's own list but never reach another store's items. A cursor that fails the
- * check, names another store, was issued for other filters, or names a position outside the
- * `from`/`to` range (DynamoDB refuses such a start key: it would be a 500) is a 400.
+ * The cursor (lib/db/cursor.ts) holds the position `{c: created_at, i: id}`, bound to the filters
+ * (a buyer's list: and the buyer); besides the codec's own checks, a position outside the
+ * `from`/`to` range is a 400.
  */
 
-const filterDigest = (filters: OrderFilters) =>
-  createHash('sha256')
-    .update(JSON.stringify([filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null]))
-    .digest('base64url')
-    .slice(0, 16);
-const cursorCheck = (body: string) => createHash('sha256').update(`order-cursor:v1:${body}`).digest('base64url').slice(0, 22);
+/** The filters of a list; `buyer` (a lower-case e-mail) lists one buyer's orders, and binds the cursor to that buyer. */
+type ListFilters = OrderFilters & { buyer?: string };
+
+const listFilters = (filters: ListFilters) => [
+  filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null, ...(filters.buyer === undefined ? [] : [filters.buyer]),
+];
+const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const codec = cursorCodec('order', ({ c, i }) => (typeof c === 'string' && ISO_Z.test(c) && isId(i) ? { c, i } : undefined));
 
 interface Position {
   created_at: string;
   id: number;
 }
 
-export function encodeCursor(storeId: number, filters: OrderFilters, position: Position): string {
-  const body = Buffer.from(JSON.stringify({ s: storeId, f: filterDigest(filters), c: position.created_at, i: position.id })).toString('base64url');
-  return `${body}.${cursorCheck(body)}`;
+export function encodeCursor(storeId: number, filters: ListFilters, position: Position): string {
+  return codec.encode(storeId, listFilters(filters), { c: position.created_at, i: position.id });
 }
 
-const invalidCursor = () => badRequest('page_cursor is invalid, or was issued for another store or other filters', 'INVALID_CURSOR', 'page_cursor');
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-export function decodeCursor(storeId: number, filters: OrderFilters, cursor: string): Position {
-  if (cursor.length > CURSOR_MAX) throw invalidCursor();
-  const [body, check, ...rest] = cursor.split('.');
-  if (!body || !check || rest.length > 0 || check !== cursorCheck(body)) throw invalidCursor();
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-  } catch {
-    throw invalidCursor();
-  }
-  const { s, f, c, i } = (payload ?? {}) as Record<string, unknown>;
-  if (s !== storeId || f !== filterDigest(filters) || typeof c !== 'string' || !ISO_Z.test(c) || !Number.isSafeInteger(i) || (i as number) < 1) {
-    throw invalidCursor();
-  }
+export function decodeCursor(storeId: number, filters: ListFilters, cursor: string): Position {
+  const { c, i } = codec.decode(storeId, listFilters(filters), cursor);
+  // DynamoDB refuses a start key outside the key condition's range: that would be a 500.
   if ((filters.from !== undefined && c < filters.from) || (filters.to !== undefined && c > filters.to)) throw invalidCursor();
-  return { created_at: c, id: i as number };
+  return { created_at: c, id: i };
 }
 
 /** The Query of a filtered list (newest first) and the start key that resumes after `after`. */
-function listQuery(storeId: number, filters: OrderFilters) {
-  const index = filters.status ? ('gsi2' as const) : ('gsi1' as const);
-  const partition = filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
+function listQuery(storeId: number, filters: ListFilters) {
+  const index = filters.buyer !== undefined ? ('gsi3' as const) : filters.status ? ('gsi2' as const) : ('gsi1' as const);
+  const partition = filters.buyer !== undefined ? buyerPk(storeId, filters.buyer) : filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
   const names: Record<string, string> = { '#pk': `${index}pk` };
   const values: Record<string, unknown> = { ':pk': partition };
   let range = '';
@@ -137,7 +123,7 @@ const FILTERED_BATCH = 200;
 const EXAMINED_MAX = 1000;
 
 /** One page in cursor mode: `cursor` empty on the first call. */
-export async function listOrdersByCursor(storeId: number, filters: OrderFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+export async function listOrdersByCursor(storeId: number, filters: ListFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
   const { input, startAfter, positionOf } = listQuery(storeId, filters);
   const wanted = pageSize + 1;
   const orders: Order[] = [];
@@ -156,4 +142,11 @@ export async function listOrdersByCursor(storeId: number, filters: OrderFilters,
   }
   // No match beyond this page: the list is over, or EXAMINED_MAX ran out first (resume after the last order examined).
   return { data: orders, next_cursor: startKey ? encodeCursor(storeId, filters, positionOf(startKey)) : null };
+}
+
+/** The logged-in buyer's own orders (by e-mail, ignoring case; guest orders under it included), newest first. */
+export async function listBuyerOrders(storeId: number, customerId: number, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+  const customer = await findCustomer(storeId, customerId);
+  if (!customer) throw customerUnauthenticated();
+  return listOrdersByCursor(storeId, { buyer: customer.email.toLowerCase() }, cursor, pageSize);
 }

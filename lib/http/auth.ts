@@ -15,6 +15,8 @@ export interface ApiKeyAuth {
   storeId: number;
   credentialId: number;
   scopes: string[];
+  /** The game server a `delivery` key is bound to (null for other keys). */
+  serverId: number | null;
 }
 export interface BuyerAuth {
   kind: 'buyer' | 'session';
@@ -31,6 +33,13 @@ export interface StoreHostAuth {
   /** Session cookie if one was sent (logout ends it). */
   secret?: string;
 }
+/** A guest (`customerId` null) or a logged-in buyer of the store of `x-store-domain`. */
+export interface OptionalBuyerAuth {
+  kind: 'buyerOptional';
+  storeId: number;
+  domain: string;
+  customerId: number | null;
+}
 export interface PublicAuth {
   kind: 'public';
 }
@@ -43,7 +52,9 @@ export type AuthFor<K extends CredentialKind> = K extends 'operator'
       ? BuyerAuth
       : K extends 'buyerStore' | 'storeHost'
         ? StoreHostAuth
-        : PublicAuth;
+        : K extends 'buyerOptional'
+          ? OptionalBuyerAuth
+          : PublicAuth;
 
 function bearer(event: APIGatewayProxyEventV2): string | undefined {
   const header = event.headers?.authorization ?? event.headers?.Authorization;
@@ -93,23 +104,28 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
         storeId: credential.store_id,
         credentialId: credential.credential_id ?? 0,
         scopes: credential.scopes ?? [],
+        serverId: credential.server_id ?? null,
       } satisfies ApiKeyAuth;
     }
 
     case 'buyer':
-    case 'buyerStore': {
+    case 'buyerStore':
+    case 'buyerOptional': {
       const domain = event.headers?.['x-store-domain']?.trim().toLowerCase();
       if (!domain) {
         if (route.credential === 'buyer') throw customerUnauthenticated();
         throw new HttpError(400, { message: 'Header x-store-domain is required', code: 'STORE_DOMAIN_REQUIRED', field: 'x-store-domain' });
       }
-      const secret = route.credential === 'buyer' ? bearer(event) : undefined;
+      const secret = route.credential === 'buyerStore' ? undefined : bearer(event);
       if (route.credential === 'buyer' && !secret) throw customerUnauthenticated();
       const { store, credential } = await findDomainAndCredential(domain, secret);
       if (store === undefined) throw notFound('Store domain');
       rememberStoreOrigins(event, { domain, allowedOrigins: store.allowedOrigins });
       const { storeId } = store;
       if (route.credential === 'buyerStore') return { kind: 'buyerStore', storeId, domain } satisfies StoreHostAuth;
+      // Without a token, a guest; a token sent must be valid (401 otherwise), never silently ignored.
+      if (route.credential === 'buyerOptional' && !secret) return { kind: 'buyerOptional', storeId, domain, customerId: null } satisfies OptionalBuyerAuth;
+      if (route.credential === 'buyerOptional') return { kind: 'buyerOptional', storeId, domain, customerId: buyerFrom('buyer', credential, storeId, domain, secret!).customerId } satisfies OptionalBuyerAuth;
       return buyerFrom('buyer', credential, storeId, domain, secret!);
     }
 
@@ -134,4 +150,10 @@ function buyerFrom(kind: 'buyer' | 'session', credential: Credential | undefined
     throw customerUnauthenticated();
   }
   return { kind, storeId, customerId: credential.customer_id, domain, secret };
+}
+
+/** The server a delivery route acts for: a `delivery` key not bound to a server opens nothing here. */
+export function deliveryServer(auth: ApiKeyAuth): number {
+  if (auth.serverId === null) throw forbidden('This API key is bound to no game server', 'FORBIDDEN');
+  return auth.serverId;
 }

@@ -1,8 +1,10 @@
 import type { RouteSpec } from '#lib/http/route.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
+import { checkoutRoutes } from '#lib/routes/checkout.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
+import { deliveryRoutes } from '#lib/routes/delivery.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
 import { imageRoutes } from '#lib/routes/image.ts';
 import { noteRoutes } from '#lib/routes/note.ts';
@@ -29,6 +31,8 @@ export const routeAreas = {
   note: noteRoutes,
   chat: chatRoutes,
   storefront: storefrontRoutes,
+  checkout: checkoutRoutes,
+  delivery: deliveryRoutes,
 } as const satisfies Record<string, Record<string, RouteSpec>>;
 
 export type RouteArea = keyof typeof routeAreas;

@@ -62,13 +62,15 @@ describe('POST /v1/app/order', () => {
       internal_id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
       status: 'PENDING',
       subtotal: 30.17,
+      promo_discount: 0,
+      coupon_discount: 0,
       discount: 0,
       total: 30.17,
       ...CLIENT,
       client_social: 'steve#1234',
       packages: [
-        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3 },
-        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2 },
+        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97 },
+        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2 },
       ],
       variables: [],
       coupon: null,
@@ -79,7 +81,7 @@ describe('POST /v1/app/order', () => {
       updated_at: res.body.created_at,
     });
     expect(Object.keys(res.body)).toEqual([
-      'id', 'store_id', 'internal_id', 'status', 'subtotal', 'discount', 'total', 'client_identifier', 'client_email', 'client_name',
+      'id', 'store_id', 'internal_id', 'status', 'subtotal', 'promo_discount', 'coupon_discount', 'discount', 'total', 'client_identifier', 'client_email', 'client_name',
       'client_social', 'packages', 'variables', 'coupon', 'ref_code', 'approved_at', 'canceled_at', 'created_at', 'updated_at',
     ]);
     const got = await store.get(`/v1/app/order/${res.body.id}`);
@@ -89,17 +91,17 @@ describe('POST /v1/app/order', () => {
 
     // The order keeps what was sold: a later price or name change does not reach it.
     await store.patch(`/v1/app/package/${vip}`, { price: 50, name: 'VIP+' });
-    expect((await store.get(`/v1/app/order/${res.body.id}`)).body.packages[0]).toEqual({ package_id: vip, name: 'VIP', price: 9.99, quantity: 3 });
+    expect((await store.get(`/v1/app/order/${res.body.id}`)).body.packages[0]).toMatchObject({ package_id: vip, name: 'VIP', price: 9.99, quantity: 3, subtotal: 29.97 });
   });
 
-  it('costs 5 DynamoDB calls without a coupon and 6 with one', async () => {
+  it('costs 6 DynamoDB calls without a coupon and 7 with one', async () => {
     const store = await newStore();
     const p = await createPackage(store);
     await createDiscount(store, { coupon: 'TEN' });
-    // credential + variables Query + packages BatchGet + order id ADD + TransactWrite
-    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p)))).toBe(5);
+    // credential + variables Query + promos Query + packages BatchGet + order id ADD + TransactWrite
+    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p)))).toBe(6);
     // + BatchGet of the coupon and its per-client counters
-    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p, { coupon: 'ten' })))).toBe(6);
+    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p, { coupon: 'ten' })))).toBe(7);
   });
 
   it('gives per-store ids and a different unguessable internal_id to every order', async () => {
@@ -160,14 +162,14 @@ describe('POST /v1/app/order', () => {
     expect(await orderCount(store)).toBe(0);
   });
 
-  it('refuses an order whose packages would deliver more than 99 commands', async () => {
+  it('refuses an order whose packages would deliver more than 98 commands', async () => {
     const store = await newStore();
     const commands = Array.from({ length: 50 }, (_, i) => ({ command: `say ${i}` }));
     const a = await createPackage(store, { commands });
     const b = await createPackage(store, { commands });
     const res = await store.post('/v1/app/order', { ...CLIENT, packages: [{ package_id: a, quantity: 1 }, { package_id: b, quantity: 1 }] });
     expect(res.status).toBe(422);
-    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 99 commands') });
+    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 98 commands') });
     expect(await orderCount(store)).toBe(0);
   });
 });
@@ -583,10 +585,11 @@ describe('PATCH /v1/app/command/{commandId}', () => {
     expect(done.status).toBe(200);
     expect(done.body).toEqual({
       id: 1, store_id: store.storeId, order_id: order.id, package_id: order.packages[0].package_id, command: 'one', offline_execute: true,
-      execute_at: expect.stringMatching(ISO_Z), status: 'DONE', tries: 0, response: 'ok', created_at: expect.stringMatching(ISO_Z), updated_at: expect.stringMatching(ISO_Z),
+      execute_at: expect.stringMatching(ISO_Z), status: 'DONE', tries: 0, response: 'ok', server_id: null, stage: 'APPROVED', attempt: 0,
+      created_at: expect.stringMatching(ISO_Z), updated_at: expect.stringMatching(ISO_Z),
     });
-    // credential + UpdateItem
-    expect(dynamoDbCalls(done)).toBe(2);
+    // credential + GetItem + (command 2 waited for it) chain GetItem + BatchGet of command 2 + TransactWrite
+    expect(dynamoDbCalls(done)).toBe(5);
     expect((await queue(store)).map((c) => c.id)).toEqual([2]);
 
     const repeated = await store.patch('/v1/app/command/1', { status: 'DONE' });
@@ -604,7 +607,8 @@ describe('PATCH /v1/app/command/{commandId}', () => {
     await approvedWithCommands(store, [{ command: 'one' }]);
     const failed = await store.patch('/v1/app/command/1', { status: 'FAILED', response: 'player offline' });
     expect(failed.body).toMatchObject({ status: 'FAILED', tries: 1, response: 'player offline' });
-    expect(dynamoDbCalls(failed)).toBe(2);
+    // credential + GetItem + PutItem conditioned on the revision read
+    expect(dynamoDbCalls(failed)).toBe(3);
     expect(await queue(store)).toEqual([]);
     const repeated = await store.patch('/v1/app/command/1', { status: 'FAILED', response: 'still offline' });
     expect(repeated.body).toMatchObject({ status: 'FAILED', tries: 1, response: 'still offline' });
@@ -655,8 +659,8 @@ describe('POST /v1/app/order/{orderId}/command/resend', () => {
     const res = await store.post(`/v1/app/order/${order.id}/command/resend`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ order_id: order.id, resent: 2 });
-    // credential + GetItem + TransactWrite
-    expect(dynamoDbCalls(res)).toBe(3);
+    // credential + order GetItem + BatchGet commands + chain GetItem + TransactWrite (commands + chain restarted)
+    expect(dynamoDbCalls(res)).toBe(5);
     expect((await queue(store)).map((c) => c.command)).toEqual(['one', 'two']);
     expect((await store.patch('/v1/app/command/2', { status: 'DONE' })).body.tries).toBe(1);
   });
