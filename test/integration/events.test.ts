@@ -24,6 +24,9 @@ const names = readdirSync('events')
  */
 const NEEDS_PRIOR_STATE: Record<string, number> = {
   'affiliate-withdraw': 422, // a balance: an approved order referred by the buyer's affiliate code
+  'command-retry': 409, // a FAILED, DEAD or CANCELED command: a failure reported by a delivery agent
+  'delivery-claim': 403, // an API key bound to a game server (POST /app/server), which the demo store has not
+  'delivery-ack': 403, // the same key, and the lease_id its delivery-claim answered moments before
   'package-image-confirm': 422, // an object uploaded through the presigned POST of package-image-presign
   'package-image-put': 415, // a multipart/form-data file; sample events carry JSON bodies only
 };
