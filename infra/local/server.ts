@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
+import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
 import { callCounter, countDynamoDbCalls } from '#infra/local/call-counter.ts';
 
 /**
@@ -199,7 +200,7 @@ function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV
 
 const envelope = (status: number, message: string, code: string): APIGatewayProxyStructuredResultV2 => ({
   statusCode: status,
-  headers: { 'content-type': 'application/json; charset=utf-8', 'x-content-type-options': 'nosniff' },
+  headers: { 'content-type': JSON_CONTENT_TYPE, ...BASE_HEADERS },
   body: JSON.stringify({ errors: [{ message, code }] }),
 });
 
