@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tableActions } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
@@ -16,12 +17,12 @@ export const callCounter = new AsyncLocalStorage<{ calls: number; access: RouteS
 /** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
 const actionOf = (commandName: string) => (commandName === 'TransactWriteItemsCommand' ? 'PutItem' : commandName.replace(/Command$/, ''));
 
-let installed = false;
+const counted = new WeakSet<DynamoDBDocumentClient>();
 
-export async function countDynamoDbCalls(): Promise<void> {
-  if (installed) return;
-  installed = true;
-  const { db } = await import('#lib/db/client.ts');
+/** Installs the count on a client once (each reload generation of lib/db/client.ts has its own). */
+export function countDynamoDbCalls(db: DynamoDBDocumentClient): void {
+  if (counted.has(db)) return;
+  counted.add(db);
   db.middlewareStack.add(
     (next, context) => async (args) => {
       const counter = callCounter.getStore();
