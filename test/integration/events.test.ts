@@ -23,7 +23,13 @@ const names = readdirSync('events')
  * make. Listed with the answer they get, so that one made runnable must leave this list.
  */
 const NEEDS_PRIOR_STATE: Record<string, number> = {
-  'affiliate-withdraw': 422, // a balance: an approved order referred by the buyer's affiliate code
+  'affiliate-get': 404, // an affiliate: the demo buyer has not joined the program (affiliate-join runs later in the pass)
+  'affiliate-link-create': 404, // the same: links belong to an affiliate
+  'affiliate-link-delete': 422, // a link besides the main code (link 1 is the main code, which stays)
+  'affiliate-withdraw': 403, // a balance, and an affiliate that affiliate-update (status: blocked) has not blocked
+  'order-refund': 409, // an APPROVED order: the demo's only approved order is charged back first (order-chargeback)
+  'withdrawal-pay': 404, // a withdrawal request (affiliate-withdraw) of an affiliate with a balance
+  'withdrawal-reject': 404, // the same
   'command-retry': 409, // a FAILED, DEAD or CANCELED command: a failure reported by a delivery agent
   'delivery-claim': 403, // an API key bound to a game server (POST /app/server), which the demo store has not
   'delivery-ack': 403, // the same key, and the lease_id its delivery-claim answered moments before
