@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tableActions } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
@@ -12,12 +13,12 @@ export const routeAccess = new AsyncLocalStorage<RouteSpec['access']>();
 /** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
 const actionOf = (commandName: string) => (commandName === 'TransactWriteItemsCommand' ? 'PutItem' : commandName.replace(/Command$/, ''));
 
-let installed = false;
+const policed = new WeakSet<DynamoDBDocumentClient>();
 
-export async function enforceRouteAccess(): Promise<void> {
-  if (installed) return;
-  installed = true;
-  const { db } = await import('#lib/db/client.ts');
+/** Installs the check on a client once (each reload generation of lib/db/client.ts has its own). */
+export function enforceRouteAccess(db: DynamoDBDocumentClient): void {
+  if (policed.has(db)) return;
+  policed.add(db);
   db.middlewareStack.add(
     (next, context) => async (args) => {
       const access = routeAccess.getStore();

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { creditCommission } from '#lib/db/affiliate.ts';
 import { readCart } from '#lib/db/cart.ts';
 import { allocateCommandIds } from '#lib/db/command.ts';
 import { releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
@@ -18,9 +17,10 @@ import type { StoredQuote } from '#lib/db/quote.ts';
 import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
+import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
-import { newChain, planCommands } from '#lib/domain/delivery.ts';
-import { approval, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
+import { newChain } from '#lib/domain/delivery.ts';
+import { approval, approvalPlan, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
 import { minuteOf, UNPAID_AFTER_MS } from '#lib/domain/unpaid.ts';
 import { resendCommands } from '#lib/flows/command.ts';
 import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
@@ -36,8 +36,10 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | place     | Query variables + Query promos + BatchGet (packages, coupon sentinel, quote, buyer),       |
  * |           | [BatchGet coupon + counters + limit counters], order id ADD, TransactWrite: 5, or 6 with a |
  * |           | coupon or a package with a per-customer limit                                              |
- * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3; with a ref_code       |
- * |           | creditCommission (1 call when no affiliate owns the code, else 4) + UpdateItem (+2..5)     |
+ * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3 (APPROVED and timed |
+ * |           | EXPIRED commands, one batch); with a ref_code                                              |
+ * |           | creditOrderCommission (1 call when no affiliate owns the code, 2 when none is owed, else 4) |
+ * |           | + UpdateItem (+2..5)                                                                       |
  * | approve an APPROVED order | GetItem: 1                                                                 |
  * | cancel    | GetItem + TransactWrite: 2                                                                 |
  * | resend    | GetItem + BatchGet (commands, chain) + TransactWrite (each command back, chain restarted): 3 |
@@ -70,6 +72,7 @@ export function placeOrder(storeId: number, placement: Placement): Promise<Order
     const read = await readCart(storeId, {
       packageIds: request.lines.map((line) => line.package_id),
       coupon: request.coupon,
+      refCode: request.ref_code,
       client_email: client.client_email,
       client_identifier: client.client_identifier,
       quoteId: quote?.id ?? null,
@@ -99,6 +102,7 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
       values: input.variables.map((given, index) => ({ ...given, nameField: `variables.${index}.name`, valueField: `variables.${index}.value` })),
       valuesField: 'variables',
       coupon: input.coupon,
+      ref_code: input.ref_code,
       client_identifier: input.client_identifier,
       extraWrites: 0,
       inputProblems: [],
@@ -112,9 +116,9 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
 }
 
 /** Credits the ref_code's affiliate (once per order) and clears the flag that says it is owed. */
-async function settleCommission(storeId: number, order: OrderItem): Promise<void> {
+export async function settleCommission(storeId: number, order: OrderItem): Promise<void> {
   if (!order.commission_pending || order.ref_code === null) return;
-  await creditCommission(storeId, order.ref_code, order.id, order.total, order.packages);
+  await creditOrderCommission(storeId, { ...order, ref_code: order.ref_code });
   await clearCommissionPending(storeId, order.id);
 }
 
@@ -124,11 +128,11 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
   const approved = await retrying(async () => {
     const order = await getOrderItem(storeId, orderId);
     if (approval(order.status) === 'already') return order;
-    const approvedAt = nowIso();
-    const plan = planCommands(order.deliveries, 'APPROVED');
+    const now = currentTimeMs();
+    const { plan, packages } = approvalPlan(order, now);
     firstCommandId ??= plan.length > 0 ? await allocateCommandIds(storeId, plan.length) : 0;
     const chain = newChain(plan.map((_, index) => firstCommandId! + index), plan);
-    return markApproved(storeId, order, { plan, chain }, firstCommandId, approvedAt);
+    return markApproved(storeId, order, { plan, chain }, firstCommandId, new Date(now).toISOString(), packages);
   });
   await settleCommission(storeId, approved);
   return toOrder(approved);

@@ -1,4 +1,5 @@
 import type { RouteSpec } from '#lib/http/route.ts';
+import { affiliateRoutes } from '#lib/routes/affiliate.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 import { checkoutRoutes } from '#lib/routes/checkout.ts';
@@ -22,6 +23,7 @@ import { variableRoutes } from '#lib/routes/variable.ts';
 export const routeAreas = {
   core: coreRoutes,
   buyer: buyerRoutes,
+  affiliate: affiliateRoutes,
   catalog: catalogRoutes,
   image: imageRoutes,
   promo: promoRoutes,

@@ -13,7 +13,7 @@ export const orderRoutes = {
     example: {
       body: {
         client_identifier: 'Steve', client_email: 'steve@example.com', client_name: 'Steve',
-        packages: [{ package_id: 1, quantity: 1 }], variables: [], coupon: 'SUMMER10', ref_code: 'alex',
+        packages: [{ package_id: 1, quantity: 1 }], variables: [], coupon: 'WELCOME10',
       },
     },
   }),
@@ -35,6 +35,18 @@ export const orderRoutes = {
   'order-cancel': route({
     method: 'POST', path: '/v1/app/order/{orderId}/cancel', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
     summary: 'Cancel a PENDING order, giving its coupon use back (a CANCELED order is answered unchanged; APPROVED is a 409)',
+    params: idParams('orderId'), response: orderResource,
+    // The demo store's order 2 is pending (1 is approved).
+    example: { params: { orderId: '2' } },
+  }),
+  'order-refund': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    summary: 'Refund an APPROVED order, once: cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
+    params: idParams('orderId'), response: orderResource,
+  }),
+  'order-chargeback': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/chargeback', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    summary: 'Record a chargeback of an APPROVED order, once: as a refund, with the CHARGEBACK-stage commands (a CHARGEBACK order is answered unchanged; other states, REFUNDED included, 409)',
     params: idParams('orderId'), response: orderResource,
   }),
   'command-resend': route({

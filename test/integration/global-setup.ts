@@ -22,7 +22,20 @@ declare module 'vitest' {
  * that `npm start` runs, in a child process, on free ports, with DynamoDB Local in memory.
  */
 export default async function setup(project: TestProject) {
-  const localDir = resolve('.local', `test-${process.pid}`);
+  const stack = await startStackProcess({ LOCAL_SEED: '0' });
+  project.provide('apiUrl', stack.ready.api_url!);
+  project.provide('apiPort', stack.port);
+  project.provide('dynamodbEndpoint', stack.ready.dynamodb_endpoint!);
+  project.provide('s3Endpoint', stack.ready.s3_endpoint!);
+  project.provide('tableName', stack.ready.table!);
+  project.provide('bucket', stack.ready.bucket!);
+  project.provide('localDir', stack.localDir);
+  return stack.stop;
+}
+
+/** The local stack in a child process on free ports, in its own LOCAL_DIR; `env` adds to or overrides its environment. */
+export async function startStackProcess(env: Record<string, string>) {
+  const localDir = resolve('.local', `test-${process.pid}-${env.LOCAL_SEED === '1' ? 'seeded' : 'empty'}`);
   const [port, dynamodbPort, s3Port] = [await freePort(), await freePort(), await freePort()];
   const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
     env: {
@@ -33,12 +46,12 @@ export default async function setup(project: TestProject) {
       LOCAL_DIR: localDir,
       LOCAL_BIN_DIR: resolve('.local', 'bin'),
       LOCAL_IN_MEMORY: '1',
-      LOCAL_SEED: '0',
       LOCAL_LOG: '0',
       DYNAMODB_ENDPOINT: '',
       S3_ENDPOINT: '',
       TABLE_NAME: '',
       IMAGES_BUCKET: '',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -58,15 +71,7 @@ export default async function setup(project: TestProject) {
   // Keep the pipe drained so the child never blocks on a full stdout.
   child.stdout!.resume();
 
-  project.provide('apiUrl', ready.api_url!);
-  project.provide('apiPort', port);
-  project.provide('dynamodbEndpoint', ready.dynamodb_endpoint!);
-  project.provide('s3Endpoint', ready.s3_endpoint!);
-  project.provide('tableName', ready.table!);
-  project.provide('bucket', ready.bucket!);
-  project.provide('localDir', localDir);
-
-  return async () => {
+  const stop = async () => {
     // A stack that crashed during the run has already exited: waiting for its exit would hang.
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -74,6 +79,7 @@ export default async function setup(project: TestProject) {
     }
     rmSync(localDir, { recursive: true, force: true });
   };
+  return { ready, port, localDir, stop };
 }
 
 export const outboxFileOf = (localDir: string) => join(localDir, 'outbox.jsonl');

@@ -49,6 +49,8 @@ describe('POST /v1/app/order', () => {
     const store = await newStore();
     const vip = await createPackage(store, { name: 'VIP', price: 9.99 });
     const kit = await createPackage(store, { name: 'Kit', price: 0.1 });
+    // A ref_code must be a code of the store (section 11).
+    await (await buyerLogin(store.domain)).post('/v1/webstore/affiliate/join', { ref_code: 'Some_Ref' });
     const res = await store.post('/v1/app/order', {
       ...CLIENT,
       client_social: 'steve#1234',
@@ -69,20 +71,22 @@ describe('POST /v1/app/order', () => {
       ...CLIENT,
       client_social: 'steve#1234',
       packages: [
-        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97 },
-        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2 },
+        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97, expires_at: null },
+        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2, expires_at: null },
       ],
       variables: [],
       coupon: null,
       ref_code: 'Some_Ref',
       approved_at: null,
       canceled_at: null,
+      refunded_at: null,
+      chargeback_at: null,
       created_at: expect.stringMatching(ISO_Z),
       updated_at: res.body.created_at,
     });
     expect(Object.keys(res.body)).toEqual([
       'id', 'store_id', 'internal_id', 'status', 'subtotal', 'promo_discount', 'coupon_discount', 'discount', 'total', 'client_identifier', 'client_email', 'client_name',
-      'client_social', 'packages', 'variables', 'coupon', 'ref_code', 'approved_at', 'canceled_at', 'created_at', 'updated_at',
+      'client_social', 'packages', 'variables', 'coupon', 'ref_code', 'approved_at', 'canceled_at', 'refunded_at', 'chargeback_at', 'created_at', 'updated_at',
     ]);
     const got = await store.get(`/v1/app/order/${res.body.id}`);
     expect(got.body).toEqual(res.body);
@@ -549,13 +553,18 @@ describe('POST /v1/app/order/{orderId}/approve', () => {
     expect((await buyer.get('/v1/webstore/affiliate/me')).body.balance).toBe(7.5);
   });
 
-  it('approves an order whose ref_code no affiliate owns, crediting nothing', async () => {
+  it('approves an order whose ref_code no affiliate holds any more (its link deleted since), crediting nothing', async () => {
     const store = await newStore();
     const p = await createPackage(store);
+    const buyer = await buyerLogin(store.domain);
+    await buyer.post('/v1/webstore/affiliate/join', { ref_code: 'Ana_Main' });
+    const link = (await buyer.post('/v1/webstore/affiliate/link', { name: 'Video', ref_code: 'nobody' })).body;
     const order = await placeOrder(store, orderBody(p, { ref_code: 'nobody' }));
+    expect((await buyer.delete(`/v1/webstore/affiliate/link/${link.id}`)).status).toBe(204);
     const res = await store.post(`/v1/app/order/${order.id}/approve`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'APPROVED', ref_code: 'nobody' });
+    expect((await buyer.get('/v1/webstore/affiliate/me')).body).toMatchObject({ balance: 0, stats: { total_sales: 0 } });
     // credential + GetItem + TransactWrite (no commands: no ids) + ref sentinel GetItem + flag cleared
     expect(dynamoDbCalls(res)).toBe(5);
     expect(dynamoDbCalls(await store.post(`/v1/app/order/${order.id}/approve`))).toBe(2);

@@ -42,6 +42,7 @@ const request = (lines: { package_id: number; quantity: number }[], extra: Parti
   values: [],
   valuesField: 'variables',
   coupon: null,
+  ref_code: null,
   client_email: 'steve@example.com',
   client_identifier: 'Steve',
   extraWrites: 0,
@@ -55,6 +56,7 @@ const state = (catalog: Package[], extra: Partial<CartState> = {}): CartState =>
   coupon: null,
   held: new Map(),
   quoted: null,
+  refCodeKnown: false,
   ...extra,
 });
 const fieldsOf = (fn: () => unknown) => {
