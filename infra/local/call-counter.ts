@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { tableActions } from '#lib/db/table.ts';
+import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, tableActions } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
 /**
@@ -11,10 +11,17 @@ import type { RouteSpec } from '#lib/http/route.ts';
  * It also refuses what the function's IAM grant would refuse on AWS (DynamoDB Local checks no
  * permissions): a write from a read route must fail here, not first in a deployment.
  */
-export const callCounter = new AsyncLocalStorage<{ calls: number; access: RouteSpec['access'] }>();
+export const callCounter = new AsyncLocalStorage<{ calls: number; access: RouteSpec['access']; idempotencyWrites?: boolean }>();
 
 /** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
 const actionOf = (commandName: string) => (commandName === 'TransactWriteItemsCommand' ? 'PutItem' : commandName.replace(/Command$/, ''));
+
+/** What the CDK grants every POST route besides its access: idempotency writes on the IDEMPOTENCY# partitions only (dynamodb:LeadingKeys). */
+function isIdempotencyWrite(action: string, input: unknown): boolean {
+  const { Key, Item } = (input ?? {}) as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+  const pk = Key?.pk ?? Item?.pk;
+  return (idempotencyTableActions as readonly string[]).includes(action) && typeof pk === 'string' && pk.startsWith(IDEMPOTENCY_PK_PREFIX);
+}
 
 let installed = false;
 
@@ -28,7 +35,7 @@ export async function countDynamoDbCalls(): Promise<void> {
       if (counter) {
         counter.calls += 1;
         const action = actionOf(context.commandName ?? '');
-        if (!(tableActions[counter.access] as readonly string[]).includes(action)) {
+        if (!(tableActions[counter.access] as readonly string[]).includes(action) && !(counter.idempotencyWrites && isIdempotencyWrite(action, args.input))) {
           throw Object.assign(new Error(`Not authorized to perform dynamodb:${action} (route access: ${counter.access})`), { name: 'AccessDeniedException' });
         }
       }

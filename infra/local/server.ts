@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { RouteSpec } from '#lib/http/route.ts';
+import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
 import { callCounter } from '#infra/local/call-counter.ts';
 import { atTime } from '#lib/clock.ts';
@@ -198,7 +198,7 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
       );
       try {
         const handler = await loadHandler(matched.route.name);
-        const counter = { calls: 0, access: matched.route.spec.access };
+        const counter = { calls: 0, access: matched.route.spec.access, idempotencyWrites: takesIdempotencyKey(matched.route.spec) };
         const invoke = () => callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
         const pinnedTime = pinnedTimeOf(headers);
         result = await (pinnedTime === undefined ? invoke() : atTime(pinnedTime, invoke));
