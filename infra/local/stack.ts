@@ -2,10 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { createTableInput, tableKeys } from '#lib/db/table.ts';
+import { createTableInput, tableKeys, tableStream } from '#lib/db/table.ts';
 import { startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 
 /**
@@ -46,7 +46,11 @@ const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    // A table kept from before webhooks existed gets its stream (webhooks are derived from it).
+    if (!Table?.StreamSpecification?.StreamEnabled) {
+      await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: tableStream.viewType } }));
+    }
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
     await client.send(new CreateTableCommand(createTableInput(tableName)));
@@ -132,6 +136,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     OUTBOX_FILE: join(localDir, 'outbox.jsonl'),
     INSECURE_COOKIES: '1',
     PLAIN_HTTP_STORE_ORIGINS: '1',
+    // Receivers on this machine (http://localhost, 127.0.0.1) are allowed here only.
+    WEBHOOK_LOCAL_TARGETS: '1',
   });
 
   const { countDynamoDbCalls } = await import('#infra/local/call-counter.ts');
@@ -143,6 +149,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     server.listen(port, '0.0.0.0', () => resolveListen());
   });
   const apiUrl = `http://127.0.0.1:${port}`;
+  const { startWebhookDelivery } = await import('#infra/local/webhooks.ts');
+  const webhooks = await startWebhookDelivery({ endpoint: dynamodbEndpoint, tableName, region: process.env.AWS_REGION! });
   if (options.seedDemo) await seedDemo(localDir, apiUrl, port);
 
   let stopped = false;
@@ -157,6 +165,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     async stop() {
       if (stopped) return;
       stopped = true;
+      await webhooks.stop();
       server.closeAllConnections();
       await new Promise((done) => server.close(done));
       await s3?.close();

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
+import { openCursor, sealCursor } from '#lib/db/cursor.ts';
 import { allOrdersPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
 import { badRequest } from '#lib/errors.ts';
 import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
@@ -26,8 +27,8 @@ import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from 
  * Both indexes are eventually consistent (an order shows in lists within about a second on
  * AWS); gets by id are strongly consistent.
  *
- * The cursor is base64url JSON `{s: store, f: digest of the filters, c: created_at, i: id}`
- * followed by a SHA-256 check of that text. It is only a position: the key it resumes from is
+ * The cursor (lib/db/cursor.ts) is base64url JSON `{s: store, f: digest of the filters,
+ * c: created_at, i: id}` followed by a SHA-256 check of that text. It is only a position: the key it resumes from is
  * rebuilt from the caller's own store and filters, so a cursor forged around the check can move
  * within the caller's own list but never reach another store's items. A cursor that fails the
  * check, names another store, was issued for other filters, or names a position outside the
@@ -39,7 +40,7 @@ const filterDigest = (filters: OrderFilters) =>
     .update(JSON.stringify([filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null]))
     .digest('base64url')
     .slice(0, 16);
-const cursorCheck = (body: string) => createHash('sha256').update(`order-cursor:v1:${body}`).digest('base64url').slice(0, 22);
+const CURSOR_PURPOSE = 'order-cursor:v1';
 
 interface Position {
   created_at: string;
@@ -47,24 +48,16 @@ interface Position {
 }
 
 export function encodeCursor(storeId: number, filters: OrderFilters, position: Position): string {
-  const body = Buffer.from(JSON.stringify({ s: storeId, f: filterDigest(filters), c: position.created_at, i: position.id })).toString('base64url');
-  return `${body}.${cursorCheck(body)}`;
+  return sealCursor(CURSOR_PURPOSE, { s: storeId, f: filterDigest(filters), c: position.created_at, i: position.id });
 }
 
 const invalidCursor = () => badRequest('page_cursor is invalid, or was issued for another store or other filters', 'INVALID_CURSOR', 'page_cursor');
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function decodeCursor(storeId: number, filters: OrderFilters, cursor: string): Position {
-  if (cursor.length > CURSOR_MAX) throw invalidCursor();
-  const [body, check, ...rest] = cursor.split('.');
-  if (!body || !check || rest.length > 0 || check !== cursorCheck(body)) throw invalidCursor();
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-  } catch {
-    throw invalidCursor();
-  }
-  const { s, f, c, i } = (payload ?? {}) as Record<string, unknown>;
+  const payload = openCursor(CURSOR_PURPOSE, cursor, CURSOR_MAX);
+  if (!payload) throw invalidCursor();
+  const { s, f, c, i } = payload;
   if (s !== storeId || f !== filterDigest(filters) || typeof c !== 'string' || !ISO_Z.test(c) || !Number.isSafeInteger(i) || (i as number) < 1) {
     throw invalidCursor();
   }

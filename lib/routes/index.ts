@@ -10,6 +10,7 @@ import { orderRoutes } from '#lib/routes/order.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
 import { storefrontRoutes } from '#lib/routes/storefront.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
+import { webhookRoutes } from '#lib/routes/webhook.ts';
 
 /**
  * THE route table, by area: every endpoint, keyed by its function name (`functions/<name>.ts`).
@@ -29,6 +30,7 @@ export const routeAreas = {
   note: noteRoutes,
   chat: chatRoutes,
   storefront: storefrontRoutes,
+  webhook: webhookRoutes,
 } as const satisfies Record<string, Record<string, RouteSpec>>;
 
 export type RouteArea = keyof typeof routeAreas;

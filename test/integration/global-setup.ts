@@ -39,6 +39,9 @@ export default async function setup(project: TestProject) {
       S3_ENDPOINT: '',
       TABLE_NAME: '',
       IMAGES_BUCKET: '',
+      // A day of webhook retries in about a second, and a short receiver timeout (webhook.test.ts).
+      WEBHOOK_RETRY_SCALE: '0.00001',
+      WEBHOOK_TIMEOUT_MS: '500',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
