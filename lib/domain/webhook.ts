@@ -175,6 +175,12 @@ export function isBlockedAddress(address: string): boolean {
   if (IPV4.test(text)) return ipv4Blocked(text);
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (mapped) return ipv4Blocked(mapped[1]!);
+  // The URL parser writes an IPv4-mapped address in hex (`[::ffff:a00:1]` for 10.0.0.1).
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
+  if (mappedHex) {
+    const [high, low] = [parseInt(mappedHex[1]!, 16), parseInt(mappedHex[2]!, 16)];
+    return ipv4Blocked(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
+  }
   if (text === '::' || text === '::1') return true;
   // fc00::/7 unique local, fe80::/10 link-local, fd00:ec2::254 (the metadata service over IPv6) is in fc00::/7, ff00::/8 multicast.
   return /^(f[cd]|fe[89ab]|ff)/.test(text);
