@@ -4,6 +4,7 @@ import { routeAreas } from '#lib/routes/index.ts';
 import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
 import { StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { StoreHttpStack } from '#infra/stacks/http-stack.ts';
+import { StoreWebhookStack } from '#infra/stacks/webhook-stack.ts';
 
 export interface StoreApiProps {
   stage: string;
@@ -20,6 +21,7 @@ export interface StoreApiStacks {
   http: StoreHttpStack;
   /** By area name (the file name in lib/routes). */
   areas: Map<string, AreaStack>;
+  webhooks: StoreWebhookStack;
 }
 
 /**
@@ -28,6 +30,7 @@ export interface StoreApiStacks {
  * - `StoreApi-<stage>`: the data (table, images bucket, CDN). It keeps the name and the logical
  *   ids of the single stack it was carved from, so a stage deployed before keeps its table.
  * - `StoreApi-<stage>-Http`: the two HTTP APIs, whose URLs outlive any route.
+ * - `StoreApi-<stage>-Webhooks`: webhook delivery (stream router, queue, sender, alarm).
  * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
  *   area file gets its stack from its line in `routeAreas`.
  * Top-level stacks rather than nested ones: an area deploys, diffs and rolls back alone
@@ -60,5 +63,12 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     stack.addStackDependency(http, 'attaches its routes to the HTTP APIs');
     areas.set(area, stack);
   }
-  return { data, http, areas };
+  const webhooks = new StoreWebhookStack(scope, `${prefix}-Webhooks`, {
+    stage,
+    functionsDir: props.functionsDir,
+    data: data.exports,
+    description: `store-api (${stage}): webhook delivery from the table's stream`,
+  });
+  webhooks.addStackDependency(data, 'reads the table and its stream');
+  return { data, http, areas, webhooks };
 }

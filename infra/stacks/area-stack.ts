@@ -5,8 +5,8 @@ import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { tableActions, tableKeys } from '#lib/db/table.ts';
-import type { RouteSpec } from '#lib/http/route.ts';
+import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, tableActions, tableKeys } from '#lib/db/table.ts';
+import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
@@ -93,6 +93,16 @@ export class AreaStack extends Stack {
         new iam.PolicyStatement({
           actions: tableActions[spec.access].map((action) => `dynamodb:${action}`),
           resources: [data.tableArn, ...tableKeys.indexes.map((index) => `${data.tableArn}/index/${index.name}`)],
+        }),
+      );
+    }
+    // A POST that only reads still keeps its Idempotency-Key answer: exactly those writes, on those partitions only.
+    if (takesIdempotencyKey(spec) && spec.access !== 'write') {
+      endpoint.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: idempotencyTableActions.map((action) => `dynamodb:${action}`),
+          resources: [data.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${IDEMPOTENCY_PK_PREFIX}*`] } },
         }),
       );
     }
