@@ -72,7 +72,6 @@ function statementsOf(synthesized: Synthesized, name: string): Statement[] {
     .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
     .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
 }
-const actionsOf = (synthesized: Synthesized, name: string) => statementsOf(synthesized, name).flatMap((statement) => [statement.Action].flat());
 
 /** Least privilege as the route table states it, checked for every function of the given areas. */
 function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
