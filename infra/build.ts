@@ -3,9 +3,10 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, version as esbuildVersion, type BuildOptions } from 'esbuild';
 import { routeEntries } from '#lib/routes/index.ts';
+import { jobEntries } from '#lib/routes/jobs.ts';
 
 /**
- * Bundles every handler of the route table in ONE esbuild call (about 2 s for 47 handlers here,
+ * Bundles every handler of the route table and of the job table in ONE esbuild call (about 2 s for 47 handlers here,
  * where a NodejsFunction spends ~0.7 s on each) into `<outdir>/<name>/index.mjs`, the layout the
  * area stacks hand to each Lambda as its code asset.
  */
@@ -28,7 +29,9 @@ export interface BundleSize {
 
 const buildOptions = (outdir: string) =>
   ({
-    entryPoints: Object.fromEntries([...routeEntries().map(([name]) => name), ...BACKGROUND_FUNCTIONS].map((name) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)])),
+    entryPoints: Object.fromEntries(
+      [...[...routeEntries(), ...jobEntries()].map(([name]) => name), ...BACKGROUND_FUNCTIONS].map((name) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)]),
+    ),
     outdir,
     absWorkingDir: projectRoot,
     bundle: true,

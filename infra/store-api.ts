@@ -1,9 +1,11 @@
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeAreas } from '#lib/routes/index.ts';
+import { jobs as jobTable, type JobSpec } from '#lib/routes/jobs.ts';
 import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
 import { StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { StoreHttpStack } from '#infra/stacks/http-stack.ts';
+import { JobsStack } from '#infra/stacks/jobs-stack.ts';
 import { StoreWebhookStack } from '#infra/stacks/webhook-stack.ts';
 
 export interface StoreApiProps {
@@ -14,6 +16,8 @@ export interface StoreApiProps {
   mailFrom?: string;
   /** Defaults to the route table's areas; tests pass areas of probe routes. */
   areas?: Readonly<Record<string, Readonly<Record<string, RouteSpec>>>>;
+  /** Defaults to the job table (lib/routes/jobs.ts). */
+  jobs?: Readonly<Record<string, JobSpec>>;
 }
 
 export interface StoreApiStacks {
@@ -21,6 +25,8 @@ export interface StoreApiStacks {
   http: StoreHttpStack;
   /** By area name (the file name in lib/routes). */
   areas: Map<string, AreaStack>;
+  /** The scheduled jobs (`StoreApi-<stage>-Jobs`). */
+  jobs: JobsStack;
   webhooks: StoreWebhookStack;
 }
 
@@ -33,6 +39,7 @@ export interface StoreApiStacks {
  * - `StoreApi-<stage>-Webhooks`: webhook delivery (stream router, queue, sender, alarm).
  * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
  *   area file gets its stack from its line in `routeAreas`.
+ * - `StoreApi-<stage>-Jobs`: the scheduled jobs of lib/routes/jobs.ts (EventBridge rules).
  * Top-level stacks rather than nested ones: an area deploys, diffs and rolls back alone
  * (`cdk deploy StoreApi-prod-Order`), its template is a plain file in cdk.out, and the data
  * stack cannot be deleted while a function still imports the table or the bucket. The price,
@@ -63,6 +70,14 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     stack.addStackDependency(http, 'attaches its routes to the HTTP APIs');
     areas.set(area, stack);
   }
+  const jobs = new JobsStack(scope, `${prefix}-Jobs`, {
+    stage,
+    jobs: props.jobs ?? jobTable,
+    functionsDir: props.functionsDir,
+    data: data.exports,
+    description: `store-api (${stage}): the scheduled jobs of lib/routes/jobs.ts`,
+  });
+  jobs.addStackDependency(data, 'imports the table exports');
   const webhooks = new StoreWebhookStack(scope, `${prefix}-Webhooks`, {
     stage,
     functionsDir: props.functionsDir,
@@ -70,5 +85,5 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     description: `store-api (${stage}): webhook delivery from the table's stream`,
   });
   webhooks.addStackDependency(data, 'reads the table and its stream');
-  return { data, http, areas, webhooks };
+  return { data, http, areas, jobs, webhooks };
 }

@@ -19,6 +19,7 @@ const SECURITY: Record<RouteSpec['credential'], Record<string, string[]>[]> = {
   apiKey: [{ apiKey: [] }],
   buyer: [{ buyerToken: [], storeDomain: [] }],
   buyerStore: [{ storeDomain: [] }],
+  buyerOptional: [{ storeDomain: [] }, { buyerToken: [], storeDomain: [] }],
   session: [{ sessionCookie: [] }],
   storeHost: [],
   public: [],
@@ -35,7 +36,7 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
     responses['401'] = errorResponse('Credential missing, unknown, expired or revoked');
   }
   if (route.credential === 'operator' || route.credential === 'apiKey') responses['403'] = errorResponse('Credential valid but not allowed here');
-  const findsStoreByDomain = ['buyer', 'buyerStore', 'session', 'storeHost'].includes(route.credential);
+  const findsStoreByDomain = ['buyer', 'buyerStore', 'buyerOptional', 'session', 'storeHost'].includes(route.credential);
   if (route.params || findsStoreByDomain) responses['404'] = errorResponse(findsStoreByDomain ? 'Unknown store domain, or not found in this store' : 'Not found in this store');
   if (route.query) responses['400'] = errorResponse('Malformed query');
   if (route.body === 'multipart') responses['413'] = errorResponse('File larger than its limit');

@@ -21,6 +21,7 @@ function credentialHeaders(spec: RouteSpec): Record<string, string> {
     case 'buyer':
       return { authorization: 'Bearer {{access_token}}', 'x-store-domain': '{{store_domain}}' };
     case 'buyerStore':
+    case 'buyerOptional':
       return { 'x-store-domain': '{{store_domain}}' };
     case 'session':
       return { cookie: 'store_session={{session}}' };

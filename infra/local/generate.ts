@@ -16,6 +16,7 @@ const CREDENTIAL_LABEL: Record<RouteSpec['credential'], string> = {
   apiKey: 'API key',
   buyer: 'buyer token + x-store-domain',
   buyerStore: 'x-store-domain',
+  buyerOptional: 'x-store-domain (+ buyer token if logged in)',
   session: 'session cookie',
   storeHost: 'store domain',
   public: 'none',

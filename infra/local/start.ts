@@ -1,3 +1,4 @@
+import { startJobTimers } from '#infra/local/jobs.ts';
 import { startLocalStack } from '#infra/local/stack.ts';
 
 /**
@@ -25,10 +26,14 @@ const stack = await startLocalStack({
 console.log(JSON.stringify({ ready: true, api_url: stack.apiUrl, dynamodb_endpoint: stack.dynamodbEndpoint, s3_endpoint: stack.s3Endpoint, table: stack.tableName, bucket: stack.bucket }));
 console.log(`store-api is up: ${stack.apiUrl}/v1  (demo store: ${stack.localDir}/demo.json)`);
 
+// The scheduled jobs (lib/routes/jobs.ts), as EventBridge runs them on AWS.
+const stopJobs = startJobTimers(env.LOCAL_LOG !== '0');
+
 let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
+  stopJobs();
   await stack.stop();
   process.exit(0);
 };

@@ -5,11 +5,12 @@ import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, tableActions, tableKeys } from '#lib/db/table.ts';
+import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions } from '#lib/db/table.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
+import { tableAccessStatement } from '#infra/stacks/table-grant.ts';
 
 export interface AreaStackProps extends StageStackProps {
   /** The routes of one area file of lib/routes, keyed by function name. */
@@ -82,20 +83,13 @@ export class AreaStack extends Stack {
   }
 
   /**
-   * Least privilege from the route entry: the table actions of its access on the table and its
-   * GSIs by name (grantReadData would add Scan, which no code sends and which reads every store at
-   * once); bucket and SES only for their users.
+   * Least privilege from the route entry: the table actions of its access (table-grant.ts);
+   * bucket and SES only for their users.
    */
   private grantRouteAccess(endpoint: EndpointFunction, spec: RouteSpec): void {
     const { data, mailFrom } = this.props;
-    if (spec.access !== 'none') {
-      endpoint.role.addToPrincipalPolicy(
-        new iam.PolicyStatement({
-          actions: tableActions[spec.access].map((action) => `dynamodb:${action}`),
-          resources: [data.tableArn, ...tableKeys.indexes.map((index) => `${data.tableArn}/index/${index.name}`)],
-        }),
-      );
-    }
+    const tableAccess = tableAccessStatement(spec.access, data.tableArn);
+    if (tableAccess) endpoint.role.addToPrincipalPolicy(tableAccess);
     // A POST that only reads still keeps its Idempotency-Key answer: exactly those writes, on those partitions only.
     if (takesIdempotencyKey(spec) && spec.access !== 'write') {
       endpoint.role.addToPrincipalPolicy(

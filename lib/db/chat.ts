@@ -4,7 +4,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { customerKey, findCustomer } from '#lib/db/customer.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk, stripKeys } from '#lib/db/keys.ts';
-import { internalIdSk } from '#lib/db/order.ts';
+import { assertBuyerOwns, internalIdSk } from '#lib/db/order.ts';
 import { storeKey } from '#lib/db/store.ts';
 import { notFound } from '#lib/errors.ts';
 import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
@@ -111,14 +111,6 @@ async function readChat(storeId: number, internalId: string): Promise<Chat> {
     messages: items.filter((item) => item.entity === CHAT_MESSAGE).map((item) => stripKeys(item) as unknown as MessageItem),
     marks: { seller_read_until: state.seller_read_until as string | undefined, buyer_read_until: state.buyer_read_until as string | undefined },
   };
-}
-
-const sameEmail = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
-
-/** The customer of a buyer credential; a buyer who is not the order's customer gets the same 404 as for a missing order. */
-function assertBuyerOwns<C extends { email?: unknown }>(customer: C | undefined, clientEmail: unknown): C {
-  if (!customer || !sameEmail(customer.email, clientEmail)) throw notFound('Order');
-  return customer;
 }
 
 /** Moves the reader's mark up to `messageId`; a concurrent reader that already went further wins. */

@@ -1,6 +1,6 @@
 import { TABLE } from '#lib/db/client.ts';
 import { discountKey, type StoredDiscount } from '#lib/db/discount.ts';
-import { getMany, type Key } from '#lib/db/entity.ts';
+import type { Key } from '#lib/db/entity.ts';
 import { padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { rawNumber, StaleRead, type GuardedWrite } from '#lib/db/transact.ts';
 import { couponClientLimit, couponNotFound, couponSoldOut } from '#lib/errors.ts';
@@ -13,7 +13,8 @@ import type { OrderCreate } from '#lib/schemas/order.ts';
  *
  * | access pattern                   | key                                                                        | calls   |
  * |----------------------------------|----------------------------------------------------------------------------|---------|
- * | coupon and this client's uses    | BatchGet `STORE#<s> / DISCOUNT#<id>` + both per-client counters            | 1       |
+ * | coupon and this client's uses    | `STORE#<s> / DISCOUNT#<id>` + both per-client counters, in the cart's      | 0 extra |
+ * |                                  | second BatchGet (lib/db/cart.ts)                                           |         |
  * | reserve a use (order creation)   | in the order's TransactWrite: `ADD uses 1` on the discount (conditioned on  | 0 extra |
  * |                                  | max_uses and on the revision read), `ADD uses 1` on both counters (the      |         |
  * |                                  | limit_criteria one conditioned on max_uses_per_client)                      |         |
@@ -40,13 +41,15 @@ const clientCounterKey = (storeId: number, discountId: number, criteria: Criteri
 /** What a reservation needs of the coupon: the revision it is conditioned on and the limits it re-checks. */
 type ReservedCoupon = Pick<StoredDiscount, 'id' | 'coupon' | 'revision' | 'max_uses_per_client' | 'limit_criteria'>;
 
-/** The coupon and this client's use counts; undefined when the coupon was deleted after its sentinel was read. */
-export async function readCouponUse(storeId: number, discountId: number, client: Client): Promise<{ record: StoredDiscount; clientUses: Record<Criteria, number> } | undefined> {
-  const [couponItem, emailCounter, identifierCounter] = await getMany([
-    discountKey(storeId, discountId),
-    clientCounterKey(storeId, discountId, 'CLIENT_EMAIL', client),
-    clientCounterKey(storeId, discountId, 'CLIENT_IDENTIFIER', client),
-  ]);
+/** The keys of the coupon and this client's two use counters, read in the cart's BatchGet (lib/db/cart.ts). */
+export const couponUseKeys = (storeId: number, discountId: number, client: Client): Key[] => [
+  discountKey(storeId, discountId),
+  clientCounterKey(storeId, discountId, 'CLIENT_EMAIL', client),
+  clientCounterKey(storeId, discountId, 'CLIENT_IDENTIFIER', client),
+];
+
+/** The coupon and this client's use counts from the items of `couponUseKeys`; undefined when the coupon was deleted after its sentinel was read. */
+export function couponUseOf([couponItem, emailCounter, identifierCounter]: readonly (Record<string, unknown> | undefined)[]): { record: StoredDiscount; clientUses: Record<Criteria, number> } | undefined {
   if (!couponItem) return undefined;
   const uses = (counter: Record<string, unknown> | undefined) => (counter?.uses as number | undefined) ?? 0;
   return { record: stripKeys(couponItem) as StoredDiscount, clientUses: { CLIENT_EMAIL: uses(emailCounter), CLIENT_IDENTIFIER: uses(identifierCounter) } };

@@ -14,7 +14,7 @@ export const storePk = (storeId: number) => `STORE#${storeId}`;
 export const entitySk = (entity: string, id: number) => `${entity}#${padId(id)}`;
 
 /** Attributes that exist for the table's sake and never reach a response. */
-const INTERNAL_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'expires_epoch', 'entity'] as const;
+const INTERNAL_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk', 'expires_epoch', 'entity'] as const;
 
 export function stripKeys<T extends Record<string, unknown>>(item: T): Omit<T, (typeof INTERNAL_ATTRIBUTES)[number]> {
   const copy: Record<string, unknown> = { ...item };

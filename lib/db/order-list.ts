@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { openCursor, sealCursor } from '#lib/db/cursor.ts';
-import { allOrdersPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
-import { badRequest } from '#lib/errors.ts';
+import { findCustomer } from '#lib/db/customer.ts';
+import { allOrdersPk, buyerPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
+import { badRequest, customerUnauthenticated } from '#lib/errors.ts';
 import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
 
 /**
@@ -13,6 +14,7 @@ import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from 
  * |---------------------------------|-----------------------------------------------------------------------------|-------|
  * | list, newest first              | Query gsi1 `STORE#<s>#ORDER`, gsi1sk `<created_at>#<id>` descending          | see below |
  * | list by status                  | Query gsi2 `STORE#<s>#ORDER#<status>`, same sort key (moved on status change) | see below |
+ * | a buyer's orders (cursor mode)  | GetItem customer + Query gsi3 `STORE#<s>#BUYER#<lower email>`, same sort key | 2     |
  * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
  * | `package`                       | FilterExpression `contains(package_ids, :id)` after the read                 |       |
  *
@@ -27,7 +29,7 @@ import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from 
  * Both indexes are eventually consistent (an order shows in lists within about a second on
  * AWS); gets by id are strongly consistent.
  *
- * The cursor (lib/db/cursor.ts) is base64url JSON `{s: store, f: digest of the filters,
+ * The cursor (lib/db/cursor.ts) is base64url JSON `{s: store, f: digest of the filters (a buyer's list: and the buyer),
  * c: created_at, i: id}` followed by a SHA-256 check of that text. It is only a position: the key it resumes from is
  * rebuilt from the caller's own store and filters, so a cursor forged around the check can move
  * within the caller's own list but never reach another store's items. A cursor that fails the
@@ -35,9 +37,12 @@ import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from 
  * `from`/`to` range (DynamoDB refuses such a start key: it would be a 500) is a 400.
  */
 
-const filterDigest = (filters: OrderFilters) =>
+/** The filters of a list; `buyer` (a lower-case e-mail) lists one buyer's orders, and binds the cursor to that buyer. */
+type ListFilters = OrderFilters & { buyer?: string };
+
+const filterDigest = (filters: ListFilters) =>
   createHash('sha256')
-    .update(JSON.stringify([filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null]))
+    .update(JSON.stringify([filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null, ...(filters.buyer === undefined ? [] : [filters.buyer])]))
     .digest('base64url')
     .slice(0, 16);
 const CURSOR_PURPOSE = 'order-cursor:v1';
@@ -47,14 +52,14 @@ interface Position {
   id: number;
 }
 
-export function encodeCursor(storeId: number, filters: OrderFilters, position: Position): string {
+export function encodeCursor(storeId: number, filters: ListFilters, position: Position): string {
   return sealCursor(CURSOR_PURPOSE, { s: storeId, f: filterDigest(filters), c: position.created_at, i: position.id });
 }
 
 const invalidCursor = () => badRequest('page_cursor is invalid, or was issued for another store or other filters', 'INVALID_CURSOR', 'page_cursor');
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export function decodeCursor(storeId: number, filters: OrderFilters, cursor: string): Position {
+export function decodeCursor(storeId: number, filters: ListFilters, cursor: string): Position {
   const payload = openCursor(CURSOR_PURPOSE, cursor, CURSOR_MAX);
   if (!payload) throw invalidCursor();
   const { s, f, c, i } = payload;
@@ -66,9 +71,9 @@ export function decodeCursor(storeId: number, filters: OrderFilters, cursor: str
 }
 
 /** The Query of a filtered list (newest first) and the start key that resumes after `after`. */
-function listQuery(storeId: number, filters: OrderFilters) {
-  const index = filters.status ? ('gsi2' as const) : ('gsi1' as const);
-  const partition = filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
+function listQuery(storeId: number, filters: ListFilters) {
+  const index = filters.buyer !== undefined ? ('gsi3' as const) : filters.status ? ('gsi2' as const) : ('gsi1' as const);
+  const partition = filters.buyer !== undefined ? buyerPk(storeId, filters.buyer) : filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
   const names: Record<string, string> = { '#pk': `${index}pk` };
   const values: Record<string, unknown> = { ':pk': partition };
   let range = '';
@@ -130,7 +135,7 @@ const FILTERED_BATCH = 200;
 const EXAMINED_MAX = 1000;
 
 /** One page in cursor mode: `cursor` empty on the first call. */
-export async function listOrdersByCursor(storeId: number, filters: OrderFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+export async function listOrdersByCursor(storeId: number, filters: ListFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
   const { input, startAfter, positionOf } = listQuery(storeId, filters);
   const wanted = pageSize + 1;
   const orders: Order[] = [];
@@ -149,4 +154,11 @@ export async function listOrdersByCursor(storeId: number, filters: OrderFilters,
   }
   // No match beyond this page: the list is over, or EXAMINED_MAX ran out first (resume after the last order examined).
   return { data: orders, next_cursor: startKey ? encodeCursor(storeId, filters, positionOf(startKey)) : null };
+}
+
+/** The logged-in buyer's own orders (by e-mail, ignoring case; guest orders under it included), newest first. */
+export async function listBuyerOrders(storeId: number, customerId: number, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+  const customer = await findCustomer(storeId, customerId);
+  if (!customer) throw customerUnauthenticated();
+  return listOrdersByCursor(storeId, { buyer: customer.email.toLowerCase() }, cursor, pageSize);
 }

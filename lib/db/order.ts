@@ -1,18 +1,13 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { commandPut } from '#lib/db/command.ts';
-import { type CouponReservation } from '#lib/db/coupon-use.ts';
-import { couponKey } from '#lib/db/discount.ts';
+import { customerKey } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
-import { packageKey } from '#lib/db/package.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
-import { listVariables } from '#lib/db/variable.ts';
 import { notFound } from '#lib/errors.ts';
-import type { Order, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
-import type { Package } from '#lib/schemas/package.ts';
-import type { Variable } from '#lib/schemas/variable.ts';
+import type { Order, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
 
 /**
  * The order item and its status changes. The use cases (read, decide, write) are in
@@ -21,18 +16,22 @@ import type { Variable } from '#lib/schemas/variable.ts';
  *
  * | access pattern                  | key / index                                                                 | calls |
  * |---------------------------------|-----------------------------------------------------------------------------|-------|
- * | read for a new order            | Query `VARIABLE#` + BatchGet (packages, coupon sentinel `COUPON#<lower>`)   | 2     |
+ * | read for a new order            | lib/db/cart.ts                                                              | 3-4   |
  * | next order id                   | ADD on `#SEQ#ORDER` (lib/db/sequence.ts)                                    | 1     |
  * | create                          | TransactWrite: Put `STORE#<s> / ORDER#<id>`, Put sentinel                   | 1     |
- * |                                 | `ORDER_INTERNAL#<internal_id>`, ConditionCheck per package, the coupon's    |       |
- * |                                 | reservation (lib/db/coupon-use.ts)                                          |       |
+ * |                                 | `ORDER_INTERNAL#<internal_id>`, the packages' stock and limits              |       |
+ * |                                 | (lib/db/reservation.ts), the coupon's reservation (lib/db/coupon-use.ts),   |       |
+ * |                                 | a checkout's due item (lib/db/unpaid.ts)                                    |       |
  * | get by id                       | GetItem `STORE#<s> / ORDER#<id>` (consistent)                               | 1     |
  * | get by internal_id              | GetItem sentinel `STORE#<s> / ORDER_INTERNAL#<internal_id>` + GetItem order  | 2     |
  * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
  * | approve                         | TransactWrite: order update conditioned on PENDING + one Put per command    | 1     |
  * |                                 | (ids from lib/db/command.ts)                                                |       |
  * | commission credited             | UpdateItem clearing `commission_pending`                                    | 1     |
- * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's release          | 1     |
+ * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's and the          | 1     |
+ * |                                 | packages' releases                                                          |       |
+ * | status by internal_id (public)  | GetItem sentinel + GetItem order                                            | 2     |
+ * | a buyer's order by internal_id  | BatchGet (sentinel, customer: e-mails must match) + GetItem order           | 2     |
  *
  * Commands are rendered when the order is placed (every input of a template is known then) and
  * kept in the order item (`deliveries`): an approval delivers what was sold, even if the package
@@ -46,8 +45,10 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * (the first one died in between) finishes the credit, and any later call does nothing.
  * Ids of commands allocated by an approval that then lost the race are skipped (gaps).
  *
- * Both list indexes (gsi1 all orders, gsi2 by status) are keyed `<created_at>#<id>`; the status
- * changes below move gsi2pk with the status.
+ * The list indexes (gsi1 all orders, gsi2 by status, gsi3 a buyer's orders by lower-case
+ * client_email) are keyed `<created_at>#<id>`; the status changes below move gsi2pk with the
+ * status. gsi3 is an index rather than an index item per order because it costs no write of its
+ * own and follows the order's status changes for free (its projection is the order itself).
  */
 const ORDER = 'ORDER';
 
@@ -57,6 +58,7 @@ export const internalIdSk = (internalId: string) => `ORDER_INTERNAL#${internalId
 const internalIdKey = (storeId: number, internalId: string) => ({ pk: storePk(storeId), sk: internalIdSk(internalId) });
 export const allOrdersPk = (storeId: number) => `${storePk(storeId)}#ORDER`;
 export const statusPk = (storeId: number, status: OrderStatus) => `${storePk(storeId)}#ORDER#${status}`;
+export const buyerPk = (storeId: number, email: string) => `${storePk(storeId)}#BUYER#${email.toLowerCase()}`;
 export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${padId(orderId)}`;
 
 export interface OrderItem extends PlacedOrder {
@@ -66,6 +68,26 @@ export interface OrderItem extends PlacedOrder {
   commission_pending?: boolean;
 }
 
+/** A line stored before the pricing breakdown existed: no options, no promo, its coupon share unknown. */
+const LEGACY_LINE = { options_price: 0, promo_discount: 0, promo_id: null, coupon_discount: 0 };
+
+const toLine = (line: OrderPackageLine): OrderPackageLine => {
+  const stored = { ...LEGACY_LINE, ...line };
+  const subtotal = stored.subtotal ?? Math.round(stored.price * stored.quantity * 100) / 100;
+  return {
+    package_id: stored.package_id,
+    name: stored.name,
+    price: stored.price,
+    quantity: stored.quantity,
+    options_price: stored.options_price,
+    subtotal,
+    promo_discount: stored.promo_discount,
+    promo_id: stored.promo_id,
+    coupon_discount: stored.coupon_discount,
+    total: stored.total ?? subtotal,
+  };
+};
+
 /** The response shape, field by field: nothing internal leaves this module. */
 export function toOrder(item: Order): Order {
   return {
@@ -74,13 +96,15 @@ export function toOrder(item: Order): Order {
     internal_id: item.internal_id,
     status: item.status,
     subtotal: item.subtotal,
+    promo_discount: item.promo_discount ?? 0,
+    coupon_discount: item.coupon_discount ?? item.discount,
     discount: item.discount,
     total: item.total,
     client_identifier: item.client_identifier,
     client_email: item.client_email,
     client_name: item.client_name,
     client_social: item.client_social,
-    packages: item.packages.map(({ package_id, name, price, quantity }) => ({ package_id, name, price, quantity })),
+    packages: item.packages.map(toLine),
     variables: item.variables.map(({ name, value }) => ({ name, value })),
     coupon: item.coupon,
     ref_code: item.ref_code,
@@ -93,43 +117,20 @@ export function toOrder(item: Order): Order {
 
 export const fromItem = (item: Record<string, unknown>) => stripKeys(item) as unknown as OrderItem;
 
-/** What a new order is judged against: the ordered packages that exist, the coupon's id (from its code's sentinel), the store's variables. */
-export interface OrderCatalog {
-  catalog: Map<number, Package>;
-  couponDiscountId: number | undefined;
-  variables: Variable[];
-}
-
-export async function readOrderCatalog(storeId: number, packageIds: readonly number[], coupon: string | null): Promise<OrderCatalog> {
-  const packageKeys = packageIds.map((id) => packageKey(storeId, id));
-  const sentinelKeys = coupon === null ? [] : [couponKey(storeId, coupon)];
-  const [items, variables] = await Promise.all([getMany([...packageKeys, ...sentinelKeys]), listVariables(storeId)]);
-  const [sentinel] = items.slice(packageKeys.length);
-  const catalog = new Map<number, Package>();
-  for (const item of items.slice(0, packageKeys.length)) {
-    if (!item) continue;
-    const pkg = stripKeys(item) as Package;
-    catalog.set(pkg.id, pkg);
-  }
-  return { catalog, couponDiscountId: sentinel?.discount_id as number | undefined, variables };
-}
-
 export const nextOrderId = (storeId: number) => nextId(storeId, ORDER);
 
-/** Stores a new PENDING order, its internal_id sentinel and the coupon's reservation, checking that every package still exists. */
-export async function putNewOrder(order: PlacedOrder, coupon: CouponReservation | null): Promise<void> {
+/**
+ * Stores a new PENDING order and its internal_id sentinel in one transaction with `writes`: what
+ * the order reserves (its packages, its coupon) and, for a checkout, its due item.
+ */
+export async function putNewOrder(order: PlacedOrder, couponCounters: readonly string[], writes: readonly GuardedWrite[]): Promise<void> {
   const storeId = order.store_id;
-  const item: OrderItem = { ...order, coupon_counters: coupon?.counterSks ?? [], command_ids: [] };
+  const item: OrderItem = { ...order, coupon_counters: [...couponCounters], command_ids: [] };
   const sortKey = listSk(item.created_at, item.id);
+  const indexes = { gsi1pk: allOrdersPk(storeId), gsi1sk: sortKey, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: sortKey, gsi3pk: buyerPk(storeId, item.client_email), gsi3sk: sortKey };
   await transactGuarded([
     {
-      item: {
-        Put: {
-          TableName: TABLE,
-          Item: { ...orderKey(storeId, item.id), entity: ORDER, gsi1pk: allOrdersPk(storeId), gsi1sk: sortKey, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: sortKey, ...item },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      item: { Put: { TableName: TABLE, Item: { ...orderKey(storeId, item.id), entity: ORDER, ...indexes, ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
       onConditionFailed: () => new Error(`order id ${item.id} allocated twice in store ${storeId}`),
     },
     {
@@ -142,14 +143,7 @@ export async function putNewOrder(order: PlacedOrder, coupon: CouponReservation 
       },
       onConditionFailed: () => new Error('internal_id collision'),
     },
-    ...item.package_ids.map(
-      (packageId): GuardedWrite => ({
-        item: { ConditionCheck: { TableName: TABLE, Key: packageKey(storeId, packageId), ConditionExpression: 'attribute_exists(pk)' } },
-        // Deleted since the read: read again, and the order answers 422 naming it.
-        onConditionFailed: () => new StaleRead(),
-      }),
-    ),
-    ...(coupon?.writes ?? []),
+    ...writes,
   ]);
 }
 
@@ -166,13 +160,40 @@ export async function getOrder(storeId: number, orderId: number): Promise<Order>
 
 const INTERNAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The order with this internal_id in this store; 404 `Order not found` otherwise. */
-export async function getOrderByInternalId(storeId: number, internalId: string): Promise<Order> {
+async function orderIdOf(storeId: number, internalId: string): Promise<number> {
   if (!INTERNAL_ID.test(internalId)) throw notFound('Order');
   const sentinel = await db.send(new GetCommand({ TableName: TABLE, Key: internalIdKey(storeId, internalId), ConsistentRead: true }));
   const orderId = sentinel.Item?.order_id as number | undefined;
   if (orderId === undefined) throw notFound('Order');
-  return getOrder(storeId, orderId);
+  return orderId;
+}
+
+/** The order with this internal_id in this store; 404 `Order not found` otherwise. */
+export async function getOrderByInternalId(storeId: number, internalId: string): Promise<Order> {
+  return getOrder(storeId, await orderIdOf(storeId, internalId));
+}
+
+/** Only the status, for the public order_status route: nothing about the client leaves. */
+export async function getOrderStatus(storeId: number, internalId: string): Promise<{ status: OrderStatus }> {
+  const order = await getOrderItem(storeId, await orderIdOf(storeId, internalId));
+  return { status: order.status };
+}
+
+const sameEmail = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
+
+/** The customer of a buyer credential; a buyer who is not the order's customer gets the same 404 as for a missing order. */
+export function assertBuyerOwns<C extends { email?: unknown }>(customer: C | undefined, clientEmail: unknown): C {
+  if (!customer || !sameEmail(customer.email, clientEmail)) throw notFound('Order');
+  return customer;
+}
+
+/** One of the buyer's own orders (same e-mail, ignoring case); another buyer's is 404 like a missing one. */
+export async function getBuyerOrder(storeId: number, customerId: number, internalId: string): Promise<Order> {
+  if (!INTERNAL_ID.test(internalId)) throw notFound('Order');
+  const [sentinel, customer] = await getMany([internalIdKey(storeId, internalId), customerKey(storeId, customerId)]);
+  if (!sentinel) throw notFound('Order');
+  assertBuyerOwns(customer, sentinel.client_email);
+  return getOrder(storeId, sentinel.order_id as number);
 }
 
 const orderChanged = (current: unknown) => (current ? new StaleRead() : notFound('Order'));

@@ -1,10 +1,11 @@
 /**
- * The single table. One definition shared by the CDK stack and the local stack, so the two
+ * The single table. One definition shared by the CDK data stack and the local stack, so the two
  * can never disagree about key names, indexes or the TTL attribute.
  *
  * Every item has `pk`/`sk` and `store_id` (except the global store sequence and the
  * domain/credential lookup items, which carry the store_id they point to).
- * GSI1 and GSI2 are overloaded: each entity module documents what it writes there.
+ * GSI1 and GSI2 are overloaded: each entity module documents what it writes there. GSI3 holds
+ * only orders, by buyer (lib/db/order.ts).
  */
 export const tableKeys = {
   partitionKey: 'pk',
@@ -14,6 +15,7 @@ export const tableKeys = {
   indexes: [
     { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
     { name: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+    { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk' },
   ],
 } as const;
 
@@ -22,7 +24,7 @@ export type IndexName = (typeof tableKeys.indexes)[number]['name'];
 /**
  * The DynamoDB actions a function may use, by its route's `access`: exactly what lib/db sends
  * (no Scan, no BatchWriteItem). IAM checks a TransactWriteItems item by item, as PutItem,
- * UpdateItem, DeleteItem or ConditionCheckItem. The CDK stack grants these; the local stack
+ * UpdateItem, DeleteItem or ConditionCheckItem. The CDK stacks grant these; the local stack
  * refuses anything else, as IAM would on AWS.
  */
 const TABLE_READ_ACTIONS = ['GetItem', 'BatchGetItem', 'Query'] as const;

@@ -14,7 +14,7 @@ import { HttpError, unavailable } from '#lib/errors.ts';
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** An item as DynamoDB returns it on a failed condition: not unmarshalled. */
-export type RawItem = Record<string, { N?: string; S?: string; NULL?: boolean } | undefined>;
+export type RawItem = Record<string, { N?: string; S?: string; NULL?: boolean; BOOL?: boolean } | undefined>;
 
 export const rawNumber = (item: RawItem | undefined, name: string) => Number(item?.[name]?.N ?? 0);
 

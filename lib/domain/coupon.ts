@@ -1,12 +1,12 @@
-import { couponClientLimit, couponRefused, couponSoldOut } from '#lib/errors.ts';
-import { roundCents, subtotalOf } from '#lib/domain/money.ts';
-import { EVERY_PACKAGE, type Discount, type DiscountListQuery, type DiscountStatus } from '#lib/schemas/discount.ts';
-import type { OrderPackageLine } from '#lib/schemas/order.ts';
+import type { CouponCheck } from '#lib/domain/pricing.ts';
+import { couponClientLimit, couponRefused, couponSoldOut, type HttpError } from '#lib/errors.ts';
+import type { Discount, DiscountListQuery, DiscountStatus } from '#lib/schemas/discount.ts';
 
 /**
  * The coupon rules that need no I/O: a coupon's computed status, the rules that tie its fields
- * together, the list filters, and whether (and for how much) it applies to an order. Time is a
+ * together, the list filters, and whether an order may use it. Time is a
  * parameter (`now`, epoch milliseconds), so the status and the expiry check are testable.
+ * What a coupon takes off is the pricing engine's (lib/domain/pricing.ts, rule 6).
  */
 
 /** The coupon as stored (the discount item without the computed status), with the revision orders condition on. */
@@ -56,49 +56,44 @@ export function discountMatches(discount: Discount, filters: Pick<DiscountListQu
 }
 
 export interface CouponUse {
-  client_identifier: string;
-  client_email: string;
+  /** null when the caller did not say (a quote may leave the client out). */
+  client_identifier: string | null;
+  client_email: string | null;
   /** Uses of this coupon by this client so far, under the coupon's `limit_criteria`. */
   clientUses: number;
   now: number;
 }
 
-/** The part of the subtotal the coupon applies to (`[-1]`: every package). */
-export function coveredSubtotal(coupon: Pick<CouponRecord, 'applies_to'>, lines: readonly OrderPackageLine[]): number {
-  const every = coupon.applies_to.includes(EVERY_PACKAGE);
-  return subtotalOf(lines.filter((line) => every || coupon.applies_to.includes(line.package_id)));
-}
-
-/** PERCENTAGE: covered subtotal * value / 100; VALUE: value, at most the covered subtotal. */
-export function discountAmount(coupon: Pick<CouponRecord, 'type' | 'value' | 'applies_to'>, lines: readonly OrderPackageLine[]): number {
-  const covered = coveredSubtotal(coupon, lines);
-  return roundCents(coupon.type === 'PERCENTAGE' ? (covered * coupon.value) / 100 : Math.min(coupon.value, covered));
-}
-
 /**
- * Throws the 422 of the first rule the coupon breaks for this order, in the order a buyer can
- * act on: expired, sold out, not for this buyer, not for these packages, order too small,
- * used too often by this buyer. The transaction re-checks the counts (`uses`, the per-client
- * count) atomically; this check gives the clear message without a write.
+ * The 422 of the first rule the coupon breaks before any price is known, in the order a buyer
+ * can act on: expired, sold out, not for this buyer, used too often by this buyer; undefined
+ * when it may be priced. A restricted coupon needs the value it is restricted by: without it
+ * (a quote without client_email) it is refused rather than shown at a price the order might not
+ * get. The transaction re-checks the counts (`uses`, the per-client count) atomically; this
+ * gives the clear message without a write.
  */
-export function assertCouponUsable(coupon: CouponRecord, lines: readonly OrderPackageLine[], use: CouponUse): void {
+export function couponRefusal(coupon: CouponRecord, use: CouponUse): HttpError | undefined {
   if (coupon.expires_in !== null && Date.parse(coupon.expires_in) <= use.now) {
-    throw couponRefused(`Coupon ${coupon.coupon} has expired`, 'COUPON_EXPIRED');
+    return couponRefused(`Coupon ${coupon.coupon} has expired`, 'COUPON_EXPIRED');
   }
-  if (coupon.max_uses !== null && coupon.uses >= coupon.max_uses) throw couponSoldOut(coupon.coupon);
+  if (coupon.max_uses !== null && coupon.uses >= coupon.max_uses) return couponSoldOut(coupon.coupon);
   if (coupon.restricted_to !== null) {
-    const value = (coupon.restricted_to_criteria === 'CLIENT_EMAIL' ? use.client_email : use.client_identifier).toLowerCase();
+    const who = coupon.restricted_to_criteria === 'CLIENT_EMAIL' ? 'client_email' : 'client_identifier';
+    const value = (coupon.restricted_to_criteria === 'CLIENT_EMAIL' ? use.client_email : use.client_identifier)?.toLowerCase();
+    if (value === undefined) return couponRefused(`Coupon ${coupon.coupon} is restricted: send ${who} to use it`, 'COUPON_RESTRICTED');
     if (!coupon.restricted_to.some((allowed) => allowed.toLowerCase() === value)) {
-      const who = coupon.restricted_to_criteria === 'CLIENT_EMAIL' ? 'client_email' : 'client_identifier';
-      throw couponRefused(`Coupon ${coupon.coupon} is not available to this ${who}`, 'COUPON_RESTRICTED');
+      return couponRefused(`Coupon ${coupon.coupon} is not available to this ${who}`, 'COUPON_RESTRICTED');
     }
   }
-  if (!coupon.applies_to.includes(EVERY_PACKAGE) && !lines.some((line) => coupon.applies_to.includes(line.package_id))) {
-    throw couponRefused(`Coupon ${coupon.coupon} does not apply to any package of this order`, 'COUPON_NOT_APPLICABLE');
+  if (coupon.max_uses_per_client !== null && use.clientUses >= coupon.max_uses_per_client) return couponClientLimit(coupon);
+  return undefined;
+}
+
+/** The two coupon rules that need prices (rule 6 of section 8), read from the pricing engine's `coupon_check`. */
+export function couponPriceRefusal(coupon: Pick<CouponRecord, 'coupon' | 'min_price'>, check: CouponCheck): HttpError | undefined {
+  if (!check.covers_any_line) return couponRefused(`Coupon ${coupon.coupon} does not apply to any package of this order`, 'COUPON_NOT_APPLICABLE');
+  if (!check.meets_min_price) {
+    return couponRefused(`Coupon ${coupon.coupon} requires an amount after promotions of at least ${coupon.min_price}`, 'COUPON_MIN_PRICE');
   }
-  const subtotal = subtotalOf(lines);
-  if (coupon.min_price !== null && subtotal < coupon.min_price) {
-    throw couponRefused(`Coupon ${coupon.coupon} requires a subtotal of at least ${coupon.min_price}`, 'COUPON_MIN_PRICE');
-  }
-  if (coupon.max_uses_per_client !== null && use.clientUses >= coupon.max_uses_per_client) throw couponClientLimit(coupon);
+  return undefined;
 }

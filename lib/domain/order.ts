@@ -1,9 +1,6 @@
-import { assertCouponUsable, discountAmount, type CouponRecord } from '#lib/domain/coupon.ts';
-import { roundCents, subtotalOf } from '#lib/domain/money.ts';
-import { resolveVariables, type ResolvedVariable } from '#lib/domain/variable.ts';
-import { conflict, HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
-import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
-import type { Delivery, OrderCreate, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
+import type { AssessedCart } from '#lib/domain/cart.ts';
+import { conflict, unprocessable } from '#lib/errors.ts';
+import type { CheckoutExtras, Delivery, OrderCreate, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
 
@@ -11,11 +8,10 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * The rules of an order that need no I/O. lib/flows/order.ts reads what they need, they decide,
  * and the flow writes what they decided:
  *
- * 1. `orderContents`: the lines (priced from the catalog) and the checked variables;
- * 2. `decideCoupon`: whether the coupon may be used, from its record and this client's counts;
- * 3. `draftOrder`: the order to store, priced (one call: `priceOrder`), with its commands
- *    rendered; it takes the allocated ids and `now`, which the flow obtains only once 1 and 2
- *    passed (a refused order allocates no id).
+ * 1. `assessCart` (lib/domain/cart.ts): every rule of the cart, its prices (the pricing engine),
+ *    its coupon and what it reserves;
+ * 2. `draftOrder`: the order to store, with its commands rendered; it takes the allocated ids
+ *    and `now`, which the flow obtains only once 1 passed (a refused order allocates no id).
  *
  * Then the status changes: `approval`, `cancellation`, `assertResendable`.
  */
@@ -27,58 +23,6 @@ import type { Variable } from '#lib/schemas/variable.ts';
 export const ORDER_COMMANDS_MAX = 99;
 /** The rendered commands live in the order item (400 KB) and in one transaction (4 MB). */
 export const ORDER_COMMANDS_BYTES_MAX = 256 * 1024;
-
-/** The order's lines, priced from the catalog as it is now; every unknown package reported at once. */
-export function orderLines(input: OrderCreate['packages'], catalog: ReadonlyMap<number, Package>): OrderPackageLine[] {
-  const missing: ErrorDetail[] = [];
-  const lines = input.flatMap((line, index) => {
-    const pkg = catalog.get(line.package_id);
-    if (!pkg) {
-      missing.push({ message: `Package ${line.package_id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `packages.${index}.package_id` });
-      return [];
-    }
-    return [{ package_id: pkg.id, name: pkg.name, price: pkg.price, quantity: line.quantity }];
-  });
-  if (missing.length > 0) throw new HttpError(422, missing);
-  return lines;
-}
-
-export interface OrderContents {
-  lines: OrderPackageLine[];
-  variables: ResolvedVariable[];
-}
-
-/** Step 1: the lines and the variables' values, or the 422 of what is wrong with them. */
-export function orderContents(input: OrderCreate, catalog: ReadonlyMap<number, Package>, defined: readonly Variable[]): OrderContents {
-  const lines = orderLines(input.packages, catalog);
-  return { lines, variables: resolveVariables(defined, input.variables, lines.map((line) => line.package_id)) };
-}
-
-/** The coupon as read for an order: its record and this client's uses under each criteria. */
-export interface CouponState {
-  record: CouponRecord;
-  clientUses: Record<(typeof LIMIT_CRITERIA)[number], number>;
-}
-
-/** Step 2: the coupon to reserve, or the 422 of the first rule it breaks for this order. */
-export function decideCoupon(state: CouponState, lines: readonly OrderPackageLine[], client: Pick<OrderCreate, 'client_email' | 'client_identifier'>, now: number): CouponRecord {
-  const { record } = state;
-  assertCouponUsable(record, lines, { client_email: client.client_email, client_identifier: client.client_identifier, clientUses: state.clientUses[record.limit_criteria], now });
-  return record;
-}
-
-export interface OrderPrices {
-  subtotal: number;
-  discount: number;
-  total: number;
-}
-
-/** What the order costs. The single pricing call of a draft: promos and option prices will join here. */
-export function priceOrder(lines: readonly OrderPackageLine[], coupon: CouponRecord | null): OrderPrices {
-  const subtotal = subtotalOf(lines);
-  const discount = coupon ? discountAmount(coupon, lines) : 0;
-  return { subtotal, discount, total: roundCents(subtotal - discount) };
-}
 
 export interface RenderContext {
   order_id: number;
@@ -138,14 +82,17 @@ export function renderDeliveries(lines: readonly OrderPackageLine[], catalog: Re
   return deliveries;
 }
 
-/** What the flow read and steps 1 and 2 decided. */
+/** Who the order is for, as the operator or the buyer gave it. */
+export type OrderClient = Pick<OrderCreate, 'client_identifier' | 'client_email' | 'client_name' | 'client_social' | 'ref_code'>;
+
+/** What the flow read and step 1 decided. */
 export interface OrderBasis {
-  input: OrderCreate;
+  client: OrderClient;
   catalog: ReadonlyMap<number, Package>;
   /** Every variable of the store: a placeholder naming one the order did not fill renders empty. */
   defined: readonly Variable[];
-  contents: OrderContents;
-  coupon: CouponRecord | null;
+  assessed: AssessedCart;
+  checkout: CheckoutExtras | null;
 }
 
 export interface OrderIds {
@@ -154,17 +101,30 @@ export interface OrderIds {
   internalId: string;
 }
 
-/** Step 3: the PENDING order to store, priced and with its commands rendered. */
-export function draftOrder({ input, catalog, defined, contents, coupon }: OrderBasis, ids: OrderIds, now: number): PlacedOrder {
+/** Step 2: the PENDING order to store, with the prices step 1 decided and its commands rendered. */
+export function draftOrder({ client, catalog, defined, assessed, checkout }: OrderBasis, ids: OrderIds, now: number): PlacedOrder {
   const createdAt = new Date(now).toISOString();
-  const deliveries = renderDeliveries(contents.lines, catalog, {
+  const { prices, coupon } = assessed;
+  const lines: OrderPackageLine[] = prices.items.map((item) => ({
+    package_id: item.package_id,
+    name: item.name,
+    price: item.unit_price,
+    quantity: item.quantity,
+    options_price: item.options_price,
+    subtotal: item.subtotal,
+    promo_discount: item.promo_discount,
+    promo_id: item.promo_id,
+    coupon_discount: item.coupon_discount,
+    total: item.total,
+  }));
+  const deliveries = renderDeliveries(lines, catalog, {
     order_id: ids.orderId,
     internal_id: ids.internalId,
-    client_identifier: input.client_identifier,
-    client_name: input.client_name,
-    client_email: input.client_email,
-    client_social: input.client_social,
-    variables: new Map(contents.variables.map((variable) => [variable.name.toLowerCase(), variable.value])),
+    client_identifier: client.client_identifier,
+    client_name: client.client_name,
+    client_email: client.client_email,
+    client_social: client.client_social,
+    variables: new Map(assessed.variables.map((variable) => [variable.name.toLowerCase(), variable.value])),
     knownVariables: new Set(defined.map((variable) => variable.name.toLowerCase())),
   });
   return {
@@ -172,22 +132,29 @@ export function draftOrder({ input, catalog, defined, contents, coupon }: OrderB
     store_id: ids.storeId,
     internal_id: ids.internalId,
     status: 'PENDING',
-    ...priceOrder(contents.lines, coupon),
-    client_identifier: input.client_identifier,
-    client_email: input.client_email,
-    client_name: input.client_name,
-    client_social: input.client_social,
-    packages: contents.lines,
-    variables: contents.variables.map(({ name, value }) => ({ name, value })),
+    subtotal: prices.subtotal,
+    promo_discount: prices.promo_discount,
+    coupon_discount: prices.coupon_discount,
+    discount: prices.discount,
+    total: prices.total,
+    client_identifier: client.client_identifier,
+    client_email: client.client_email,
+    client_name: client.client_name,
+    client_social: client.client_social,
+    packages: lines,
+    variables: assessed.variables.map(({ name, value }) => ({ name, value })),
     coupon: coupon?.coupon ?? null,
-    ref_code: input.ref_code,
+    ref_code: client.ref_code,
     approved_at: null,
     canceled_at: null,
     created_at: createdAt,
     updated_at: createdAt,
-    package_ids: contents.lines.map((line) => line.package_id),
+    package_ids: lines.map((line) => line.package_id),
     deliveries,
     discount_id: coupon?.id ?? null,
+    stock_reserved: assessed.stock,
+    limit_reserved: assessed.limits.map(({ package_id, units }) => ({ package_id, units })),
+    checkout,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   sumCents,
   toCents,
   whole,
+  ZERO,
   type Exact,
 } from '#lib/domain/pricing-money.ts';
 import { nextTierOf, promoDiscounts, type LineAmounts } from '#lib/domain/pricing-promos.ts';
@@ -193,6 +194,15 @@ export function commissionOf(total: number, percent: number): number {
   assertAmount(total, 'total');
   assertAmount(percent, 'percent');
   return fromCentsToAmount(toCents(percentOf(exact(total), exact(percent))));
+}
+
+/**
+ * Amounts added exactly (0.1 + 0.2 is 0.3, not 0.30000000000000004): how a caller sums SELECT
+ * option prices into `options_price`, so the engine reads the decimal the options were written as.
+ */
+export function addAmounts(amounts: readonly number[]): number {
+  const total = amounts.reduce((acc, amount) => sum(acc, exact(amount)), ZERO);
+  return Number(total.num) / Number(total.den);
 }
 
 /** An amount rounded to the cent, halves away from zero, without float drift (1.005 -> 1.01, 10.075 -> 10.08). */

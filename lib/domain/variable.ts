@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
-import { HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
-import type { OrderCreate, OrderVariable } from '#lib/schemas/order.ts';
+import { addAmounts } from '#lib/domain/pricing.ts';
+import { unprocessable, type ErrorDetail } from '#lib/errors.ts';
+import type { OrderVariable } from '#lib/schemas/order.ts';
 import type { StoredOption, Variable, VariableOptionInput, VariableType } from '#lib/schemas/variable.ts';
 
 /**
@@ -112,33 +113,55 @@ function valueProblem(variable: Variable, value: string): string | undefined {
   return undefined;
 }
 
+/** A value given for a variable, with the input paths its 422 names (`variables.0.value`, `cart.1.fields.server`). */
+export interface GivenValue {
+  name: string;
+  value: string;
+  nameField: string;
+  valueField: string;
+}
+
+export interface CheckedVariables {
+  resolved: ResolvedVariable[];
+  problems: ErrorDetail[];
+}
+
 /**
  * The order's checkout variables, under the names the store gave them. Names match ignoring
- * case (they are unique that way); every value is checked by its variable's type, options and
- * regex; a required variable that applies to an ordered package must be given. All problems
- * are reported at once.
+ * case (they are unique that way); every value is checked by its variable's type, options
+ * (active ones only: a deactivated option cannot be chosen) and regex; a required variable that
+ * applies to an ordered package must be given (`requiredField` names where it was missing).
+ * Every problem is returned, so the caller can report them with its other ones at once.
  */
-export function resolveVariables(defined: readonly Variable[], input: OrderCreate['variables'], packageIds: readonly number[]): ResolvedVariable[] {
+export function checkVariables(defined: readonly Variable[], given: readonly GivenValue[], packageIds: readonly number[], requiredField: string): CheckedVariables {
   const byName = new Map(defined.map((variable) => [variable.name.toLowerCase(), variable]));
   const problems: ErrorDetail[] = [];
   const resolved: ResolvedVariable[] = [];
-  input.forEach((given, index) => {
-    const variable = byName.get(given.name.toLowerCase());
+  for (const item of given) {
+    const variable = byName.get(item.name.toLowerCase());
     if (!variable) {
-      problems.push({ message: `Variable ${given.name} does not exist in this store`, code: 'VALIDATION_FAILED', field: `variables.${index}.name` });
-      return;
+      problems.push({ message: `Variable ${item.name} does not exist in this store`, code: 'VALIDATION_FAILED', field: item.nameField });
+      continue;
     }
-    const problem = valueProblem(variable, given.value);
-    if (problem) problems.push({ message: problem, code: 'VALIDATION_FAILED', field: `variables.${index}.value` });
-    const option = variable.type === 'SELECT' ? variable.options?.find((candidate) => candidate.value === given.value) : undefined;
-    resolved.push({ name: variable.name, value: given.value, option_price: option?.price ?? null, applies_to: variable.applies_to });
-  });
-  const givenNames = new Set(input.map((given) => given.name.toLowerCase()));
+    const problem = valueProblem(variable, item.value);
+    if (problem) problems.push({ message: problem, code: 'VALIDATION_FAILED', field: item.valueField });
+    const option = variable.type === 'SELECT' ? variable.options?.find((candidate) => candidate.value === item.value) : undefined;
+    resolved.push({ name: variable.name, value: item.value, option_price: option?.price ?? null, applies_to: variable.applies_to });
+  }
+  const givenNames = new Set(given.map((item) => item.name.toLowerCase()));
   for (const variable of defined) {
     if (variable.required && appliesToOrder(variable, packageIds) && !givenNames.has(variable.name.toLowerCase())) {
-      problems.push({ message: `Variable ${variable.name} is required for the packages of this order`, code: 'VALIDATION_FAILED', field: 'variables' });
+      problems.push({ message: `Variable ${variable.name} is required for the packages of this order`, code: 'VALIDATION_FAILED', field: requiredField });
     }
   }
-  if (problems.length > 0) throw new HttpError(422, problems);
-  return resolved;
+  return { resolved, problems };
+}
+
+/** Per unit: the summed prices of the SELECT options chosen for variables that apply to this package (rule 1 of section 8). */
+export function optionsPriceOf(variables: readonly ResolvedVariable[], packageId: number): number {
+  return addAmounts(
+    variables.flatMap((variable) =>
+      variable.option_price !== null && (variable.applies_to === null || variable.applies_to.includes(packageId)) ? [variable.option_price] : [],
+    ),
+  );
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { creditCommission } from '#lib/db/affiliate.ts';
+import { readCart } from '#lib/db/cart.ts';
 import { allocateCommandIds, requeueCommands } from '#lib/db/command.ts';
-import { readCouponUse, releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
+import { releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import {
   clearCommissionPending,
@@ -10,25 +11,29 @@ import {
   markCanceled,
   nextOrderId,
   putNewOrder,
-  readOrderCatalog,
   toOrder,
   type OrderItem,
 } from '#lib/db/order.ts';
+import type { StoredQuote } from '#lib/db/quote.ts';
+import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
 import { retrying } from '#lib/db/transact.ts';
-import type { CouponRecord } from '#lib/domain/coupon.ts';
-import { approval, assertResendable, cancellation, decideCoupon, draftOrder, orderContents } from '#lib/domain/order.ts';
-import { couponNotFound } from '#lib/errors.ts';
-import type { Order, OrderCreate } from '#lib/schemas/order.ts';
+import { fileUnpaid } from '#lib/db/unpaid.ts';
+import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
+import { approval, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
+import { minuteOf, UNPAID_AFTER_MS } from '#lib/domain/unpaid.ts';
+import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
 import { currentTimeMs } from '#lib/clock.ts';
 
 /**
- * The order use cases: each reads (lib/db/order.ts and its neighbours), lets the order rules
- * decide (lib/domain/order.ts), then writes once. Calls exclude the credential lookup.
+ * The order use cases: each reads (lib/db/cart.ts, lib/db/order.ts and their neighbours), lets
+ * the rules decide (lib/domain/cart.ts, lib/domain/order.ts), then writes once. Calls exclude the
+ * credential lookup.
  *
  * | use case  | calls                                                                                      |
  * |-----------|--------------------------------------------------------------------------------------------|
- * | create    | Query variables + BatchGet (packages, coupon sentinel), [BatchGet coupon + counters], order |
- * |           | id ADD, TransactWrite: 4, 5 with a coupon                                                  |
+ * | place     | Query variables + Query promos + BatchGet (packages, coupon sentinel, quote, buyer),       |
+ * |           | [BatchGet coupon + counters + limit counters], order id ADD, TransactWrite: 5, or 6 with a |
+ * |           | coupon or a package with a per-customer limit                                              |
  * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3; with a ref_code       |
  * |           | creditCommission (1 call when no affiliate owns the code, else 4) + UpdateItem (+2..5)     |
  * | approve an APPROVED order | GetItem: 1                                                                 |
@@ -39,28 +44,69 @@ import { currentTimeMs } from '#lib/clock.ts';
  * again and decides again (`retrying`); ids allocated by a lost round are kept for the next one.
  */
 
-/** 128 random bits, URL-safe: the order's unguessable public reference. */
-const newInternalId = () => randomBytes(16).toString('base64url');
+/** 128 random bits, URL-safe: the order's (and a quote's) unguessable public reference. */
+export const newPublicId = () => randomBytes(16).toString('base64url');
 
-export function createOrder(storeId: number, input: OrderCreate): Promise<Order> {
+/** An order to place, from the operator (`POST /app/order`) or a storefront checkout. */
+export interface Placement {
+  request: Omit<CartRequest, 'client_email'>;
+  /** client_email null: a logged-in buyer's own (see orderEmail). */
+  client: Omit<OrderClient, 'client_email'> & { client_email: string | null };
+  /** The logged-in buyer, or null (an operator's order, a guest's checkout). */
+  customerId: number | null;
+  /** A quote to honour when it was issued for this cart (`signature`). */
+  quote: { id: string; signature: string } | null;
+  checkout: CheckoutExtras | null;
+}
+
+/** Reads, decides and writes a new PENDING order: stock, limits and coupon reserved in its own transaction. */
+export function placeOrder(storeId: number, placement: Placement): Promise<OrderItem> {
+  const { request, client, customerId, quote, checkout } = placement;
   let orderId: number | undefined;
-  const internalId = newInternalId();
+  const internalId = newPublicId();
   return retrying(async () => {
-    const { catalog, couponDiscountId, variables } = await readOrderCatalog(storeId, input.packages.map((line) => line.package_id), input.coupon);
-    const contents = orderContents(input, catalog, variables);
+    const read = await readCart(storeId, {
+      packageIds: request.lines.map((line) => line.package_id),
+      coupon: request.coupon,
+      client_email: client.client_email,
+      client_identifier: client.client_identifier,
+      quoteId: quote?.id ?? null,
+      customerId,
+    });
     const now = currentTimeMs();
-    let coupon: CouponRecord | null = null;
-    if (input.coupon !== null) {
-      // No sentinel, or the coupon deleted between the two reads: the code names no coupon.
-      const state = couponDiscountId === undefined ? undefined : await readCouponUse(storeId, couponDiscountId, input);
-      if (!state) throw couponNotFound(input.coupon);
-      coupon = decideCoupon(state, contents.lines, input, now);
-    }
+    const email = orderEmail(client.client_email, customerId === null ? 'guest' : read.customer);
+    const quoted = quote ? honouredPrices(read.quote as StoredQuote<CartPrices> | undefined, quote.signature, now) : null;
+    const assessed = assessCart({ ...request, client_email: email }, { ...read, quoted }, now);
     orderId ??= await nextOrderId(storeId);
-    const draft = draftOrder({ input, catalog, defined: variables, contents, coupon }, { storeId, orderId, internalId }, now);
-    await putNewOrder(draft, coupon && reserveCouponUse(storeId, coupon, input, draft.created_at));
-    return toOrder(draft);
+    const draft = draftOrder({ client: { ...client, client_email: email }, catalog: read.catalog, defined: read.variables, assessed, checkout }, { storeId, orderId, internalId }, now);
+    const fields = new Map(request.lines.map((line) => [line.package_id, `${line.field}.quantity`]));
+    const coupon = assessed.coupon && reserveCouponUse(storeId, assessed.coupon, draft, draft.created_at);
+    await putNewOrder(draft, coupon?.counterSks ?? [], [
+      ...reservePackages(storeId, { packageIds: draft.package_ids, stock: assessed.stock, limits: assessed.limits, email, fieldOf: (id) => fields.get(id) ?? 'packages', now: draft.created_at }),
+      ...(coupon?.writes ?? []),
+      ...(checkout ? [fileUnpaid(storeId, draft.id, now + UNPAID_AFTER_MS, minuteOf(now + UNPAID_AFTER_MS))] : []),
+    ]);
+    return { ...draft, coupon_counters: coupon?.counterSks ?? [], command_ids: [] };
   });
+}
+
+export async function createOrder(storeId: number, input: OrderCreate): Promise<Order> {
+  const order = await placeOrder(storeId, {
+    request: {
+      lines: input.packages.map((line, index) => ({ ...line, field: `packages.${index}` })),
+      values: input.variables.map((given, index) => ({ ...given, nameField: `variables.${index}.name`, valueField: `variables.${index}.value` })),
+      valuesField: 'variables',
+      coupon: input.coupon,
+      client_identifier: input.client_identifier,
+      extraWrites: 0,
+      inputProblems: [],
+    },
+    client: input,
+    customerId: null,
+    quote: null,
+    checkout: null,
+  });
+  return toOrder(order);
 }
 
 /** Credits the ref_code's affiliate (once per order) and clears the flag that says it is owed. */
@@ -82,15 +128,23 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
   return toOrder(approved);
 }
 
-/** PENDING -> CANCELED, giving the coupon use back. */
-export function cancelOrder(storeId: number, orderId: number): Promise<Order> {
-  // Release targets found missing (a deleted coupon): left out of the next attempt.
+/**
+ * PENDING -> CANCELED, giving back what the order holds (coupon use, stock, limits). `decide`
+ * says what to do with the status read: the operator's cancel refuses an APPROVED order (409),
+ * the unpaid-order job leaves any order that is no longer PENDING alone.
+ */
+export function cancelPending(storeId: number, orderId: number, decide: (order: OrderItem) => 'apply' | 'already'): Promise<OrderItem> {
+  // Release targets found missing (a deleted coupon or package): left out of the next attempt.
   const gone = new Set<string>();
   return retrying(async () => {
     const order = await getOrderItem(storeId, orderId);
-    if (cancellation(order.status) === 'already') return toOrder(order);
-    return toOrder(await markCanceled(storeId, order, releaseCouponUse(storeId, order, gone), nowIso()));
+    if (decide(order) === 'already') return order;
+    return markCanceled(storeId, order, [...releaseCouponUse(storeId, order, gone), ...releasePackages(storeId, order, gone)], nowIso());
   });
+}
+
+export async function cancelOrder(storeId: number, orderId: number): Promise<Order> {
+  return toOrder(await cancelPending(storeId, orderId, (order) => cancellation(order.status)));
 }
 
 /** Puts every command of an APPROVED order back on the queue (PENDING, same execute_at). */

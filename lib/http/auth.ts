@@ -31,6 +31,13 @@ export interface StoreHostAuth {
   /** Session cookie if one was sent (logout ends it). */
   secret?: string;
 }
+/** A guest (`customerId` null) or a logged-in buyer of the store of `x-store-domain`. */
+export interface OptionalBuyerAuth {
+  kind: 'buyerOptional';
+  storeId: number;
+  domain: string;
+  customerId: number | null;
+}
 export interface PublicAuth {
   kind: 'public';
 }
@@ -43,7 +50,9 @@ export type AuthFor<K extends CredentialKind> = K extends 'operator'
       ? BuyerAuth
       : K extends 'buyerStore' | 'storeHost'
         ? StoreHostAuth
-        : PublicAuth;
+        : K extends 'buyerOptional'
+          ? OptionalBuyerAuth
+          : PublicAuth;
 
 function bearer(event: APIGatewayProxyEventV2): string | undefined {
   const header = event.headers?.authorization ?? event.headers?.Authorization;
@@ -97,19 +106,23 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
     }
 
     case 'buyer':
-    case 'buyerStore': {
+    case 'buyerStore':
+    case 'buyerOptional': {
       const domain = event.headers?.['x-store-domain']?.trim().toLowerCase();
       if (!domain) {
         if (route.credential === 'buyer') throw customerUnauthenticated();
         throw new HttpError(400, { message: 'Header x-store-domain is required', code: 'STORE_DOMAIN_REQUIRED', field: 'x-store-domain' });
       }
-      const secret = route.credential === 'buyer' ? bearer(event) : undefined;
+      const secret = route.credential === 'buyerStore' ? undefined : bearer(event);
       if (route.credential === 'buyer' && !secret) throw customerUnauthenticated();
       const { store, credential } = await findDomainAndCredential(domain, secret);
       if (store === undefined) throw notFound('Store domain');
       rememberStoreOrigins(event, { domain, allowedOrigins: store.allowedOrigins });
       const { storeId } = store;
       if (route.credential === 'buyerStore') return { kind: 'buyerStore', storeId, domain } satisfies StoreHostAuth;
+      // Without a token, a guest; a token sent must be valid (401 otherwise), never silently ignored.
+      if (route.credential === 'buyerOptional' && !secret) return { kind: 'buyerOptional', storeId, domain, customerId: null } satisfies OptionalBuyerAuth;
+      if (route.credential === 'buyerOptional') return { kind: 'buyerOptional', storeId, domain, customerId: buyerFrom('buyer', credential, storeId, domain, secret!).customerId } satisfies OptionalBuyerAuth;
       return buyerFrom('buyer', credential, storeId, domain, secret!);
     }
 

@@ -8,8 +8,8 @@ import { Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
 /**
- * CORS for the routes a store's web pages call from a browser (/v1/webstore, credential `buyer`
- * or `buyerStore`). An origin is allowed for a store when it is `https://<store domain>`,
+ * CORS for the routes a store's web pages call from a browser (/v1/webstore, credential `buyer`,
+ * `buyerStore` or `buyerOptional`). An origin is allowed for a store when it is `https://<store domain>`,
  * `http://<store domain>[:port]` on the local stack (plain http there), or one of the store's
  * `allowed_origins`.
  *
@@ -65,7 +65,7 @@ export function withCorsHeaders(event: APIGatewayProxyEventV2, response: APIGate
 
 /** The middleware of the routes browsers call (none for the others). */
 export function cors(route: RouteSpec): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2> | undefined {
-  if (route.credential !== 'buyer' && route.credential !== 'buyerStore') return undefined;
+  if (route.credential !== 'buyer' && route.credential !== 'buyerStore' && route.credential !== 'buyerOptional') return undefined;
   return {
     after: async (request) => withCorsHeaders(request.event, request.response),
     onError: async (request) => withCorsHeaders(request.event, request.response),

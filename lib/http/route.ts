@@ -6,11 +6,12 @@ import type { GenericSchema } from 'valibot';
  * - `apiKey`     `Authorization: Bearer <API_KEY>` holding `scope`
  * - `buyer`      `Authorization: Bearer <ACCESS_TOKEN>` + `x-store-domain`
  * - `buyerStore` only `x-store-domain` (the login that produces an access token)
+ * - `buyerOptional` `x-store-domain`, and a buyer's bearer token if one is sent (the checkout: guest or buyer)
  * - `session`    the session cookie on the store's own domain (store found from Host)
  * - `storeHost`  the store's own domain, no session needed (login/logout there)
  * - `public`     nothing
  */
-export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'session' | 'storeHost' | 'public';
+export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'buyerOptional' | 'session' | 'storeHost' | 'public';
 
 /** AWS resources a function touches beyond the table; drives its IAM grants. */
 export type ResourceUse = 'images' | 'mail';

@@ -1,6 +1,7 @@
 import type { RouteSpec } from '#lib/http/route.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
+import { checkoutRoutes } from '#lib/routes/checkout.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
@@ -30,6 +31,7 @@ export const routeAreas = {
   note: noteRoutes,
   chat: chatRoutes,
   storefront: storefrontRoutes,
+  checkout: checkoutRoutes,
   webhook: webhookRoutes,
 } as const satisfies Record<string, Record<string, RouteSpec>>;
 

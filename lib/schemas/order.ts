@@ -15,21 +15,20 @@ export const EMAIL_MAX = 254;
 export const REF_CODE_MAX = 32;
 export const COUPON_INPUT_MAX = 50;
 
-const positiveId = (name: string) =>
+export const positiveId = (name: string) =>
   v.pipe(v.number(`${name} must be a number`), v.safeInteger(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`));
 
-const orderLine = v.strictObject({
-  package_id: positiveId('package_id'),
-  quantity: v.pipe(
-    v.number('quantity must be a number'),
-    v.integer('quantity must be a whole number'),
-    v.minValue(1, 'quantity must be at least 1'),
-    v.maxValue(QUANTITY_MAX, `quantity must be at most ${QUANTITY_MAX}`),
-  ),
-});
+export const quantity = v.pipe(
+  v.number('quantity must be a number'),
+  v.integer('quantity must be a whole number'),
+  v.minValue(1, 'quantity must be at least 1'),
+  v.maxValue(QUANTITY_MAX, `quantity must be at most ${QUANTITY_MAX}`),
+);
+
+const orderLine = v.strictObject({ package_id: positiveId('package_id'), quantity });
 
 /** Reports a repeated key on the repeated item's own field, so the 422 points at it. */
-function noRepeat<T extends Record<string, unknown>>(field: keyof T & string, normalise: (value: unknown) => string, what: string) {
+export function noRepeat<T extends Record<string, unknown>>(field: keyof T & string, normalise: (value: unknown) => string, what: string) {
   return v.rawCheck<T[]>(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const seen = new Set<string>();
@@ -67,13 +66,15 @@ const variables = v.pipe(
   noRepeat<{ name: string; value: string }>('name', (name) => String(name).toLowerCase(), 'variable'),
 );
 
-const email = v.pipe(
+export const email = v.pipe(
   v.string('client_email must be a string'),
   v.trim(),
   v.minLength(1, 'client_email is required'),
   v.maxLength(EMAIL_MAX, `client_email must be at most ${EMAIL_MAX} characters`),
   v.email('client_email must be an e-mail address'),
 );
+
+export const refCode = v.pipe(text('ref_code', REF_CODE_MAX), v.regex(/^[A-Za-z0-9_-]+$/, 'ref_code may contain only letters, digits, - and _'));
 
 export const orderCreateBody = v.strictObject({
   client_identifier: text('client_identifier', CLIENT_FIELD_MAX),
@@ -83,22 +84,28 @@ export const orderCreateBody = v.strictObject({
   packages,
   variables: v.optional(variables, () => []),
   coupon: v.optional(v.nullable(text('coupon', COUPON_INPUT_MAX)), null),
-  ref_code: v.optional(
-    v.nullable(
-      v.pipe(
-        text('ref_code', REF_CODE_MAX),
-        v.regex(/^[A-Za-z0-9_-]+$/, 'ref_code may contain only letters, digits, - and _'),
-      ),
-    ),
-    null,
-  ),
+  ref_code: v.optional(v.nullable(refCode), null),
 });
 
+/** A line's pricing breakdown (section 8), in the Quote's items and the Order's packages alike. */
+export const lineBreakdown = {
+  /** Per unit: the SELECT options chosen for variables that apply to the package. */
+  options_price: v.number(),
+  subtotal: v.number(),
+  promo_discount: v.number(),
+  promo_id: v.nullable(v.number()),
+  coupon_discount: v.number(),
+  total: v.number(),
+};
+
+/** A line as sold, with its share of the pricing breakdown (section 8): `total` = `subtotal` - `promo_discount` - `coupon_discount`. */
 export const orderPackageResource = v.object({
   package_id: v.number(),
   name: v.string(),
+  /** The package's unit price when sold. */
   price: v.number(),
   quantity: v.number(),
+  ...lineBreakdown,
 });
 
 export const orderVariableResource = v.object({ name: v.string(), value: v.string() });
@@ -109,6 +116,9 @@ export const orderResource = v.object({
   internal_id: v.string(),
   status: v.picklist(ORDER_STATUSES),
   subtotal: v.number(),
+  promo_discount: v.number(),
+  coupon_discount: v.number(),
+  /** promo_discount + coupon_discount */
   discount: v.number(),
   total: v.number(),
   client_identifier: v.string(),
@@ -187,4 +197,27 @@ export interface PlacedOrder extends Order {
   deliveries: Delivery[];
   /** The coupon's discount id (null without a coupon), for the release on cancel. */
   discount_id: number | null;
+  /**
+   * What the order holds, so that a cancel (or a later refund) gives back exactly that: units
+   * taken from packages with a limited stock, and units counted against per-customer limits
+   * (under the lower-case client_email).
+   */
+  stock_reserved: Reserved[];
+  limit_reserved: Reserved[];
+  /** What a storefront checkout adds (null for an operator's order); `gateway` and `terms` wait for the payment step. */
+  checkout: CheckoutExtras | null;
+}
+
+export interface Reserved {
+  package_id: number;
+  units: number;
+}
+
+export interface CheckoutExtras {
+  client_document: string | null;
+  client_phone: string | null;
+  gateway: string | null;
+  terms: boolean | null;
+  /** The buyer logged in when the order was placed (null: a guest). */
+  customer_id: number | null;
 }

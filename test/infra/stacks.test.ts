@@ -12,6 +12,7 @@ import { IMAGE_CONTENT_SECURITY_POLICY, StoreDataStack } from '#infra/stacks/dat
 import { tableKeys } from '#lib/db/table.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
+import { jobEntries } from '#lib/routes/jobs.ts';
 import { resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.ts';
 
 /**
@@ -258,6 +259,24 @@ describe('StoreApi stacks from the route table', () => {
   it('deploys every area after the data and HTTP stacks it imports from', () => {
     const { data, http, areas } = synthesized.stacks;
     for (const area of areas.values()) expect(area.dependencies, area.stackName).toEqual([data, http]);
+  });
+
+  it('runs every scheduled job of lib/routes/jobs.ts by an EventBridge rule on its schedule, with its table access only', () => {
+    const { jobs, data } = synthesized.stacks;
+    const template = Template.fromStack(jobs);
+    const rules = Object.values(resourcesOf(template, 'AWS::Events::Rule'));
+    expect(rules.map((rule) => rule.Properties.ScheduleExpression).sort()).toEqual(jobEntries().map(([, job]) => job.schedule).sort());
+    expect(Object.keys(resourcesOf(template, 'AWS::Lambda::Function'))).toHaveLength(jobEntries().length);
+    for (const [name, job] of jobEntries()) {
+      const role = jobs.getLogicalId(jobs.functions.get(name)!.role.node.defaultChild as CfnElement);
+      const actions = Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
+        .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
+        .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[])
+        .flatMap((statement) => [statement.Action].flat())
+        .filter((action) => action.startsWith('dynamodb:'));
+      expect(actions.sort(), name).toEqual([...TABLE_ACTIONS[job.access]].sort());
+    }
+    expect(jobs.dependencies).toEqual([data]);
   });
 });
 

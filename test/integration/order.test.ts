@@ -62,13 +62,15 @@ describe('POST /v1/app/order', () => {
       internal_id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
       status: 'PENDING',
       subtotal: 30.17,
+      promo_discount: 0,
+      coupon_discount: 0,
       discount: 0,
       total: 30.17,
       ...CLIENT,
       client_social: 'steve#1234',
       packages: [
-        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3 },
-        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2 },
+        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97 },
+        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2 },
       ],
       variables: [],
       coupon: null,
@@ -79,7 +81,7 @@ describe('POST /v1/app/order', () => {
       updated_at: res.body.created_at,
     });
     expect(Object.keys(res.body)).toEqual([
-      'id', 'store_id', 'internal_id', 'status', 'subtotal', 'discount', 'total', 'client_identifier', 'client_email', 'client_name',
+      'id', 'store_id', 'internal_id', 'status', 'subtotal', 'promo_discount', 'coupon_discount', 'discount', 'total', 'client_identifier', 'client_email', 'client_name',
       'client_social', 'packages', 'variables', 'coupon', 'ref_code', 'approved_at', 'canceled_at', 'created_at', 'updated_at',
     ]);
     const got = await store.get(`/v1/app/order/${res.body.id}`);
@@ -89,17 +91,17 @@ describe('POST /v1/app/order', () => {
 
     // The order keeps what was sold: a later price or name change does not reach it.
     await store.patch(`/v1/app/package/${vip}`, { price: 50, name: 'VIP+' });
-    expect((await store.get(`/v1/app/order/${res.body.id}`)).body.packages[0]).toEqual({ package_id: vip, name: 'VIP', price: 9.99, quantity: 3 });
+    expect((await store.get(`/v1/app/order/${res.body.id}`)).body.packages[0]).toMatchObject({ package_id: vip, name: 'VIP', price: 9.99, quantity: 3, subtotal: 29.97 });
   });
 
-  it('costs 5 DynamoDB calls without a coupon and 6 with one', async () => {
+  it('costs 6 DynamoDB calls without a coupon and 7 with one', async () => {
     const store = await newStore();
     const p = await createPackage(store);
     await createDiscount(store, { coupon: 'TEN' });
-    // credential + variables Query + packages BatchGet + order id ADD + TransactWrite
-    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p)))).toBe(5);
+    // credential + variables Query + promos Query + packages BatchGet + order id ADD + TransactWrite
+    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p)))).toBe(6);
     // + BatchGet of the coupon and its per-client counters
-    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p, { coupon: 'ten' })))).toBe(6);
+    expect(dynamoDbCalls(await store.post('/v1/app/order', orderBody(p, { coupon: 'ten' })))).toBe(7);
   });
 
   it('gives per-store ids and a different unguessable internal_id to every order', async () => {

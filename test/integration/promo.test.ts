@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { firstError, newStore, dynamoDbCalls } from '../support/client.ts';
+import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 type Store = Awaited<ReturnType<typeof newStore>>;
@@ -276,8 +276,7 @@ describe('PATCH /v1/app/promo/{promoId}', () => {
   it('changes only the fields sent (enabled included) and moves updated_at', async () => {
     const store = await newStore();
     const promo = (await store.post('/v1/app/promo', progressive({ ends_at: '2030-05-01T00:00:00Z' }))).body;
-    await new Promise((r) => setTimeout(r, 5));
-    const res = await store.patch(`/v1/app/promo/${promo.id}`, { enabled: false });
+    const res = await store.patch(`/v1/app/promo/${promo.id}`, { enabled: false }, { headers: atTime(promo.updated_at, 1000) });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ...promo, enabled: false, updated_at: expect.stringMatching(ISO_Z) });
     expect(res.body.updated_at > promo.updated_at).toBe(true);
@@ -292,10 +291,9 @@ describe('PATCH /v1/app/promo/{promoId}', () => {
       await store.post('/v1/app/promo', progressive({ tiers: [{ min_amount: 2, reward_type: 'VALUE', reward_value: 1 }, { min_amount: 4, reward_type: 'VALUE', reward_value: 2 }] }))
     ).body;
     const [two, four] = promo.tiers;
-    await new Promise((r) => setTimeout(r, 5));
     const res = await store.patch(`/v1/app/promo/${promo.id}`, {
       tiers: [{ min_amount: 8, reward_type: 'PERCENTAGE', reward_value: 20 }, { min_amount: 2, reward_type: 'VALUE', reward_value: 1 }, { min_amount: 4, reward_type: 'VALUE', reward_value: 3 }],
-    });
+    }, { headers: atTime(promo.updated_at, 1000) });
     expect(res.status).toBe(200);
     const [newTwo, newFour, eight] = res.body.tiers;
     expect(newTwo).toEqual(two);

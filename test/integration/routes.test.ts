@@ -17,6 +17,7 @@ describe('every route of the table', () => {
           apiKey: [401],
           buyer: [401],
           buyerStore: [400],
+          buyerOptional: [400],
           session: [404],
           storeHost: [404],
           public: [200],

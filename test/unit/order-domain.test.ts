@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { assertCouponUsable, discountAmount, type CouponRecord } from '#lib/domain/coupon.ts';
-import { subtotalOf } from '#lib/domain/money.ts';
-import { orderLines, renderCommand, renderDeliveries, type RenderContext } from '#lib/domain/order.ts';
-import { assertLinearRegex, resolveVariables } from '#lib/domain/variable.ts';
+import { assessCart, cartSignature, honouredPrices, joinFields, orderEmail, type CartRequest, type CartState } from '#lib/domain/cart.ts';
+import { couponPriceRefusal, couponRefusal, type CouponRecord } from '#lib/domain/coupon.ts';
+import { renderCommand, renderDeliveries, type RenderContext } from '#lib/domain/order.ts';
+import { assertLinearRegex, checkVariables } from '#lib/domain/variable.ts';
 import { HttpError } from '#lib/errors.ts';
 import { CATALOG_DEFAULTS, type Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
@@ -25,64 +25,136 @@ const variable = (fields: Partial<Variable>): Variable => ({
   bracket_display: '{v}', display: 'v', created_at: '', updated_at: '', ...fields,
 });
 
-const lines = [
-  { package_id: 1, name: 'P1', price: 9.99, quantity: 3 },
-  { package_id: 2, name: 'P2', price: 0.1, quantity: 2 },
-];
 const use = { client_identifier: 'Steve', client_email: 'steve@example.com', clientUses: 0, now: NOW };
 
-const codeOf = (fn: () => unknown) => {
+const codeOf = (error: HttpError | undefined) => error?.details[0]?.code;
+
+/** An order's values as the cart rules take them, refused all at once as the flow does. */
+function resolveVariables(defined: readonly Variable[], input: { name: string; value: string }[], packageIds: number[]) {
+  const given = input.map((item, index) => ({ ...item, nameField: `variables.${index}.name`, valueField: `variables.${index}.value` }));
+  const { resolved, problems } = checkVariables(defined, given, packageIds, 'variables');
+  if (problems.length > 0) throw new HttpError(422, problems);
+  return resolved;
+}
+
+const request = (lines: { package_id: number; quantity: number }[], extra: Partial<CartRequest> = {}): CartRequest => ({
+  lines: lines.map((line, index) => ({ ...line, field: `packages.${index}` })),
+  values: [],
+  valuesField: 'variables',
+  coupon: null,
+  client_email: 'steve@example.com',
+  client_identifier: 'Steve',
+  extraWrites: 0,
+  inputProblems: [],
+  ...extra,
+});
+const state = (catalog: Package[], extra: Partial<CartState> = {}): CartState => ({
+  catalog: new Map(catalog.map((p) => [p.id, p])),
+  variables: [],
+  promos: [],
+  coupon: null,
+  held: new Map(),
+  quoted: null,
+  ...extra,
+});
+const fieldsOf = (fn: () => unknown) => {
   try {
     fn();
   } catch (error) {
-    return (error as HttpError).details[0]?.code;
+    return (error as HttpError).details.map((d) => `${d.field}:${d.code}`);
   }
-  return undefined;
+  return [];
 };
 
-describe('pricing', () => {
-  it('sums lines to the cent', () => {
-    expect(subtotalOf(lines)).toBe(30.17);
-    expect(subtotalOf([{ package_id: 1, name: 'x', price: 0.1, quantity: 3 }])).toBe(0.3);
+describe('the cart rules', () => {
+  it('prices with the pricing engine: option prices per unit, then promos, then the coupon', () => {
+    const server = variable({ name: 'server', type: 'SELECT', applies_to: [1], options: [{ id: 1, name: 'S', value: 's', price: 0.1 }] });
+    const promo = { id: 1, name: 'P', type: 'PROGRESSIVE' as const, condition_mode: 'QUANTITY' as const, enabled: true, starts_at: '2020-01-01T00:00:00.000Z', ends_at: null, targets: [{ type: 'STORE' as const }], tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE' as const, reward_value: 10, reward_quantity: null, targets: [] }] };
+    const assessed = assessCart(
+      request([{ package_id: 1, quantity: 3 }], { values: [{ name: 'server', value: 's', nameField: 'f', valueField: 'f' }], coupon: 'code' }),
+      state([pkg(1, 9.9)], { variables: [server], promos: [promo], coupon: { record: coupon({ type: 'VALUE', value: 1 }), clientUses: { CLIENT_EMAIL: 0, CLIENT_IDENTIFIER: 0 } } }),
+      NOW,
+    );
+    // (9.90 + 0.10) x 3 = 30.00; 10% promo = 3.00; VALUE coupon 1.00 on 27.00: total 26.00
+    expect(assessed.prices).toMatchObject({ subtotal: 30, promo_discount: 3, coupon_discount: 1, discount: 4, total: 26, coupon: 'CODE' });
+    expect(assessed.prices.items[0]).toMatchObject({ options_price: 0.1, promo_id: 1 });
   });
 
-  it('computes PERCENTAGE and VALUE discounts on the covered packages, rounded to cents', () => {
-    expect(discountAmount(coupon({ type: 'PERCENTAGE', value: 10 }), lines)).toBe(3.02);
-    expect(discountAmount(coupon({ type: 'PERCENTAGE', value: 50, applies_to: [2] }), lines)).toBe(0.1);
-    expect(discountAmount(coupon({ type: 'VALUE', value: 5, applies_to: [2] }), lines)).toBe(0.2);
-    expect(discountAmount(coupon({ type: 'VALUE', value: 5 }), lines)).toBe(5);
-    expect(discountAmount(coupon({ type: 'VALUE', value: 5, applies_to: [99] }), lines)).toBe(0);
+  it('reports every problem at once: missing, disabled, out of stock, over the limit, a value, the coupon', () => {
+    const problems = fieldsOf(() =>
+      assessCart(
+        request([{ package_id: 7, quantity: 1 }, { package_id: 2, quantity: 1 }, { package_id: 3, quantity: 4 }, { package_id: 4, quantity: 2 }], { values: [{ name: 'nope', value: '1', nameField: 'fields.nope', valueField: 'fields.nope' }], coupon: 'gone' }),
+        state([{ ...pkg(2, 1), enabled: false }, { ...pkg(3, 1), stock: 3 }, { ...pkg(4, 1), per_customer_limit: 2 }], { held: new Map([[4, 1]]) }),
+        NOW,
+      ),
+    );
+    expect(problems).toEqual([
+      'packages.0.package_id:VALIDATION_FAILED', 'packages.1.package_id:PACKAGE_DISABLED', 'packages.2.quantity:OUT_OF_STOCK',
+      'packages.3.quantity:LIMIT_REACHED', 'fields.nope:VALIDATION_FAILED', 'coupon:COUPON_NOT_FOUND',
+    ]);
   });
 
-  it('reports every missing package with its field', () => {
-    const catalog = new Map([[1, pkg(1, 5)]]);
-    try {
-      orderLines([{ package_id: 1, quantity: 1 }, { package_id: 7, quantity: 1 }, { package_id: 8, quantity: 1 }], catalog);
-      expect.unreachable();
-    } catch (error) {
-      expect((error as HttpError).details.map((d) => d.field)).toEqual(['packages.1.package_id', 'packages.2.package_id']);
-    }
+  it('checks limits only when the customer is known', () => {
+    expect(() => assessCart(request([{ package_id: 4, quantity: 5 }]), state([{ ...pkg(4, 1), per_customer_limit: 2 }], { held: null }), NOW)).not.toThrow();
+  });
+
+  it('honours a quote: its prices, without the coupon price rules', () => {
+    const quoted = { items: [], subtotal: 1, promo_discount: 0, coupon_discount: 0, discount: 0, total: 1, coupon: null, next_tiers: [] };
+    expect(assessCart(request([{ package_id: 1, quantity: 1 }]), state([pkg(1, 50)], { quoted }), NOW).prices).toBe(quoted);
   });
 });
 
 describe('coupon rules', () => {
-  it('accepts a plain coupon and names each broken rule', () => {
-    expect(() => assertCouponUsable(coupon(), lines, use)).not.toThrow();
-    expect(codeOf(() => assertCouponUsable(coupon({ expires_in: '2026-06-01T00:00:00.000Z' }), lines, use))).toBe('COUPON_EXPIRED');
-    expect(codeOf(() => assertCouponUsable(coupon({ max_uses: 3, uses: 3 }), lines, use))).toBe('COUPON_SOLD_OUT');
-    expect(codeOf(() => assertCouponUsable(coupon({ min_price: 30.18 }), lines, use))).toBe('COUPON_MIN_PRICE');
-    expect(() => assertCouponUsable(coupon({ min_price: 30.17 }), lines, use)).not.toThrow();
-    expect(codeOf(() => assertCouponUsable(coupon({ applies_to: [5] }), lines, use))).toBe('COUPON_NOT_APPLICABLE');
-    expect(codeOf(() => assertCouponUsable(coupon({ max_uses_per_client: 1 }), lines, { ...use, clientUses: 1 }))).toBe('COUPON_CLIENT_LIMIT');
+  it('accepts a plain coupon and names each rule broken before prices', () => {
+    expect(couponRefusal(coupon(), use)).toBeUndefined();
+    expect(codeOf(couponRefusal(coupon({ expires_in: '2026-06-01T00:00:00.000Z' }), use))).toBe('COUPON_EXPIRED');
+    expect(codeOf(couponRefusal(coupon({ max_uses: 3, uses: 3 }), use))).toBe('COUPON_SOLD_OUT');
+    expect(codeOf(couponRefusal(coupon({ max_uses_per_client: 1 }), { ...use, clientUses: 1 }))).toBe('COUPON_CLIENT_LIMIT');
   });
 
-  it('compares the restriction list ignoring case, by the chosen criteria', () => {
+  it('names the rules that need prices from the engine\'s check', () => {
+    const check = { coupon: 'CODE', covers_any_line: true, covered_after_promos: 10, meets_min_price: true, applied: true };
+    expect(couponPriceRefusal(coupon(), check)).toBeUndefined();
+    expect(codeOf(couponPriceRefusal(coupon(), { ...check, covers_any_line: false }))).toBe('COUPON_NOT_APPLICABLE');
+    expect(codeOf(couponPriceRefusal(coupon({ min_price: 30.18 }), { ...check, meets_min_price: false }))).toBe('COUPON_MIN_PRICE');
+  });
+
+  it('compares the restriction list ignoring case, by the chosen criteria; refuses when the value is not given', () => {
     const byEmail = coupon({ restricted_to_criteria: 'CLIENT_EMAIL', restricted_to: ['STEVE@example.COM'] });
-    expect(() => assertCouponUsable(byEmail, lines, use)).not.toThrow();
-    expect(codeOf(() => assertCouponUsable(byEmail, lines, { ...use, client_email: 'ann@example.com' }))).toBe('COUPON_RESTRICTED');
+    expect(couponRefusal(byEmail, use)).toBeUndefined();
+    expect(codeOf(couponRefusal(byEmail, { ...use, client_email: 'ann@example.com' }))).toBe('COUPON_RESTRICTED');
+    expect(codeOf(couponRefusal(byEmail, { ...use, client_email: null }))).toBe('COUPON_RESTRICTED');
     const byId = coupon({ restricted_to_criteria: 'CLIENT_IDENTIFIER', restricted_to: ['steve'] });
-    expect(() => assertCouponUsable(byId, lines, use)).not.toThrow();
-    expect(codeOf(() => assertCouponUsable(byId, lines, { ...use, client_identifier: 'steve2' }))).toBe('COUPON_RESTRICTED');
+    expect(couponRefusal(byId, use)).toBeUndefined();
+    expect(codeOf(couponRefusal(byId, { ...use, client_identifier: 'steve2' }))).toBe('COUPON_RESTRICTED');
+  });
+});
+
+describe('storefront carts', () => {
+  it('joins the order\'s fields and each line\'s, refusing one name with two values', () => {
+    const joined = joinFields({ Nick: 'steve' }, [{ fields: { nick: 'steve', server: 's' } }, { fields: { SERVER: 'c' } }]);
+    expect(joined.values.map(({ name, value }) => `${name}=${value}`)).toEqual(['Nick=steve', 'server=s']);
+    expect(joined.problems.map((p) => p.field)).toEqual(['cart.1.fields.SERVER']);
+  });
+
+  it('signs a cart whatever its line order, and honours a quote only unexpired and for the same cart', () => {
+    const a = cartSignature({ lines: [{ package_id: 1, quantity: 2 }, { package_id: 3, quantity: 1 }], values: [{ name: 'Nick', value: 'x' }], coupon: 'Ten', ref_code: null });
+    const b = cartSignature({ lines: [{ package_id: 3, quantity: 1 }, { package_id: 1, quantity: 2 }], values: [{ name: 'nick', value: 'x' }], coupon: 'TEN', ref_code: null });
+    expect(a).toBe(b);
+    expect(cartSignature({ lines: [{ package_id: 1, quantity: 3 }, { package_id: 3, quantity: 1 }], values: [{ name: 'nick', value: 'x' }], coupon: 'TEN', ref_code: null })).not.toBe(a);
+    const prices = { items: [], subtotal: 1, promo_discount: 0, coupon_discount: 0, discount: 0, total: 1, coupon: null, next_tiers: [] };
+    const quote = { signature: a, expires_at: new Date(NOW + 1000).toISOString(), prices };
+    expect(honouredPrices(quote, b, NOW)).toBe(prices);
+    expect(honouredPrices(quote, b, NOW + 1000)).toBeNull();
+    expect(honouredPrices(quote, 'other', NOW)).toBeNull();
+    expect(honouredPrices(undefined, b, NOW)).toBeNull();
+  });
+
+  it('places a buyer\'s order under the buyer\'s e-mail, and a guest\'s under the one given', () => {
+    expect(orderEmail(null, { email: 'ann@example.com' })).toBe('ann@example.com');
+    expect(orderEmail('ANN@example.com', { email: 'ann@example.com' })).toBe('ANN@example.com');
+    expect(() => orderEmail('bob@example.com', { email: 'ann@example.com' })).toThrow('client_email');
+    expect(() => orderEmail(null, 'guest')).toThrow('client_email is required');
   });
 });
 
@@ -162,8 +234,9 @@ describe('command rendering', () => {
   it('bounds the commands of one order to what one approval transaction holds', () => {
     const many = Array.from({ length: 100 }, (_, i) => ({ command: `c${i}`, offline_execute: true, delay_seconds: 0 }));
     const catalog = new Map([[1, pkg(1, 1, many)]]);
-    expect(() => renderDeliveries([{ package_id: 1, name: 'P1', price: 1, quantity: 1 }], catalog, context)).toThrow('at most 99 commands');
+    const line = { package_id: 1, name: 'P1', price: 1, quantity: 1, options_price: 0, subtotal: 1, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 1 };
+    expect(() => renderDeliveries([line], catalog, context)).toThrow('at most 99 commands');
     const catalog99 = new Map([[1, pkg(1, 1, many.slice(0, 99))]]);
-    expect(renderDeliveries([{ package_id: 1, name: 'P1', price: 1, quantity: 1 }], catalog99, context)).toHaveLength(99);
+    expect(renderDeliveries([line], catalog99, context)).toHaveLength(99);
   });
 });

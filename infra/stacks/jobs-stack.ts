@@ -1,0 +1,54 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type { Construct } from 'constructs';
+import type { JobSpec } from '#lib/routes/jobs.ts';
+import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import { toPascalCase } from '#infra/stacks/area-stack.ts';
+import type { DataExports } from '#infra/stacks/data-stack.ts';
+import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
+import { tableAccessStatement } from '#infra/stacks/table-grant.ts';
+
+export interface JobsStackProps extends StageStackProps {
+  /** The job table (lib/routes/jobs.ts), keyed by function name. */
+  jobs: Readonly<Record<string, JobSpec>>;
+  /** Output of infra/build.ts: one `<function name>/index.mjs` per route and per job. */
+  functionsDir: string;
+  data: DataExports;
+}
+
+/**
+ * The scheduled jobs of lib/routes/jobs.ts: a Lambda each (the same defaults as the endpoints),
+ * run by an EventBridge rule on the job's schedule, with the table access its entry states.
+ * The local stack runs the same functions on a timer (infra/local/jobs.ts).
+ */
+export class JobsStack extends Stack {
+  readonly functions = new Map<string, EndpointFunction>();
+
+  constructor(scope: Construct, id: string, props: JobsStackProps) {
+    super(scope, id, props);
+    for (const [name, job] of Object.entries(props.jobs)) {
+      const codeDir = join(props.functionsDir, name);
+      if (!existsSync(join(codeDir, 'index.mjs'))) {
+        throw new Error(`No bundle for ${name} in ${props.functionsDir}: run buildFunctions() (npm run build) first`);
+      }
+      const jobFunction = new EndpointFunction(this, toPascalCase(name), {
+        codeDir,
+        description: job.summary.slice(0, 256),
+        logRemovalPolicy: removalPolicyOf(props.stage),
+        environment: { TABLE_NAME: props.data.tableName, IMAGES_BASE_URL: props.data.imagesBaseUrl },
+      });
+      const tableAccess = tableAccessStatement(job.access, props.data.tableArn);
+      if (tableAccess) jobFunction.role.addToPrincipalPolicy(tableAccess);
+      new events.Rule(jobFunction, 'Schedule', {
+        description: `${name}: ${job.schedule}`,
+        schedule: events.Schedule.expression(job.schedule),
+        // A run that fails is simply the next run's work: the job reads what has come due since its last success.
+        targets: [new targets.LambdaFunction(jobFunction.function, { retryAttempts: 0 })],
+      });
+      this.functions.set(name, jobFunction);
+    }
+  }
+}

@@ -1,0 +1,16 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { tableActions, tableKeys } from '#lib/db/table.ts';
+import type { RouteSpec } from '#lib/http/route.ts';
+
+/**
+ * Least privilege on the table: the actions of one access level on the table and its GSIs by name
+ * (grantReadData would add Scan, which no code sends and which reads every store at once).
+ * Undefined for `none`: such a function gets no table permission at all.
+ */
+export function tableAccessStatement(access: RouteSpec['access'], tableArn: string): iam.PolicyStatement | undefined {
+  if (access === 'none') return undefined;
+  return new iam.PolicyStatement({
+    actions: tableActions[access].map((action) => `dynamodb:${action}`),
+    resources: [tableArn, ...tableKeys.indexes.map((index) => `${tableArn}/index/${index.name}`)],
+  });
+}

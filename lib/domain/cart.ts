@@ -1,0 +1,208 @@
+import { couponPriceRefusal, couponRefusal, type CouponRecord } from '#lib/domain/coupon.ts';
+import { priceCart, type PricedCart, type PricingPromo } from '#lib/domain/pricing.ts';
+import { checkVariables, optionsPriceOf, type GivenValue, type ResolvedVariable } from '#lib/domain/variable.ts';
+import { couponNotFound, customerUnauthenticated, HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
+import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
+import type { Reserved } from '#lib/schemas/order.ts';
+import type { Package } from '#lib/schemas/package.ts';
+import type { Variable } from '#lib/schemas/variable.ts';
+
+/**
+ * Every rule a cart must pass to become an order (section 8), in one pure function that
+ * `POST /app/order`, the quote and the checkout all call, so the same cart gets the same price
+ * and the same refusals everywhere: packages exist and are enabled, in stock, within the
+ * per-customer limit, the variables' values, the coupon (before and after pricing), and the
+ * size of the order's transaction. Every problem is collected and thrown as one 422, each with
+ * the `field` of its input.
+ */
+
+/** A line as asked, with the input path its problems name (`packages.0`, `cart.0`). */
+export interface AskedLine {
+  package_id: number;
+  quantity: number;
+  field: string;
+}
+
+export interface CartRequest {
+  lines: readonly AskedLine[];
+  values: readonly GivenValue[];
+  /** Where a missing required variable is reported: `variables` (operator order) or `fields` (storefront). */
+  valuesField: string;
+  coupon: string | null;
+  client_email: string | null;
+  client_identifier: string | null;
+  /** Items the caller's transaction adds beyond the order's own (the checkout's unpaid due-list item). */
+  extraWrites: number;
+  /** Problems the caller already found in the request (two values for one field), reported with the others. */
+  inputProblems: readonly ErrorDetail[];
+}
+
+export interface CouponState {
+  record: CouponRecord;
+  clientUses: Record<(typeof LIMIT_CRITERIA)[number], number>;
+}
+
+/** The prices an order carries: the engine's answer without its working for the coupon rules. */
+export type CartPrices = Omit<PricedCart, 'coupon_check' | 'amount_after_promos'>;
+
+/** What the flow read for this cart. */
+export interface CartState {
+  catalog: ReadonlyMap<number, Package>;
+  variables: readonly Variable[];
+  promos: readonly PricingPromo[];
+  /** The coupon asked for and this client's uses; null when none was asked or the code names none. */
+  coupon: CouponState | null;
+  /** Units this customer holds per package (PENDING and APPROVED orders); null when the customer is unknown (a quote without client_email). */
+  held: ReadonlyMap<number, number> | null;
+  /** The prices of a quote issued for this very cart (the checkout honours them), or null to price now. */
+  quoted: CartPrices | null;
+}
+
+/** A limited package's reservation and the limit its conditional write holds it to. */
+export interface LimitReservation extends Reserved {
+  limit: number;
+}
+
+export interface AssessedCart {
+  prices: CartPrices;
+  variables: ResolvedVariable[];
+  coupon: CouponRecord | null;
+  /** Units to take from packages whose stock is limited. */
+  stock: Reserved[];
+  /** Units to count against per-customer limits (only when the customer is known). */
+  limits: LimitReservation[];
+}
+
+/** A TransactWrite holds at most 100 items: the order, its internal_id sentinel, one write per package, limits, coupon. */
+const TRANSACTION_ITEMS_MAX = 100;
+const COUPON_WRITES = 3;
+
+function lineProblems(asked: AskedLine, pkg: Package | undefined, held: ReadonlyMap<number, number> | null): ErrorDetail[] {
+  if (!pkg) return [{ message: `Package ${asked.package_id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `${asked.field}.package_id` }];
+  if (!pkg.enabled) return [{ message: `Package ${pkg.id} is not available`, code: 'PACKAGE_DISABLED', field: `${asked.field}.package_id` }];
+  const problems: ErrorDetail[] = [];
+  if (pkg.stock !== null && asked.quantity > pkg.stock) {
+    const left = pkg.stock === 0 ? 'is out of stock' : `has only ${pkg.stock} unit(s) left`;
+    problems.push({ message: `Package ${pkg.name} ${left}`, code: 'OUT_OF_STOCK', field: `${asked.field}.quantity` });
+  }
+  const holds = held?.get(pkg.id) ?? 0;
+  if (held !== null && pkg.per_customer_limit !== null && holds + asked.quantity > pkg.per_customer_limit) {
+    const room = Math.max(0, pkg.per_customer_limit - holds);
+    problems.push({
+      message: `Package ${pkg.name} is limited to ${pkg.per_customer_limit} unit(s) per customer; this customer may order ${room} more`,
+      code: 'LIMIT_REACHED',
+      field: `${asked.field}.quantity`,
+    });
+  }
+  return problems;
+}
+
+/** The cart's prices, variables, coupon and reservations; a 422 listing every problem otherwise. */
+export function assessCart(request: CartRequest, state: CartState, now: number): AssessedCart {
+  const problems: ErrorDetail[] = [...request.inputProblems];
+  const found: { asked: AskedLine; pkg: Package }[] = [];
+  for (const asked of request.lines) {
+    const pkg = state.catalog.get(asked.package_id);
+    const lineIssues = lineProblems(asked, pkg, state.held);
+    problems.push(...lineIssues);
+    if (pkg?.enabled) found.push({ asked, pkg });
+  }
+  const checked = checkVariables(state.variables, request.values, found.map(({ pkg }) => pkg.id), request.valuesField);
+  problems.push(...checked.problems);
+
+  let coupon: CouponRecord | null = null;
+  if (request.coupon !== null) {
+    const record = state.coupon?.record;
+    const refusal = record
+      ? couponRefusal(record, { client_email: request.client_email, client_identifier: request.client_identifier, clientUses: state.coupon!.clientUses[record.limit_criteria], now })
+      : couponNotFound(request.coupon);
+    if (refusal) problems.push(...refusal.details);
+    else coupon = record!;
+  }
+
+  const cart = found.map(({ asked, pkg }) => ({
+    package_id: pkg.id,
+    name: pkg.name,
+    quantity: asked.quantity,
+    unit_price: pkg.price,
+    options_price: optionsPriceOf(checked.resolved, pkg.id),
+    category_id: pkg.category_id,
+  }));
+  const { coupon_check: couponCheck, amount_after_promos: _afterPromos, ...priced } = priceCart({ cart, promos: state.promos, coupon, now });
+  // A quote's coupon passed these checks when it was issued: its prices are honoured as they are.
+  const priceRefusal = coupon && couponCheck && !state.quoted ? couponPriceRefusal(coupon, couponCheck) : undefined;
+  if (priceRefusal) problems.push(...priceRefusal.details);
+
+  const limits: LimitReservation[] = state.held === null ? [] : found.flatMap(({ asked, pkg }) => (pkg.per_customer_limit === null ? [] : [{ package_id: pkg.id, units: asked.quantity, limit: pkg.per_customer_limit }]));
+  const writes = 2 + request.lines.length + limits.length + (coupon ? COUPON_WRITES : 0) + request.extraWrites;
+  if (writes > TRANSACTION_ITEMS_MAX) {
+    problems.push({ message: `This order has too many packages with a per-customer limit to be placed at once; split it`, code: 'VALIDATION_FAILED', field: request.valuesField === 'fields' ? 'cart' : 'packages' });
+  }
+  if (problems.length > 0) throw new HttpError(422, problems);
+  return {
+    prices: state.quoted ?? priced,
+    variables: checked.resolved,
+    coupon,
+    stock: found.flatMap(({ asked, pkg }) => (pkg.stock === null ? [] : [{ package_id: pkg.id, units: asked.quantity }])),
+    limits,
+  };
+}
+
+/**
+ * A storefront cart's variable values: the order's `fields` and each line's `fields` joined into
+ * one set (names ignoring case). The same name with two different values is a problem on the
+ * later one; the same value twice is one value.
+ */
+export function joinFields(orderFields: Readonly<Record<string, string>>, lines: readonly { fields?: Readonly<Record<string, string>> }[]): { values: GivenValue[]; problems: ErrorDetail[] } {
+  const byName = new Map<string, GivenValue>();
+  const problems: ErrorDetail[] = [];
+  const add = (fields: Readonly<Record<string, string>>, prefix: string) => {
+    for (const [name, value] of Object.entries(fields)) {
+      const field = `${prefix}.${name}`;
+      const earlier = byName.get(name.toLowerCase());
+      if (!earlier) byName.set(name.toLowerCase(), { name, value, nameField: field, valueField: field });
+      else if (earlier.value !== value) {
+        problems.push({ message: `${name} is given two different values (${earlier.valueField} and ${field})`, code: 'VALIDATION_FAILED', field });
+      }
+    }
+  };
+  add(orderFields, 'fields');
+  lines.forEach((line, index) => add(line.fields ?? {}, `cart.${index}.fields`));
+  return { values: [...byName.values()], problems };
+}
+
+/** What a quote is issued for: the same packages and quantities in any line order, the same values, coupon and ref_code. */
+export function cartSignature(cart: { lines: readonly Omit<AskedLine, 'field'>[]; values: readonly Pick<GivenValue, 'name' | 'value'>[]; coupon: string | null; ref_code: string | null }): string {
+  const lines = [...cart.lines].map(({ package_id, quantity }) => [package_id, quantity]).sort((a, b) => a[0]! - b[0]!);
+  const values = cart.values.map(({ name, value }) => [name.toLowerCase(), value]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+  return JSON.stringify({ lines, values, coupon: cart.coupon?.toLowerCase() ?? null, ref_code: cart.ref_code?.toLowerCase() ?? null });
+}
+
+export interface StoredQuote {
+  signature: string;
+  expires_at: string;
+  prices: CartPrices;
+}
+
+/** The quote's prices when it is unexpired at `now` and was issued for this very cart; otherwise the order is priced now. */
+export function honouredPrices(quote: StoredQuote | undefined, signature: string, now: number): CartPrices | null {
+  if (!quote || Date.parse(quote.expires_at) <= now || quote.signature !== signature) return null;
+  return quote.prices;
+}
+
+/**
+ * The e-mail an order is placed under. A logged-in buyer's order is the buyer's: client_email may
+ * be left out and, if sent, must be the buyer's (ignoring case). A guest must send it.
+ */
+export function orderEmail(given: string | null, buyer: { email: string } | undefined | 'guest'): string {
+  if (buyer === 'guest') {
+    if (given === null) throw unprocessable('client_email is required', 'client_email');
+    return given;
+  }
+  // A valid token whose customer is gone names nobody.
+  if (!buyer) throw customerUnauthenticated();
+  if (given !== null && given.toLowerCase() !== buyer.email.toLowerCase()) {
+    throw unprocessable("client_email must be the logged-in buyer's e-mail (or be left out)", 'client_email');
+  }
+  return given ?? buyer.email;
+}

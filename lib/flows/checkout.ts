@@ -1,0 +1,69 @@
+import { currentTimeMs } from '#lib/clock.ts';
+import { readCart } from '#lib/db/cart.ts';
+import { toOrder } from '#lib/db/order.ts';
+import { putQuote } from '#lib/db/quote.ts';
+import { assessCart, cartSignature, joinFields, type CartRequest } from '#lib/domain/cart.ts';
+import { newPublicId, placeOrder } from '#lib/flows/order.ts';
+import { QUOTE_TTL_SECONDS, type CheckoutBody, type Quote, type QuoteBody } from '#lib/schemas/checkout.ts';
+import type { Order } from '#lib/schemas/order.ts';
+
+/**
+ * The storefront's quote and checkout (section 8): the same read (lib/db/cart.ts) and the same
+ * rules (lib/domain/cart.ts) as `POST /app/order`, so a cart gets the same price and the same
+ * refusals on every path. Calls exclude the store-domain lookup.
+ *
+ * | use case | calls                                                                                    |
+ * |----------|------------------------------------------------------------------------------------------|
+ * | quote    | Query variables + Query promos + BatchGet, [BatchGet coupon / limit counters], Put quote: |
+ * |          | 4, or 5 with a coupon or a limited package and client_email                              |
+ * | checkout | as placing any order (lib/flows/order.ts): 5, or 6; the quote and the buyer are read in   |
+ * |          | the first BatchGet                                                                       |
+ */
+
+/** The cart of a quote or checkout body as the cart rules read it. */
+function storefrontCart(body: QuoteBody | CheckoutBody) {
+  const joined = joinFields(body.fields, body.cart);
+  const lines = body.cart.map((line, index) => ({ package_id: line.package_id, quantity: line.quantity, field: `cart.${index}` }));
+  const request: Omit<CartRequest, 'client_email'> = {
+    lines,
+    values: joined.values,
+    valuesField: 'fields',
+    coupon: body.coupon,
+    client_identifier: body.client_identifier,
+    // A quote is judged as the checkout will be, due item included.
+    extraWrites: 1,
+    inputProblems: joined.problems,
+  };
+  return { request, signature: cartSignature({ lines, values: joined.values, coupon: body.coupon, ref_code: body.ref_code }) };
+}
+
+/** Prices a cart without reserving anything, checks every rule at once, and keeps the quote 15 minutes. */
+export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote> {
+  const { request, signature } = storefrontCart(body);
+  const read = await readCart(storeId, {
+    packageIds: request.lines.map((line) => line.package_id),
+    coupon: body.coupon,
+    client_email: body.client_email,
+    client_identifier: body.client_identifier,
+    quoteId: null,
+    customerId: null,
+  });
+  const now = currentTimeMs();
+  const { prices } = assessCart({ ...request, client_email: body.client_email }, { ...read, quoted: null }, now);
+  const quote = { quote_id: newPublicId(), expires_at: new Date(now + QUOTE_TTL_SECONDS * 1000).toISOString() };
+  await putQuote(storeId, { ...quote, signature, prices });
+  return { ...quote, ...prices };
+}
+
+/** A storefront order, PENDING until paid (or canceled 30 minutes on), by a guest or a logged-in buyer. */
+export async function checkout(storeId: number, customerId: number | null, body: CheckoutBody): Promise<Order & { order_id: string }> {
+  const { request, signature } = storefrontCart(body);
+  const order = await placeOrder(storeId, {
+    request,
+    client: { ...body, client_email: body.client_email ?? null },
+    customerId,
+    quote: body.quote_id === null ? null : { id: body.quote_id, signature },
+    checkout: { client_document: body.client_document, client_phone: body.client_phone, gateway: body.gateway, terms: body.terms, customer_id: customerId },
+  });
+  return { ...toOrder(order), order_id: order.internal_id };
+}

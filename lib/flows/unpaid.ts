@@ -1,0 +1,50 @@
+import { atTime } from '#lib/clock.ts';
+import { dueIn, jobDoneThrough, markJobDoneThrough } from '#lib/db/unpaid.ts';
+import { minutesToHandle } from '#lib/domain/unpaid.ts';
+import { HttpError } from '#lib/errors.ts';
+import { cancelPending } from '#lib/flows/order.ts';
+
+/**
+ * The scheduled job that cancels unpaid checkout orders (section 8: still PENDING 30 minutes
+ * after placement), giving back their stock, limits and coupon use. It reads the job's state,
+ * then only the minute buckets of the due list (lib/db/unpaid.ts) that have passed since, and
+ * cancels each order found there with the usual conditional cancel: an order paid (APPROVED) or
+ * canceled meanwhile is left as it is. Its cost follows the orders due, never the number of
+ * stores: GetItem state + 1 Query per minute + 2 calls per order canceled + 1 Put.
+ * `now` is a parameter, so a test runs it "31 minutes later" without waiting.
+ */
+export const UNPAID_JOB = 'unpaid-orders-cancel';
+
+/** Cancels the order if it is still PENDING; true when this call canceled it. */
+async function cancelIfUnpaid(storeId: number, orderId: number): Promise<boolean> {
+  let applied = false;
+  try {
+    await cancelPending(storeId, orderId, (order) => {
+      // Decided again on every retry: the last reading counts.
+      applied = order.status === 'PENDING';
+      return applied ? 'apply' : 'already';
+    });
+  } catch (error) {
+    // An order that no longer exists has nothing to give back.
+    if (!(error instanceof HttpError && error.status === 404)) throw error;
+  }
+  return applied;
+}
+
+export function cancelUnpaidOrders(now: number): Promise<{ minutes: number; canceled: number }> {
+  // The cancels stamp `canceled_at` with the job's `now`, not the wall clock.
+  return atTime(now, () => cancelDue(now));
+}
+
+async function cancelDue(now: number): Promise<{ minutes: number; canceled: number }> {
+  const minutes = minutesToHandle(await jobDoneThrough(UNPAID_JOB), now);
+  let canceled = 0;
+  for (const minute of minutes) {
+    const due = await dueIn(minute);
+    await Promise.all(due.map(async ({ store_id, order_id }) => (await cancelIfUnpaid(store_id, order_id)) && canceled++));
+  }
+  // Once at the end: a run that fails midway is simply repeated, and a repeated cancel does nothing.
+  const last = minutes.at(-1);
+  if (last !== undefined) await markJobDoneThrough(UNPAID_JOB, last);
+  return { minutes: minutes.length, canceled };
+}

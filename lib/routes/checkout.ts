@@ -1,0 +1,57 @@
+import * as v from 'valibot';
+import { route } from '#lib/http/route.ts';
+import { internalIdString } from '#lib/schemas/chat.ts';
+import {
+  buyerOrderListQuery,
+  buyerOrderPage,
+  buyerOrderResource,
+  checkoutBody,
+  checkoutResource,
+  orderStatusResource,
+  quoteBody,
+  quoteResource,
+} from '#lib/schemas/checkout.ts';
+
+const CART_EXAMPLE = {
+  cart: [{ package_id: 1, quantity: 2, fields: { server: 'survival' } }],
+  fields: { nick: 'Steve' },
+  coupon: 'WELCOME10',
+};
+
+/**
+ * The storefront's buying side (section 8): the quote, the checkout (a guest, or a logged-in
+ * buyer), the public order status, and a buyer's own orders. Priced by the one pricing engine
+ * that prices `POST /v1/app/order`.
+ */
+export const checkoutRoutes = {
+  'webstore-quote': route({
+    method: 'POST', path: '/v1/webstore/cart/quote', api: 'api', credential: 'buyerStore', access: 'write', tag: 'Storefront',
+    summary: 'Price a cart with the promos in force and the coupon, check every rule of an order at once (every problem in one 422), reserve nothing; the quote is kept 15 minutes',
+    body: quoteBody, response: quoteResource,
+    example: { body: { ...CART_EXAMPLE, client_email: 'steve@example.com' } },
+  }),
+  'webstore-checkout': route({
+    method: 'POST', path: '/v1/webstore/checkout', api: 'api', credential: 'buyerOptional', access: 'write', tag: 'Storefront',
+    summary: "Place a PENDING order as a guest or a logged-in buyer: stock, limits and coupon reserved; a quote_id of the same cart keeps the quote's prices; canceled when still unpaid 30 minutes later",
+    body: checkoutBody, response: checkoutResource,
+    example: { body: { ...CART_EXAMPLE, client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'pix', terms: true } },
+  }),
+  'webstore-order-status': route({
+    method: 'GET', path: '/v1/webstore/order_status/{orderId}', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
+    summary: 'The status of an order, by its internal_id (no client data)',
+    params: v.object({ orderId: internalIdString }), response: orderStatusResource,
+    example: { params: { orderId: 'AbCdEfGhIjKlMnOpQrStUv' } },
+  }),
+  'webstore-order-list': route({
+    method: 'GET', path: '/v1/webstore/order', api: 'api', credential: 'buyer', access: 'read', tag: 'Storefront',
+    summary: "The buyer's own orders (same e-mail, guest orders included), newest first, in cursor mode (page_cursor, page_size up to 200)",
+    query: buyerOrderListQuery, response: buyerOrderPage,
+    example: { query: { page_cursor: '', page_size: '50' } },
+  }),
+  'webstore-order-get': route({
+    method: 'GET', path: '/v1/webstore/order/{internalId}', api: 'api', credential: 'buyer', access: 'read', tag: 'Storefront',
+    summary: "One of the buyer's own orders, by internal_id (another buyer's is 404)",
+    params: v.object({ internalId: internalIdString }), response: buyerOrderResource,
+    example: { params: { internalId: 'AbCdEfGhIjKlMnOpQrStUv' } },
+  }),
+} as const;

@@ -1,0 +1,25 @@
+import type { RouteSpec } from '#lib/http/route.ts';
+
+/**
+ * Scheduled jobs, beside the route table and read the same way: each is `functions/<name>.ts`
+ * (its `handler` takes the scheduled event), run on AWS by an EventBridge schedule and on the
+ * local stack by a timer (infra/local/start.ts), with the table access it is granted.
+ */
+export interface JobSpec {
+  /** An EventBridge schedule expression; the local stack reads `rate(N minute|minutes|hour|hours)`. */
+  schedule: string;
+  access: RouteSpec['access'];
+  summary: string;
+}
+
+export const jobs = {
+  'unpaid-orders-cancel': {
+    schedule: 'rate(1 minute)',
+    access: 'write',
+    summary: 'Cancel checkout orders still PENDING 30 minutes after they were placed, giving back stock, limits and coupon uses',
+  },
+} as const satisfies Record<string, JobSpec>;
+
+export type JobName = keyof typeof jobs;
+
+export const jobEntries = () => Object.entries(jobs) as [JobName, JobSpec][];
