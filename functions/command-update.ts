@@ -1,4 +1,4 @@
-import { reportCommand } from '#lib/db/command.ts';
+import { reportCommand } from '#lib/flows/command.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { orderRoutes } from '#lib/routes/order.ts';
 

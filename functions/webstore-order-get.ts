@@ -1,5 +1,5 @@
-import { getBuyerOrder } from '#lib/db/order.ts';
+import { getBuyerOrderWithDeliveries } from '#lib/flows/buyer-order.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { checkoutRoutes } from '#lib/routes/checkout.ts';
 
-export const handler = defineHandler(checkoutRoutes['webstore-order-get'], async ({ auth, params }) => getBuyerOrder(auth.storeId, auth.customerId, params.internalId));
+export const handler = defineHandler(checkoutRoutes['webstore-order-get'], async ({ auth, params }) => getBuyerOrderWithDeliveries(auth.storeId, auth.customerId, params.internalId));

@@ -5,6 +5,7 @@
  *   token create --store ID                    -> {store_id, api_token, credential_id}
  *   token revoke --token TOKEN                 -> {revoked: true}
  *   key create --store ID --scope customers:identify -> {store_id, key, credential_id, scopes}
+ *   key create --store ID --scope delivery --server ID -> {store_id, server_id, key, credential_id, scopes}
  *   key revoke --key KEY                       -> {revoked: true}
  *
  * Without TABLE_NAME it talks to the local stack (`npm start`, DynamoDB Local on DYNAMODB_PORT

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { createApiKey, createApiToken, revokeCredential } from '#lib/db/credential.ts';
+import { createApiKey, createApiToken, DELIVERY_SCOPE, revokeCredential } from '#lib/db/credential.ts';
+import { createServerKey } from '#lib/db/server.ts';
 import { createStore, getStore } from '#lib/db/store.ts';
 import { HttpError, notFound } from '#lib/errors.ts';
 import { domain } from '#lib/schemas/store.ts';
@@ -8,13 +9,14 @@ import { domain } from '#lib/schemas/store.ts';
  * The operations of the admin command line (extensions section 2), apart from argument
  * parsing so that each one is a plain function with validated input.
  */
-export const KNOWN_SCOPES = ['customers:identify'] as const;
+export const KNOWN_SCOPES = ['customers:identify', 'delivery'] as const;
 
 const storeInput = v.object({
   name: v.pipe(v.string('--name is required'), v.trim(), v.minLength(1, '--name is required'), v.maxLength(100, '--name must be at most 100 characters')),
   domain: v.pipe(v.string('--domain is required'), domain),
 });
 const storeIdInput = v.pipe(v.string('--store is required'), v.regex(/^[1-9]\d*$/, '--store must be a store id'), v.transform(Number));
+const serverIdInput = v.pipe(v.string('--server is required with --scope delivery'), v.regex(/^[1-9]\d*$/, '--server must be a server id'), v.transform(Number));
 const scopeInput = v.picklist(KNOWN_SCOPES, `--scope must be one of: ${KNOWN_SCOPES.join(', ')}`);
 const secretInput = (flag: string) => v.pipe(v.string(`${flag} is required`), v.minLength(1, `${flag} is required`));
 
@@ -52,6 +54,13 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
   async 'key create'(flags) {
     const storeId = await existingStore(flags.store);
     const scope = parsed(scopeInput, flags.scope);
+    // A delivery key acts for one game server; other scopes belong to the store.
+    if (scope === DELIVERY_SCOPE) {
+      const serverId = parsed(serverIdInput, flags.server);
+      const { key, credential_id } = await createServerKey(storeId, serverId);
+      return { store_id: storeId, server_id: serverId, key, credential_id, scopes: [scope] };
+    }
+    if (flags.server !== undefined) throw new HttpError(422, { message: `--server goes only with --scope ${DELIVERY_SCOPE}` });
     const { key, credential_id, scopes } = await createApiKey(storeId, [scope]);
     return { store_id: storeId, key, credential_id, scopes };
   },

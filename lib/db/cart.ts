@@ -1,3 +1,4 @@
+import { refCodeKey } from '#lib/db/affiliate.ts';
 import { customerKey } from '#lib/db/customer.ts';
 import { couponUseKeys, couponUseOf } from '#lib/db/coupon-use.ts';
 import { couponKey, type StoredDiscount } from '#lib/db/discount.ts';
@@ -20,7 +21,7 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * | round | what                                                                                  | calls |
  * |-------|---------------------------------------------------------------------------------------|-------|
  * | 1     | Query `VARIABLE#` + Query `PROMO#` + BatchGet (the packages, the coupon's sentinel,    | 3     |
- * |       | the quote, the logged-in buyer), in parallel                                          |       |
+ * |       | the quote, the logged-in buyer, the ref_code's sentinel), in parallel                 |       |
  * | 2     | only with a coupon, or a package with a per-customer limit and a known e-mail:         | 0-1   |
  * |       | BatchGet (the coupon and this client's two use counters, the limit counters)          |       |
  *
@@ -32,6 +33,7 @@ type Criteria = (typeof LIMIT_CRITERIA)[number];
 export interface CartReadRequest {
   packageIds: readonly number[];
   coupon: string | null;
+  refCode: string | null;
   /** The customer's e-mail when the request gave it; a buyer's comes from `customerId` otherwise. */
   client_email: string | null;
   client_identifier: string | null;
@@ -49,14 +51,17 @@ export interface CartRead {
   held: Map<number, number> | null;
   quote: StoredQuote | undefined;
   customer: Customer | undefined;
+  /** An affiliate or link of the store holds the ref_code asked for. */
+  refCodeKnown: boolean;
 }
 
 export async function readCart(storeId: number, request: CartReadRequest): Promise<CartRead> {
   const packageKeys = request.packageIds.map((id) => packageKey(storeId, id));
-  const extraKeys: { name: 'sentinel' | 'quote' | 'customer'; key: Key }[] = [
+  const extraKeys: { name: 'sentinel' | 'quote' | 'customer' | 'ref'; key: Key }[] = [
     ...(request.coupon === null ? [] : [{ name: 'sentinel' as const, key: couponKey(storeId, request.coupon) }]),
     ...(request.quoteId === null ? [] : [{ name: 'quote' as const, key: quoteKey(storeId, request.quoteId) }]),
     ...(request.customerId === null ? [] : [{ name: 'customer' as const, key: customerKey(storeId, request.customerId) }]),
+    ...(request.refCode === null ? [] : [{ name: 'ref' as const, key: refCodeKey(storeId, request.refCode) }]),
   ];
   const [items, variables, promos] = await Promise.all([getMany([...packageKeys, ...extraKeys.map(({ key }) => key)]), listVariables(storeId), listPromos(storeId)]);
   const extra = (name: string) => items[packageKeys.length + extraKeys.findIndex((entry) => entry.name === name)];
@@ -86,5 +91,6 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
     held,
     quote: request.quoteId === null ? undefined : quoteFromItem(extra('quote')),
     customer,
+    refCodeKnown: request.refCode !== null && extra('ref') !== undefined,
   };
 }

@@ -1,166 +1,311 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
+import { getMany } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { allocateIds } from '#lib/db/sequence.ts';
-import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
-import { notFound } from '#lib/errors.ts';
-import type { Command, CommandReport, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
-import type { Delivery } from '#lib/schemas/order.ts';
+import { StaleRead, type GuardedWrite } from '#lib/db/transact.ts';
+import type { Chain, ChainEntry, Command, CommandRecord, PlannedCommand, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
 
 /**
- * Delivery commands: what an approved order asks the store's game server to run.
+ * Delivery commands: what an approved order asks the store's game servers to run, and the chain
+ * items that order them. The rules (what a claim, an ack, a report changes) are in
+ * lib/domain/delivery.ts; this module stores whole command records, each write conditioned on the
+ * revision it read (`rev`), and derives every index attribute from the record it writes.
  *
- * | access pattern                         | key / index                                                        | calls    |
- * |----------------------------------------|--------------------------------------------------------------------|----------|
- * | ids for an approval's commands         | `STORE#<s> / #SEQ#COMMAND`, one `ADD n` (a block of n ids)          | 1        |
- * | create (on approval)                   | Put `STORE#<s> / COMMAND#<id>` in the approval's TransactWrite      | 0 extra  |
- * | queue: PENDING and due, oldest first   | Query gsi2 `STORE#<s>#QUEUE`, gsi2sk `< <now>$` (sk `<execute_at>#<id>`), at most 500 | 1 per MB |
- * | report an execution                    | UpdateItem conditioned on existence (ALL_NEW); a repeated FAILED: 2 | 1 (2)    |
- * | resend an order's commands             | Update each `COMMAND#<id>` (ids kept on the order) in one TransactWrite | 1     |
+ * | access pattern                          | key / index                                                                  | calls    |
+ * |-----------------------------------------|------------------------------------------------------------------------------|----------|
+ * | ids for an approval's commands          | `STORE#<s> / #SEQ#COMMAND`, one `ADD n`                                        | 1        |
+ * | create (on approval)                    | Put `STORE#<s> / COMMAND#<id>` (+ the chain item) in the approval's TransactWrite | 0 extra |
+ * | get, get many                           | GetItem / BatchGetItem `COMMAND#<id>` (consistent)                            | 1        |
+ * | claim queue of a server, due first      | Query gsi2 `STORE#<s>#QUEUE#SERVER#<id>` and `STORE#<s>#QUEUE#ANY`, gsi2sk `<claimable at>#<id>` < `<now>$` | 2 per page |
+ * | operator's view: PENDING and due        | Query gsi1 `STORE#<s>#COMMAND#PENDING`, gsi1sk `<execute_at>#<id>`, until 500 or 5 MB | 1 per MB |
+ * | list, newest first                      | lib/db/command-list.ts                                                        |          |
+ * | a change (claim, ack, report, retry)    | Put conditioned on `rev` (in a TransactWrite when the chain moves)           | 1        |
+ * | PENDING commands of a server           | Query gsi1 `STORE#<s>#COMMAND#PENDING` + FilterExpression `server_id`         | 1 per MB |
+ * | chain of a batch                        | `STORE#<s> / COMMAND_CHAIN#<first id>`, Put conditioned on its `rev`          | 1 + 1    |
  *
- * Only PENDING commands are on the queue: the gsi2 attributes exist exactly while the status is
- * PENDING (a sparse index), so the queue read is one Query over due commands only, however many
- * commands a store has delivered. Each command keeps its own `queue_sk` so that putting it back
- * copies that value into gsi2sk (`SET gsi2sk = queue_sk`) without reading it first.
+ * Both indexes are sparse. gsi1 holds every PENDING command (the operator's view). gsi2 holds the
+ * claimable ones: PENDING and released from the chain, in their server's partition (or ANY's until a
+ * server claims one), sorted by when a claim may take them: `execute_at`, or the end of the lease
+ * that holds them. A lease therefore needs no separate expiry sweep: a lapsed lease's command is
+ * simply due again. A claim reads only its own two partitions, so its cost follows what it hands
+ * out, not how many commands other servers or stores have queued.
  *
  * A command carries a copy of its order's client fields and variables (`order`), so the queue
  * answers without reading orders; an order's client fields never change after it is placed.
  */
-const COMMAND = 'COMMAND';
-/** The queue answers at most this many commands per call (oldest first); the rest follow once these are reported. */
+export const COMMAND = 'COMMAND';
+const CHAIN = 'COMMAND_CHAIN';
+/** The operator's view answers at most this many commands, and stops before 5 MB (a Lambda answers at most 6). */
 export const QUEUE_MAX = 500;
+export const QUEUE_BYTES_MAX = 5_000_000;
 
 export const commandKey = (storeId: number, commandId: number) => ({ pk: storePk(storeId), sk: entitySk(COMMAND, commandId) });
-const queuePk = (storeId: number) => `${storePk(storeId)}#QUEUE`;
-const queueSk = (executeAt: string, commandId: number) => `${executeAt}#${padId(commandId)}`;
+const chainKey = (storeId: number, chainId: number) => ({ pk: storePk(storeId), sk: entitySk(CHAIN, chainId) });
+const pendingPk = (storeId: number) => `${storePk(storeId)}#COMMAND#PENDING`;
+export const queuePk = (storeId: number, serverId: number | null) => `${storePk(storeId)}#QUEUE#${serverId === null ? 'ANY' : `SERVER#${serverId}`}`;
+const claimableAt = (record: CommandRecord) =>
+  record.lease_until !== null && record.lease_until > record.execute_at ? record.lease_until : record.execute_at;
+const queueSk = (record: CommandRecord) => `${claimableAt(record)}#${padId(record.id)}`;
 
-type CommandItem = Command & { queue_sk: string; order: QueuedCommandOrder };
+/** The index attributes of a record: present exactly while it is PENDING (gsi1) and claimable (gsi2). */
+function indexAttributes(record: CommandRecord): Record<string, string> {
+  if (record.status !== 'PENDING') return {};
+  const pending = { gsi1pk: pendingPk(record.store_id), gsi1sk: `${record.execute_at}#${padId(record.id)}` };
+  if (record.waiting) return pending;
+  return { ...pending, gsi2pk: queuePk(record.store_id, record.server_id), gsi2sk: queueSk(record) };
+}
+
+/** A stored command; commands stored before servers and leases existed read as any-server, unleased. */
+export function toRecord(item: Record<string, unknown>): CommandRecord {
+  const stored = stripKeys(item) as Partial<CommandRecord>;
+  return {
+    server_id: null,
+    stage: 'APPROVED',
+    attempt: 0,
+    any_server: stored.server_id === undefined || stored.server_id === null,
+    chain: null,
+    releases: false,
+    waiting: false,
+    lease_id: null,
+    lease_until: null,
+    acked: false,
+    rev: 0,
+    ...stored,
+  } as CommandRecord;
+}
+
+export const toCommand = (record: CommandRecord): Command => ({
+  id: record.id,
+  store_id: record.store_id,
+  order_id: record.order_id,
+  package_id: record.package_id,
+  command: record.command,
+  offline_execute: record.offline_execute,
+  execute_at: record.execute_at,
+  status: record.status,
+  tries: record.tries,
+  response: record.response,
+  server_id: record.server_id,
+  stage: record.stage,
+  attempt: record.attempt,
+  created_at: record.created_at,
+  updated_at: record.updated_at,
+});
+
+export const toQueued = (record: CommandRecord): QueuedCommand => ({
+  id: record.id,
+  store_id: record.store_id,
+  command: record.command,
+  offline_execute: record.offline_execute,
+  execute_at: record.execute_at,
+  order: record.order,
+});
 
 /** The ids of an approval's `count` commands (consecutive, one ADD); returns the first. */
 export const allocateCommandIds = (storeId: number, count: number) => allocateIds(storeId, COMMAND, count);
 
-/** The Put of one new command (PENDING, queued at `approvedAt + delay_seconds`) for the approval's transaction. */
-export function commandPut(storeId: number, commandId: number, orderId: number, order: QueuedCommandOrder, delivery: Delivery, approvedAt: string): GuardedWrite {
-  const executeAt = new Date(Date.parse(approvedAt) + delivery.delay_seconds * 1000).toISOString();
-  const item: CommandItem = {
-    id: commandId,
-    store_id: storeId,
-    order_id: orderId,
-    package_id: delivery.package_id,
-    command: delivery.command,
-    offline_execute: delivery.offline_execute,
-    execute_at: executeAt,
-    status: 'PENDING',
-    tries: 0,
-    response: null,
-    order,
-    queue_sk: queueSk(executeAt, commandId),
-    created_at: approvedAt,
-    updated_at: approvedAt,
+/**
+ * The Puts of an approval's commands (ids from `firstId` on, in hand-out order) and of their
+ * chain item when some of them wait, for the approval's transaction.
+ */
+export function commandPuts(
+  storeId: number,
+  orderId: number,
+  order: QueuedCommandOrder,
+  plan: readonly PlannedCommand[],
+  chain: readonly ChainEntry[] | null,
+  firstId: number,
+  approvedAt: string,
+): GuardedWrite[] {
+  const puts = plan.map((planned, index): GuardedWrite => {
+    const id = firstId + index;
+    const record: CommandRecord = {
+      id,
+      store_id: storeId,
+      order_id: orderId,
+      package_id: planned.delivery.package_id,
+      command: planned.delivery.command,
+      offline_execute: planned.delivery.offline_execute,
+      execute_at: new Date(Date.parse(approvedAt) + planned.delivery.delay_seconds * 1000).toISOString(),
+      status: 'PENDING',
+      tries: 0,
+      response: null,
+      server_id: planned.server_id,
+      stage: planned.stage,
+      attempt: 0,
+      created_at: approvedAt,
+      updated_at: approvedAt,
+      order,
+      any_server: planned.server_id === null,
+      chain: chain ? firstId : null,
+      releases: planned.releases,
+      waiting: planned.waiting,
+      lease_id: null,
+      lease_until: null,
+      acked: false,
+      rev: 0,
+    };
+    return {
+      item: { Put: { TableName: TABLE, Item: { ...commandKey(storeId, id), entity: COMMAND, ...indexAttributes(record), ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      onConditionFailed: () => new Error(`command id ${id} allocated twice in store ${storeId}`),
+    };
+  });
+  if (!chain) return puts;
+  return [...puts, chainWrite(storeId, { id: firstId, entries: [...chain], rev: -1 })];
+}
+
+/** The consistent read of one command (undefined when missing). */
+export async function getCommandRecord(storeId: number, commandId: number): Promise<CommandRecord | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: commandKey(storeId, commandId), ConsistentRead: true }));
+  return result.Item ? toRecord(result.Item) : undefined;
+}
+
+/** Commands by id, in the order asked (undefined where missing); one BatchGetItem per 100. */
+export async function getCommandRecords(storeId: number, commandIds: readonly number[]): Promise<(CommandRecord | undefined)[]> {
+  const items = await getMany(commandIds.map((id) => commandKey(storeId, id)));
+  return items.map((item) => (item ? toRecord(item) : undefined));
+}
+
+/** Written only if nobody wrote the command since `readRev` was read. */
+const revisionCondition = (readRev: number) => ({
+  ConditionExpression: readRev === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(rev) OR rev = :rev)' : 'rev = :rev',
+  ExpressionAttributeValues: { ':rev': readRev },
+});
+
+function commandItem(record: CommandRecord, readRev: number) {
+  return { ...commandKey(record.store_id, record.id), entity: COMMAND, ...indexAttributes(record), ...record, rev: readRev + 1 };
+}
+
+/** The command as changed from the revision read, for a transaction; StaleRead when it changed meanwhile. */
+export function commandWrite(record: CommandRecord, readRev: number): GuardedWrite {
+  return {
+    item: { Put: { TableName: TABLE, Item: commandItem(record, readRev), ...revisionCondition(readRev) } },
+    onConditionFailed: () => new StaleRead(),
   };
+}
+
+/** The same change alone (one PutItem, half a transaction's cost); StaleRead when the command changed meanwhile. */
+export async function saveCommand(record: CommandRecord, readRev: number): Promise<CommandRecord> {
+  try {
+    await db.send(new PutCommand({ TableName: TABLE, Item: commandItem(record, readRev), ...revisionCondition(readRev) }));
+    return { ...record, rev: readRev + 1 };
+  } catch (error) {
+    if (isConditionalFailure(error)) throw new StaleRead();
+    throw error;
+  }
+}
+
+export async function getChain(storeId: number, chainId: number): Promise<Chain> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: chainKey(storeId, chainId), ConsistentRead: true }));
+  if (!result.Item) throw new Error(`chain ${chainId} of store ${storeId} is missing`);
+  return { id: chainId, entries: result.Item.entries as ChainEntry[], rev: result.Item.rev as number };
+}
+
+/** The chain as changed from `chain.rev` (-1: a new chain); StaleRead when another change of the batch came first. */
+export function chainWrite(storeId: number, chain: Chain): GuardedWrite {
+  const fresh = chain.rev < 0;
   return {
     item: {
       Put: {
         TableName: TABLE,
-        Item: { ...commandKey(storeId, commandId), entity: COMMAND, gsi2pk: queuePk(storeId), gsi2sk: item.queue_sk, ...item },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        Item: { ...chainKey(storeId, chain.id), entity: CHAIN, store_id: storeId, entries: chain.entries, rev: chain.rev + 1 },
+        ConditionExpression: fresh ? 'attribute_not_exists(pk)' : 'rev = :rev',
+        ...(fresh ? {} : { ExpressionAttributeValues: { ':rev': chain.rev } }),
       },
     },
-    onConditionFailed: () => new Error(`command id ${commandId} allocated twice in store ${storeId}`),
+    onConditionFailed: () => (fresh ? new Error(`chain ${chain.id} of store ${storeId} written twice`) : new StaleRead()),
   };
 }
 
-/** Puts the commands back on the queue (resend), each keeping its execute_at; one TransactWrite. */
-export async function requeueCommands(storeId: number, commandIds: readonly number[], now: string): Promise<void> {
-  const requeue = (commandId: number): GuardedWrite => ({
-    item: {
-      Update: {
+/** `<now>$` sorts after every `<now>#<id>` and before any later timestamp. */
+const dueBefore = (now: string) => `${now}$`;
+
+/**
+ * The claimable commands of a server and of any server, merged oldest first, read a page of
+ * `pageSize` per partition at a time, only as far as the caller iterates.
+ */
+export async function* dueCommands(storeId: number, serverId: number, now: string, pageSize: number): AsyncGenerator<CommandRecord> {
+  const partitions = [queuePk(storeId, serverId), queuePk(storeId, null)].map((partition) => ({
+    partition,
+    buffer: [] as CommandRecord[],
+    startKey: undefined as Record<string, unknown> | undefined,
+    done: false,
+  }));
+  const fill = async (reader: (typeof partitions)[number]) => {
+    if (reader.buffer.length > 0 || reader.done) return;
+    const page = await db.send(
+      new QueryCommand({
         TableName: TABLE,
-        Key: commandKey(storeId, commandId),
-        UpdateExpression: 'SET #status = :pending, gsi2pk = :queue, gsi2sk = queue_sk, updated_at = :now',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': 'PENDING', ':queue': queuePk(storeId), ':now': now },
-      },
-    },
-    // Commands are never deleted: an order naming a missing one is corrupt, not a client error.
-    onConditionFailed: () => new Error(`command ${commandId} of store ${storeId} is missing`),
-  });
-  await retrying(() => transactGuarded(commandIds.map(requeue)));
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :queue AND gsi2sk < :due',
+        ExpressionAttributeValues: { ':queue': reader.partition, ':due': dueBefore(now) },
+        Limit: pageSize,
+        ExclusiveStartKey: reader.startKey,
+      }),
+    );
+    reader.buffer = (page.Items ?? []).map(toRecord);
+    reader.startKey = page.LastEvaluatedKey;
+    reader.done = !page.LastEvaluatedKey;
+  };
+  for (;;) {
+    await Promise.all(partitions.map(fill));
+    const heads = partitions.filter((reader) => reader.buffer.length > 0);
+    if (heads.length === 0) return;
+    const oldest = heads.reduce((a, b) => (queueSk(a.buffer[0]!) <= queueSk(b.buffer[0]!) ? a : b));
+    yield oldest.buffer.shift()!;
+  }
 }
 
-const toQueued = (item: Record<string, unknown>): QueuedCommand => {
-  const command = stripKeys(item) as CommandItem;
-  return { id: command.id, store_id: command.store_id, command: command.command, offline_execute: command.offline_execute, execute_at: command.execute_at, order: command.order };
-};
-
-/** The PENDING commands whose execute_at has come, oldest first, at most QUEUE_MAX. */
-export async function listQueuedCommands(storeId: number, now = nowIso()): Promise<QueuedCommand[]> {
+/** The operator's view: PENDING commands whose execute_at has come, oldest first, at most QUEUE_MAX and under QUEUE_BYTES_MAX of JSON. */
+export async function listQueuedCommands(storeId: number, now: string): Promise<QueuedCommand[]> {
   const commands: QueuedCommand[] = [];
+  // The array's brackets and commas.
+  let bytes = 2;
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await db.send(
       new QueryCommand({
         TableName: TABLE,
-        IndexName: 'gsi2',
-        // `<now>$` sorts after every `<now>#<id>` and before any later timestamp.
-        KeyConditionExpression: 'gsi2pk = :queue AND gsi2sk < :due',
-        ExpressionAttributeValues: { ':queue': queuePk(storeId), ':due': `${now}$` },
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pending AND gsi1sk < :due',
+        ExpressionAttributeValues: { ':pending': pendingPk(storeId), ':due': dueBefore(now) },
         Limit: QUEUE_MAX - commands.length,
         ExclusiveStartKey: startKey,
       }),
     );
-    commands.push(...(page.Items ?? []).map(toQueued));
+    for (const item of page.Items ?? []) {
+      const queued = toQueued(toRecord(item));
+      bytes += Buffer.byteLength(JSON.stringify(queued), 'utf8') + 1;
+      if (bytes > QUEUE_BYTES_MAX) return commands;
+      commands.push(queued);
+    }
     startKey = page.LastEvaluatedKey;
   } while (startKey && commands.length < QUEUE_MAX);
   return commands;
 }
 
-const toCommand = (item: Record<string, unknown>): Command => stripKeys(item) as unknown as Command;
-
 /**
- * Records an execution report. PENDING puts the command (back) on the queue; DONE, FAILED and
- * CANCELED take it off. FAILED counts a try when the command was not already FAILED, so a report
- * sent twice counts once; a repeated report only refreshes `response` (when sent).
+ * The PENDING commands of one server (to cancel when it is deleted): the store's PENDING commands
+ * filtered by server, one Query per MB. Deleting a server is rare; no index is kept for it.
  */
-export async function reportCommand(storeId: number, commandId: number, report: CommandReport): Promise<Command> {
-  const key = commandKey(storeId, commandId);
-  const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':status': report.status, ':now': nowIso() };
-  const sets = ['#status = :status', 'updated_at = :now'];
-  if (report.response !== undefined) {
-    sets.push('#response = :response');
-    names['#response'] = 'response';
-    values[':response'] = report.response;
-  }
-  const queue = report.status === 'PENDING' ? ['gsi2pk = :queue', 'gsi2sk = queue_sk'] : [];
-  if (queue.length > 0) values[':queue'] = queuePk(storeId);
-  const dequeue = report.status === 'PENDING' ? '' : ' REMOVE gsi2pk, gsi2sk';
-  const update = (countTry: boolean) =>
-    db.send(
-      new UpdateCommand({
+export async function pendingCommandsOf(storeId: number, serverId: number): Promise<CommandRecord[]> {
+  const records: CommandRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
         TableName: TABLE,
-        Key: key,
-        UpdateExpression: `SET ${[...sets, ...queue].join(', ')}${countTry ? ' ADD tries :one' : ''}${dequeue}`,
-        ConditionExpression: countTry ? 'attribute_exists(pk) AND #status <> :status' : 'attribute_exists(pk)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: countTry ? { ...values, ':one': 1 } : values,
-        ReturnValues: 'ALL_NEW',
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pending',
+        FilterExpression: 'server_id = :server',
+        ExpressionAttributeValues: { ':pending': pendingPk(storeId), ':server': serverId },
+        ExclusiveStartKey: startKey,
       }),
     );
-  try {
-    if (report.status === 'FAILED') {
-      try {
-        return toCommand((await update(true)).Attributes ?? {});
-      } catch (error) {
-        // Missing, or already FAILED (a repeated report): the plain update below tells which.
-        if (!isConditionalFailure(error)) throw error;
-      }
-    }
-    return toCommand((await update(false)).Attributes ?? {});
-  } catch (error) {
-    if (isConditionalFailure(error)) throw notFound('Command');
-    throw error;
-  }
+    records.push(...(page.Items ?? []).map(toRecord));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return records;
 }

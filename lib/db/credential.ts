@@ -6,6 +6,7 @@ import { nowIso } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { domainKey } from '#lib/db/store.ts';
 import { getMany } from '#lib/db/entity.ts';
+import type { GuardedWrite } from '#lib/db/transact.ts';
 import { currentTimeMs } from '#lib/clock.ts';
 
 /**
@@ -31,6 +32,8 @@ export interface Credential {
   /** Per-store id of an operator token or key (the `user_id` of the notes it writes). */
   credential_id?: number;
   scopes?: string[];
+  /** The game server a `delivery` key acts for (lib/db/server.ts). */
+  server_id?: number;
   customer_id?: number;
   expires_at?: string;
   created_at: string;
@@ -64,6 +67,29 @@ export async function createApiKey(storeId: number, scopes: string[]): Promise<{
   const key = newSecret(SECRET_PREFIX.apiKey);
   await putCredential(key, { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes, created_at: nowIso() });
   return { key, credential_id: credentialId, scopes };
+}
+
+/** The scope of a game server's key: claim and ack its commands (lib/flows/delivery.ts). */
+export const DELIVERY_SCOPE = 'delivery';
+
+/**
+ * A new `delivery` key bound to a game server: the secret (shown once), its hash, and the Put of
+ * its credential for the caller's transaction (which also files it under its server, for revocation).
+ */
+export async function newDeliveryKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number; hash: string; put: GuardedWrite }> {
+  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const key = newSecret(SECRET_PREFIX.apiKey);
+  const credential: Credential = { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes: [DELIVERY_SCOPE], server_id: serverId, created_at: nowIso() };
+  const hash = hashSecret(key);
+  return {
+    key,
+    credential_id: credentialId,
+    hash,
+    put: {
+      item: { Put: { TableName: TABLE, Item: { ...credentialKey(hash), entity: 'credential', ...credential }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      onConditionFailed: () => new Error('credential secret collision'),
+    },
+  };
 }
 
 function expiresIn(seconds: number): string {

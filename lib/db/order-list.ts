@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { openCursor, sealCursor } from '#lib/db/cursor.ts';
+import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { allOrdersPk, buyerPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
-import { badRequest, customerUnauthenticated } from '#lib/errors.ts';
-import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
+import { customerUnauthenticated } from '#lib/errors.ts';
+import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
 
 /**
  * Order lists. Calls below exclude the credential lookup.
@@ -29,23 +28,19 @@ import { CURSOR_MAX, type Order, type OrderCursorPage, type OrderFilters } from 
  * Both indexes are eventually consistent (an order shows in lists within about a second on
  * AWS); gets by id are strongly consistent.
  *
- * The cursor (lib/db/cursor.ts) is base64url JSON `{s: store, f: digest of the filters (a buyer's list: and the buyer),
- * c: created_at, i: id}` followed by a SHA-256 check of that text. It is only a position: the key it resumes from is
- * rebuilt from the caller's own store and filters, so a cursor forged around the check can move
- * within the caller's own list but never reach another store's items. A cursor that fails the
- * check, names another store, was issued for other filters, or names a position outside the
- * `from`/`to` range (DynamoDB refuses such a start key: it would be a 500) is a 400.
+ * The cursor (lib/db/cursor.ts) holds the position `{c: created_at, i: id}`, bound to the filters
+ * (a buyer's list: and the buyer); besides the codec's own checks, a position outside the
+ * `from`/`to` range is a 400.
  */
 
 /** The filters of a list; `buyer` (a lower-case e-mail) lists one buyer's orders, and binds the cursor to that buyer. */
 type ListFilters = OrderFilters & { buyer?: string };
 
-const filterDigest = (filters: ListFilters) =>
-  createHash('sha256')
-    .update(JSON.stringify([filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null, ...(filters.buyer === undefined ? [] : [filters.buyer])]))
-    .digest('base64url')
-    .slice(0, 16);
-const CURSOR_PURPOSE = 'order-cursor:v1';
+const listFilters = (filters: ListFilters) => [
+  filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null, ...(filters.buyer === undefined ? [] : [filters.buyer]),
+];
+const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const codec = cursorCodec('order', ({ c, i }) => (typeof c === 'string' && ISO_Z.test(c) && isId(i) ? { c, i } : undefined));
 
 interface Position {
   created_at: string;
@@ -53,21 +48,14 @@ interface Position {
 }
 
 export function encodeCursor(storeId: number, filters: ListFilters, position: Position): string {
-  return sealCursor(CURSOR_PURPOSE, { s: storeId, f: filterDigest(filters), c: position.created_at, i: position.id });
+  return codec.encode(storeId, listFilters(filters), { c: position.created_at, i: position.id });
 }
 
-const invalidCursor = () => badRequest('page_cursor is invalid, or was issued for another store or other filters', 'INVALID_CURSOR', 'page_cursor');
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
 export function decodeCursor(storeId: number, filters: ListFilters, cursor: string): Position {
-  const payload = openCursor(CURSOR_PURPOSE, cursor, CURSOR_MAX);
-  if (!payload) throw invalidCursor();
-  const { s, f, c, i } = payload;
-  if (s !== storeId || f !== filterDigest(filters) || typeof c !== 'string' || !ISO_Z.test(c) || !Number.isSafeInteger(i) || (i as number) < 1) {
-    throw invalidCursor();
-  }
+  const { c, i } = codec.decode(storeId, listFilters(filters), cursor);
+  // DynamoDB refuses a start key outside the key condition's range: that would be a 500.
   if ((filters.from !== undefined && c < filters.from) || (filters.to !== undefined && c > filters.to)) throw invalidCursor();
-  return { created_at: c, id: i as number };
+  return { created_at: c, id: i };
 }
 
 /** The Query of a filtered list (newest first) and the start key that resumes after `after`. */

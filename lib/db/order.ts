@@ -1,12 +1,13 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { commandPut } from '#lib/db/command.ts';
+import { commandPuts } from '#lib/db/command.ts';
 import { customerKey } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
+import type { ChainEntry, PlannedCommand } from '#lib/schemas/command.ts';
 import type { Order, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
 
 /**
@@ -26,7 +27,7 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/sch
  * | get by internal_id              | GetItem sentinel `STORE#<s> / ORDER_INTERNAL#<internal_id>` + GetItem order  | 2     |
  * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
  * | approve                         | TransactWrite: order update conditioned on PENDING + one Put per command    | 1     |
- * |                                 | (ids from lib/db/command.ts)                                                |       |
+ * |                                 | and the chain item that orders them (lib/db/command.ts)                     |       |
  * | commission credited             | UpdateItem clearing `commission_pending`                                    | 1     |
  * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's and the          | 1     |
  * |                                 | packages' releases                                                          |       |
@@ -188,22 +189,32 @@ export function assertBuyerOwns<C extends { email?: unknown }>(customer: C | und
 }
 
 /** One of the buyer's own orders (same e-mail, ignoring case); another buyer's is 404 like a missing one. */
-export async function getBuyerOrder(storeId: number, customerId: number, internalId: string): Promise<Order> {
+export async function getBuyerOrderItem(storeId: number, customerId: number, internalId: string): Promise<OrderItem> {
   if (!INTERNAL_ID.test(internalId)) throw notFound('Order');
   const [sentinel, customer] = await getMany([internalIdKey(storeId, internalId), customerKey(storeId, customerId)]);
   if (!sentinel) throw notFound('Order');
   assertBuyerOwns(customer, sentinel.client_email);
-  return getOrder(storeId, sentinel.order_id as number);
+  return getOrderItem(storeId, sentinel.order_id as number);
+}
+
+export async function getBuyerOrder(storeId: number, customerId: number, internalId: string): Promise<Order> {
+  return toOrder(await getBuyerOrderItem(storeId, customerId, internalId));
 }
 
 const orderChanged = (current: unknown) => (current ? new StaleRead() : notFound('Order'));
 
 /**
- * PENDING -> APPROVED with a Put per delivery (command ids from `firstCommandId` on); answers
- * the approved item. StaleRead when the order changed since it was read.
+ * PENDING -> APPROVED with a Put per planned command (ids from `firstCommandId` on) and their
+ * chain item; answers the approved item. StaleRead when the order changed since it was read.
  */
-export async function markApproved(storeId: number, order: OrderItem, firstCommandId: number, approvedAt: string): Promise<OrderItem> {
-  const commandIds = order.deliveries.map((_, index) => firstCommandId + index);
+export async function markApproved(
+  storeId: number,
+  order: OrderItem,
+  commands: { plan: readonly PlannedCommand[]; chain: readonly ChainEntry[] | null },
+  firstCommandId: number,
+  approvedAt: string,
+): Promise<OrderItem> {
+  const commandIds = commands.plan.map((_, index) => firstCommandId + index);
   const snapshot = {
     client_identifier: order.client_identifier,
     client_email: order.client_email,
@@ -231,7 +242,7 @@ export async function markApproved(storeId: number, order: OrderItem, firstComma
       },
       onConditionFailed: orderChanged,
     },
-    ...order.deliveries.map((delivery, index) => commandPut(storeId, commandIds[index]!, order.id, snapshot, delivery, approvedAt)),
+    ...commandPuts(storeId, order.id, snapshot, commands.plan, commands.chain, firstCommandId, approvedAt),
   ]);
   return { ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending };
 }

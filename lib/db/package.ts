@@ -7,6 +7,7 @@ import { queryAll } from '#lib/db/query.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
+import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
 import { listTags, tagsShownOn } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable } from '#lib/errors.ts';
@@ -23,8 +24,8 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + Query of the store's tags           | 2        |
  * | list (id order)                           | Query `STORE#<s>`, sk begins_with `PACKAGE#` + Query of the tags         | 1 per MB + 1 |
  * | update of plain fields (name, price, ...) | Query of the tags + UpdateItem conditioned on existence                  | 2        |
- * | update sending category_id, parent_id or  | Query of the tags + GetItem + TransactWrite(Update conditioned on what   | 3        |
- * | enabled                                   | was read, + the counts that move)                                        |          |
+ * | update sending category_id, parent_id,    | Query of the tags + GetItem + TransactWrite(Update conditioned on what   | 3        |
+ * | enabled or commands                       | was read, + the counts and server references that move)                  |          |
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
@@ -36,7 +37,9 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * item gets `ADD ref_count` in the same transaction, and a referred category or package cannot
  * be deleted (409). Besides `ref_count`, a category counts its packages (`package_count`) and a
  * package its variations (`variation_count`), so the 409 can say what still refers to it and a
- * package with variations can be refused as a variation itself. Every package stores
+ * package with variations can be refused as a variation itself. The servers its command templates
+ * name hold the package's id the same way (lib/db/server.ts: 422 for a missing one, and a named
+ * server cannot be deleted). Every package stores
  * `parent_id` (null when top-level), which lets the parent's condition check "is not a variation".
  *
  * The storefront reads only enabled packages: the gsi1 attributes (and gsi2 when the package has
@@ -172,6 +175,7 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
         onConditionFailed: () => new Error(`package id ${id} allocated twice in store ${storeId}`),
       },
       ...linkWrites(storeId, UNPLACED, pkg),
+      ...serverReferenceWrites(storeId, id, new Map(), serverMentions(input.commands)),
     ]),
   );
   return present(pkg, storeTags);
@@ -223,7 +227,8 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
   if (patch.parent_id === packageId) throw unprocessable('A package cannot be its own parent', 'parent_id');
   const storeTags = await listTags(storeId);
   if (patch.tags) assertTagsExist(patch.tags, storeTags);
-  const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined;
+  // Commands move server references: they need the templates as they were, like a placement change.
+  const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined || patch.commands !== undefined;
   const updated = movesPlacement
     ? await updatePlacement(storeId, packageId, patch)
     : fromPackageItem(await patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE));
@@ -231,8 +236,8 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
 }
 
 /**
- * A change of category, parent or `enabled`: read, then one transaction that moves the counts
- * and the storefront index entries, conditioned on the placement that was read.
+ * A change of category, parent, `enabled` or commands: read, then one transaction that moves the
+ * counts, the server references and the storefront index entries, conditioned on what was read.
  */
 function updatePlacement(storeId: number, packageId: number, patch: PackagePatch): Promise<StoredPackage> {
   return retrying(async () => {
@@ -278,6 +283,7 @@ function updatePlacement(storeId: number, packageId: number, patch: PackagePatch
         onConditionFailed: (stored) => (stored ? new StaleRead() : notFound('Package')),
       },
       ...linkWrites(storeId, current, after),
+      ...(patch.commands === undefined ? [] : serverReferenceWrites(storeId, packageId, serverMentions(current.commands), serverMentions(patch.commands))),
     ]);
     return { ...current, ...patch, updated_at: updatedAt } as StoredPackage;
   });
@@ -314,6 +320,7 @@ export async function deletePackage(storeId: number, packageId: number): Promise
         },
       },
       ...linkWrites(storeId, current, UNPLACED),
+      ...serverReferenceWrites(storeId, packageId, serverMentions(current.commands), new Map()),
     ]);
     return current;
   });

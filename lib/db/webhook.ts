@@ -1,15 +1,14 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { openCursor, sealCursor } from '#lib/db/cursor.ts';
+import { cursorCodec, isId } from '#lib/db/cursor.ts';
 import { deleteOne, getMany, patchOne, putNew } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { transactGuarded } from '#lib/db/transact.ts';
-import { badRequest, notFound } from '#lib/errors.ts';
+import { notFound } from '#lib/errors.ts';
 import {
-  DELIVERY_CURSOR_MAX,
   type Webhook,
   type WebhookCreate,
   type WebhookDelivery,
@@ -233,8 +232,8 @@ export async function countFailedEvent(storeId: number, webhookId: number, disab
   return false;
 }
 
-const CURSOR_PURPOSE = 'webhook-delivery-cursor:v1';
-const invalidCursor = () => badRequest('page_cursor is invalid, or was issued for another webhook', 'INVALID_CURSOR', 'page_cursor');
+/** The delivery log's cursor: the shared codec (lib/db/cursor.ts), bound to the store and the webhook, positioned at the last attempt's id. */
+const deliveryCursor = cursorCodec('webhook-delivery', (payload) => (isId(payload.i) ? { i: payload.i } : undefined));
 
 const toDelivery = (item: Record<string, unknown>): WebhookDelivery => {
   const d = item as unknown as WebhookDelivery;
@@ -243,12 +242,7 @@ const toDelivery = (item: Record<string, unknown>): WebhookDelivery => {
 
 /** A page of the delivery log, newest first; 404 for a webhook that is not the store's. */
 export async function listDeliveries(storeId: number, webhookId: number, cursor: string, pageSize: number): Promise<WebhookDeliveryPage> {
-  let after: number | undefined;
-  if (cursor !== '') {
-    const payload = openCursor(CURSOR_PURPOSE, cursor, DELIVERY_CURSOR_MAX);
-    if (!payload || payload.s !== storeId || payload.w !== webhookId || !Number.isSafeInteger(payload.i) || (payload.i as number) < 1) throw invalidCursor();
-    after = payload.i as number;
-  }
+  const after = cursor === '' ? undefined : deliveryCursor.decode(storeId, [webhookId], cursor).i;
   const [webhook, page] = await Promise.all([
     db.send(new GetCommand({ TableName: TABLE, Key: webhookKey(storeId, webhookId) })),
     db.send(
@@ -269,7 +263,7 @@ export async function listDeliveries(storeId: number, webhookId: number, cursor:
   const items = (page.Items ?? []).map(toDelivery);
   const data = items.slice(0, pageSize);
   const last = data[data.length - 1];
-  return { data, next_cursor: items.length > pageSize && last ? sealCursor(CURSOR_PURPOSE, { s: storeId, w: webhookId, i: last.id }) : null };
+  return { data, next_cursor: items.length > pageSize && last ? deliveryCursor.encode(storeId, [webhookId], { i: last.id }) : null };
 }
 
 /** The webhook and one of its attempts, or 404 (another store's, another webhook's, or gone). */

@@ -11,7 +11,8 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * Every rule a cart must pass to become an order (section 8), in one pure function that
  * `POST /app/order`, the quote and the checkout all call, so the same cart gets the same price
  * and the same refusals everywhere: packages exist and are enabled, in stock, within the
- * per-customer limit, the variables' values, the coupon (before and after pricing), and the
+ * per-customer limit, the variables' values, the coupon (before and after pricing), the
+ * affiliate code (held by an affiliate or a link of the store), and the
  * size of the order's transaction. Every problem is collected and thrown as one 422, each with
  * the `field` of its input.
  */
@@ -29,6 +30,8 @@ export interface CartRequest {
   /** Where a missing required variable is reported: `variables` (operator order) or `fields` (storefront). */
   valuesField: string;
   coupon: string | null;
+  /** The affiliate code the order names, or null. */
+  ref_code: string | null;
   client_email: string | null;
   client_identifier: string | null;
   /** Items the caller's transaction adds beyond the order's own (the checkout's unpaid due-list item). */
@@ -56,6 +59,8 @@ export interface CartState {
   held: ReadonlyMap<number, number> | null;
   /** The prices of a quote issued for this very cart (the checkout honours them), or null to price now. */
   quoted: CartPrices | null;
+  /** Whether an affiliate or a link of the store holds the ref_code asked for (false when none was asked). */
+  refCodeKnown: boolean;
 }
 
 /** A limited package's reservation and the limit its conditional write holds it to. */
@@ -118,6 +123,10 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
       : couponNotFound(request.coupon);
     if (refusal) problems.push(...refusal.details);
     else coupon = record!;
+  }
+
+  if (request.ref_code !== null && !state.refCodeKnown) {
+    problems.push({ message: `ref_code ${request.ref_code} is not a code of this store`, code: 'REF_CODE_NOT_FOUND', field: 'ref_code' });
   }
 
   const cart = found.map(({ asked, pkg }) => ({

@@ -17,10 +17,11 @@ import type { Variable } from '#lib/schemas/variable.ts';
  */
 
 /**
- * An approval writes the order's update and every command in one TransactWrite (at most 100
- * items), so an order delivers at most 99 commands; this is checked when it is placed.
+ * An approval writes the order's update, every command and the chain item that orders them in one
+ * TransactWrite (at most 100 items), so an order delivers at most 98 commands (a template naming
+ * several servers counts once per server); this is checked when it is placed.
  */
-export const ORDER_COMMANDS_MAX = 99;
+export const ORDER_COMMANDS_MAX = 98;
 /** The rendered commands live in the order item (400 KB) and in one transaction (4 MB). */
 export const ORDER_COMMANDS_BYTES_MAX = 256 * 1024;
 
@@ -70,10 +71,13 @@ export function renderDeliveries(lines: readonly OrderPackageLine[], catalog: Re
       command: renderCommand(template.command, context, line.quantity),
       offline_execute: template.offline_execute,
       delay_seconds: template.delay_seconds,
+      servers: template.servers ?? null,
+      stage: template.stage ?? 'APPROVED',
     })),
   );
-  if (deliveries.length > ORDER_COMMANDS_MAX) {
-    throw unprocessable(`The packages of an order may deliver at most ${ORDER_COMMANDS_MAX} commands; these deliver ${deliveries.length}`, 'packages');
+  const commands = deliveries.reduce((sum, delivery) => sum + (delivery.servers?.length ?? 1), 0);
+  if (commands > ORDER_COMMANDS_MAX) {
+    throw unprocessable(`The packages of an order may deliver at most ${ORDER_COMMANDS_MAX} commands; these deliver ${commands}`, 'packages');
   }
   const bytes = deliveries.reduce((sum, delivery) => sum + Buffer.byteLength(delivery.command, 'utf8'), 0);
   if (bytes > ORDER_COMMANDS_BYTES_MAX) {

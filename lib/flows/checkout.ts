@@ -29,6 +29,7 @@ function storefrontCart(body: QuoteBody | CheckoutBody) {
     values: joined.values,
     valuesField: 'fields',
     coupon: body.coupon,
+    ref_code: body.ref_code,
     client_identifier: body.client_identifier,
     // A quote is judged as the checkout will be, due item included.
     extraWrites: 1,
@@ -43,6 +44,7 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
   const read = await readCart(storeId, {
     packageIds: request.lines.map((line) => line.package_id),
     coupon: body.coupon,
+    refCode: body.ref_code,
     client_email: body.client_email,
     client_identifier: body.client_identifier,
     quoteId: null,

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { creditCommission } from '#lib/db/affiliate.ts';
 import { readCart } from '#lib/db/cart.ts';
-import { allocateCommandIds, requeueCommands } from '#lib/db/command.ts';
+import { allocateCommandIds } from '#lib/db/command.ts';
 import { releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import {
@@ -18,9 +17,12 @@ import type { StoredQuote } from '#lib/db/quote.ts';
 import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
+import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
+import { newChain, planCommands } from '#lib/domain/delivery.ts';
 import { approval, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
 import { minuteOf, UNPAID_AFTER_MS } from '#lib/domain/unpaid.ts';
+import { resendCommands } from '#lib/flows/command.ts';
 import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
 import { currentTimeMs } from '#lib/clock.ts';
 
@@ -35,10 +37,11 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |           | [BatchGet coupon + counters + limit counters], order id ADD, TransactWrite: 5, or 6 with a |
  * |           | coupon or a package with a per-customer limit                                              |
  * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3; with a ref_code       |
- * |           | creditCommission (1 call when no affiliate owns the code, else 4) + UpdateItem (+2..5)     |
+ * |           | creditOrderCommission (1 call when no affiliate owns the code, 2 when none is owed, else 4) |
+ * |           | + UpdateItem (+2..5)                                                                       |
  * | approve an APPROVED order | GetItem: 1                                                                 |
  * | cancel    | GetItem + TransactWrite: 2                                                                 |
- * | resend    | GetItem + TransactWrite (each command back on the queue): 2                                |
+ * | resend    | GetItem + BatchGet (commands, chain) + TransactWrite (each command back, chain restarted): 3 |
  *
  * A collision or a stale read (the order, a package or the coupon changed in between) reads
  * again and decides again (`retrying`); ids allocated by a lost round are kept for the next one.
@@ -68,6 +71,7 @@ export function placeOrder(storeId: number, placement: Placement): Promise<Order
     const read = await readCart(storeId, {
       packageIds: request.lines.map((line) => line.package_id),
       coupon: request.coupon,
+      refCode: request.ref_code,
       client_email: client.client_email,
       client_identifier: client.client_identifier,
       quoteId: quote?.id ?? null,
@@ -97,6 +101,7 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
       values: input.variables.map((given, index) => ({ ...given, nameField: `variables.${index}.name`, valueField: `variables.${index}.value` })),
       valuesField: 'variables',
       coupon: input.coupon,
+      ref_code: input.ref_code,
       client_identifier: input.client_identifier,
       extraWrites: 0,
       inputProblems: [],
@@ -112,17 +117,21 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
 /** Credits the ref_code's affiliate (once per order) and clears the flag that says it is owed. */
 async function settleCommission(storeId: number, order: OrderItem): Promise<void> {
   if (!order.commission_pending || order.ref_code === null) return;
-  await creditCommission(storeId, order.ref_code, order.id, order.total, order.packages);
+  await creditOrderCommission(storeId, { ...order, ref_code: order.ref_code });
   await clearCommissionPending(storeId, order.id);
 }
 
 export async function approveOrder(storeId: number, orderId: number): Promise<Order> {
+  // Ids allocated by a lost round are kept for the next one (the count never changes: deliveries are fixed at sale).
+  let firstCommandId: number | undefined;
   const approved = await retrying(async () => {
     const order = await getOrderItem(storeId, orderId);
     if (approval(order.status) === 'already') return order;
     const approvedAt = nowIso();
-    const firstCommandId = order.deliveries.length > 0 ? await allocateCommandIds(storeId, order.deliveries.length) : 0;
-    return markApproved(storeId, order, firstCommandId, approvedAt);
+    const plan = planCommands(order.deliveries, 'APPROVED');
+    firstCommandId ??= plan.length > 0 ? await allocateCommandIds(storeId, plan.length) : 0;
+    const chain = newChain(plan.map((_, index) => firstCommandId! + index), plan);
+    return markApproved(storeId, order, { plan, chain }, firstCommandId, approvedAt);
   });
   await settleCommission(storeId, approved);
   return toOrder(approved);
@@ -151,6 +160,6 @@ export async function cancelOrder(storeId: number, orderId: number): Promise<Ord
 export async function resendOrderCommands(storeId: number, orderId: number): Promise<{ order_id: number; resent: number }> {
   const order = await getOrderItem(storeId, orderId);
   assertResendable(order.status);
-  if (order.command_ids.length > 0) await requeueCommands(storeId, order.command_ids, nowIso());
+  if (order.command_ids.length > 0) await resendCommands(storeId, order.command_ids);
   return { order_id: orderId, resent: order.command_ids.length };
 }

@@ -15,6 +15,8 @@ export interface ApiKeyAuth {
   storeId: number;
   credentialId: number;
   scopes: string[];
+  /** The game server a `delivery` key is bound to (null for other keys). */
+  serverId: number | null;
 }
 export interface BuyerAuth {
   kind: 'buyer' | 'session';
@@ -102,6 +104,7 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
         storeId: credential.store_id,
         credentialId: credential.credential_id ?? 0,
         scopes: credential.scopes ?? [],
+        serverId: credential.server_id ?? null,
       } satisfies ApiKeyAuth;
     }
 
@@ -147,4 +150,10 @@ function buyerFrom(kind: 'buyer' | 'session', credential: Credential | undefined
     throw customerUnauthenticated();
   }
   return { kind, storeId, customerId: credential.customer_id, domain, secret };
+}
+
+/** The server a delivery route acts for: a `delivery` key not bound to a server opens nothing here. */
+export function deliveryServer(auth: ApiKeyAuth): number {
+  if (auth.serverId === null) throw forbidden('This API key is bound to no game server', 'FORBIDDEN');
+  return auth.serverId;
 }

@@ -4,13 +4,13 @@ import { internalIdString } from '#lib/schemas/chat.ts';
 import {
   buyerOrderListQuery,
   buyerOrderPage,
-  buyerOrderResource,
   checkoutBody,
   checkoutResource,
   orderStatusResource,
   quoteBody,
   quoteResource,
 } from '#lib/schemas/checkout.ts';
+import { buyerOrderWithDeliveries } from '#lib/schemas/delivery.ts';
 
 const CART_EXAMPLE = {
   cart: [{ package_id: 1, quantity: 2, fields: { server: 'survival' } }],
@@ -50,8 +50,8 @@ export const checkoutRoutes = {
   }),
   'webstore-order-get': route({
     method: 'GET', path: '/v1/webstore/order/{internalId}', api: 'api', credential: 'buyer', access: 'read', tag: 'Storefront',
-    summary: "One of the buyer's own orders, by internal_id (another buyer's is 404)",
-    params: v.object({ internalId: internalIdString }), response: buyerOrderResource,
+    summary: "One of the buyer's own orders, by internal_id, with its deliveries (another buyer's is 404)",
+    params: v.object({ internalId: internalIdString }), response: buyerOrderWithDeliveries,
     example: { params: { internalId: 'AbCdEfGhIjKlMnOpQrStUv' } },
   }),
 } as const;

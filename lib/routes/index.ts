@@ -1,9 +1,11 @@
 import type { RouteSpec } from '#lib/http/route.ts';
+import { affiliateRoutes } from '#lib/routes/affiliate.ts';
 import { buyerRoutes } from '#lib/routes/buyer.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 import { checkoutRoutes } from '#lib/routes/checkout.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
+import { deliveryRoutes } from '#lib/routes/delivery.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
 import { imageRoutes } from '#lib/routes/image.ts';
 import { noteRoutes } from '#lib/routes/note.ts';
@@ -22,6 +24,7 @@ import { webhookRoutes } from '#lib/routes/webhook.ts';
 export const routeAreas = {
   core: coreRoutes,
   buyer: buyerRoutes,
+  affiliate: affiliateRoutes,
   catalog: catalogRoutes,
   image: imageRoutes,
   promo: promoRoutes,
@@ -32,6 +35,7 @@ export const routeAreas = {
   chat: chatRoutes,
   storefront: storefrontRoutes,
   checkout: checkoutRoutes,
+  delivery: deliveryRoutes,
   webhook: webhookRoutes,
 } as const satisfies Record<string, Record<string, RouteSpec>>;
 

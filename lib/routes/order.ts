@@ -43,11 +43,11 @@ export const orderRoutes = {
   }),
   'queued-commands-list': route({
     method: 'GET', path: '/v1/app/queued_commands', api: 'api', credential: 'operator', access: 'read', tag: 'Command',
-    summary: 'The PENDING commands whose execute_at has come, oldest first (at most 500 per call)', response: queuedCommandList,
+    summary: 'The PENDING commands whose execute_at has come, oldest first (at most 500 and under 5 MB per call; takes no lease)', response: queuedCommandList,
   }),
   'command-update': route({
     method: 'PATCH', path: '/v1/app/command/{commandId}', api: 'api', credential: 'operator', access: 'write', tag: 'Command',
-    summary: 'Report a command execution: PENDING queues it again, DONE/FAILED/CANCELED take it off the queue; FAILED counts tries',
+    summary: 'Report a command execution: PENDING queues it again, DONE/FAILED/DEAD/CANCELED take it off the queue (DONE/DEAD/CANCELED release the later commands of its order); FAILED counts tries; ends any lease',
     params: idParams('commandId'), body: commandReportBody, response: commandResource,
     example: { body: { status: 'DONE', response: 'ok' } },
   }),

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { pageOf, pageQueryEntries, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
+import { email } from '#lib/schemas/buyer.ts';
+import { pageOf, pageQueryEntries, patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const REF_CODE_MIN = 3;
 export const REF_CODE_MAX = 32;
@@ -81,8 +82,21 @@ export const transactionsQuery = v.object({ page: pageQueryEntries().page });
 
 const withdrawInfo = v.object({ full_name: v.string(), pix_key: v.string(), pix_key_type: v.string(), cpf_cnpj: v.string() });
 
+export const AFFILIATE_STATUSES = ['affiliate', 'blocked'] as const;
+
+export const affiliateLink = v.object({
+  id: v.number(),
+  name: v.string(),
+  ref_code: v.string(),
+  url: v.string(),
+  sales: v.number(),
+  revenue: v.number(),
+  d7_visits: v.number(),
+});
+
 export const affiliatePanel = v.object({
-  status: v.literal('affiliate'),
+  /** `blocked` (set by the operator): no commission, no withdrawal, no new link; its codes still work on orders. */
+  status: v.picklist(AFFILIATE_STATUSES),
   id: v.number(),
   name: v.string(),
   email: v.string(),
@@ -96,24 +110,15 @@ export const affiliatePanel = v.object({
    */
   withdraw_settings: withdrawInfo,
   stats: v.object({ total_sales: v.number(), total_amount: v.number(), d7_visits: v.number() }),
-  links: v.array(
-    v.object({
-      id: v.number(),
-      name: v.string(),
-      ref_code: v.string(),
-      url: v.string(),
-      sales: v.number(),
-      revenue: v.number(),
-      d7_visits: v.number(),
-    }),
-  ),
+  /** The main code first (id = the affiliate's id), then the extra links in creation order. */
+  links: v.array(affiliateLink),
 });
 
 export const orderPackage = v.object({ package_id: v.number(), name: v.string(), quantity: v.number() });
 
 export const affiliateTransaction = v.object({
   id: v.number(),
-  operation: v.picklist(['COMMISSION', 'WITHDRAW_PENDING']),
+  operation: v.picklist(['COMMISSION', 'WITHDRAW_PENDING', 'WITHDRAW_PAID', 'WITHDRAW_REJECTED']),
   amount: v.number(),
   message: v.nullable(v.string()),
   order_id: v.nullable(v.number()),
@@ -124,7 +129,49 @@ export const affiliateTransaction = v.object({
 
 export const transactionPage = pageOf(affiliateTransaction);
 
+/** A ref_code with the spec's minimum checked by validation (the join checks it itself, for its message-only 422). */
+const linkRefCode = v.pipe(refCode, v.minLength(REF_CODE_MIN, `ref_code must be at least ${REF_CODE_MIN} characters`));
+
+export const linkBody = v.strictObject({ name: text('name', 60), ref_code: linkRefCode });
+export const visitBody = v.strictObject({ ref_code: refCode });
+
+const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.finite(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
+
+export const operatorAffiliatePatch = patchBody(
+  v.strictObject({
+    percent_commission: v.optional(
+      v.pipe(v.number('percent_commission must be a number'), v.finite('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100')),
+    ),
+    /** null: the store's min_withdraw applies. */
+    min_withdraw: v.optional(v.nullable(money('min_withdraw'))),
+    status: v.optional(v.picklist(AFFILIATE_STATUSES, 'status must be affiliate or blocked')),
+  }),
+);
+
+export const affiliateListQuery = v.object({
+  ...pageQueryEntries(),
+  /** Case-insensitive prefix of the main code; empty means no filter. */
+  ref_code: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(REF_CODE_MAX, `ref_code must be at most ${REF_CODE_MAX} characters`))),
+  email: v.optional(email),
+});
+
+export const WITHDRAWAL_STATUSES = ['PENDING', 'PAID', 'REJECTED'] as const;
+
+export const withdrawalListQuery = v.object({
+  ...pageQueryEntries(),
+  status: v.optional(v.picklist(WITHDRAWAL_STATUSES, 'status must be PENDING, PAID or REJECTED')),
+});
+
+export const rejectBody = v.strictObject({ message: text('message', 500) });
+
+/** An operator's view of a withdrawal: the statement line and whose it is. */
+export const withdrawalItem = v.object({ ...affiliateTransaction.entries, affiliate_id: v.number() });
+
 export type WithdrawSettings = v.InferOutput<typeof withdrawSettings>;
 export type AffiliatePanel = v.InferOutput<typeof affiliatePanel>;
 export type AffiliateTransaction = v.InferOutput<typeof affiliateTransaction>;
 export type OrderPackage = v.InferOutput<typeof orderPackage>;
+export type AffiliateLink = v.InferOutput<typeof affiliateLink>;
+export type OperatorAffiliatePatch = v.InferOutput<typeof operatorAffiliatePatch>;
+export type AffiliateListQuery = v.InferOutput<typeof affiliateListQuery>;
+export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { CommandStage } from '#lib/schemas/package.ts';
 import { pageQueryEntries, queryInt, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
 export const ORDER_STATUSES = ['PENDING', 'APPROVED', 'CANCELED'] as const;
@@ -186,6 +187,9 @@ export interface Delivery {
   command: string;
   offline_execute: boolean;
   delay_seconds: number;
+  /** Absent on orders placed before servers and stages existed: any server, APPROVED. */
+  servers?: number[] | null;
+  stage?: CommandStage;
 }
 
 /**

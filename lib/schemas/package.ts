@@ -12,8 +12,31 @@ const referenceId = (name: string) =>
 
 const price = storableAmount('price', v.pipe(v.number('price must be a number'), v.minValue(0, 'price must be at least 0')));
 
+/** When a template is queued (extensions section 10); only APPROVED templates are queued at approval for now. */
+export const COMMAND_STAGES = ['APPROVED', 'REFUNDED', 'CHARGEBACK', 'EXPIRED'] as const;
+export const COMMAND_SERVERS_MAX = 10;
+/**
+ * Every server a package names is a counted reference (lib/db/server.ts) written in the package's
+ * own transaction; 20 keeps that transaction small whatever the templates say.
+ */
+export const PACKAGE_SERVERS_MAX = 20;
+
+const serverIds = v.nullable(
+  v.pipe(
+    v.array(
+      v.pipe(v.number('a server id must be a number'), v.safeInteger('a server id must be an integer'), v.minValue(1, 'a server id must be at least 1')),
+      'servers must be an array of server ids or null'),
+    v.minLength(1, 'servers must name at least one server (null: any one server)'),
+    v.maxLength(COMMAND_SERVERS_MAX, `servers holds at most ${COMMAND_SERVERS_MAX} server ids`),
+    // One command per listed server: a server named twice would run it twice.
+    v.transform((ids) => [...new Set(ids)] as number[]),
+  ),
+);
+
 const command = v.strictObject({
   command: text('command', COMMAND_MAX),
+  servers: v.optional(serverIds, null),
+  stage: v.optional(v.picklist(COMMAND_STAGES, `stage must be one of ${COMMAND_STAGES.join(', ')}`), 'APPROVED'),
   offline_execute: v.optional(v.boolean('offline_execute must be a boolean'), true),
   delay_seconds: v.optional(
     v.pipe(
@@ -26,7 +49,14 @@ const command = v.strictObject({
   ),
 });
 
-const commands = v.pipe(v.array(command, 'commands must be an array'), v.maxLength(COMMANDS_MAX, `commands holds at most ${COMMANDS_MAX} commands`));
+const commands = v.pipe(
+  v.array(command, 'commands must be an array'),
+  v.maxLength(COMMANDS_MAX, `commands holds at most ${COMMANDS_MAX} commands`),
+  v.check(
+    (list) => new Set(list.flatMap((template) => template.servers ?? [])).size <= PACKAGE_SERVERS_MAX,
+    `the commands of a package may name at most ${PACKAGE_SERVERS_MAX} different servers`,
+  ),
+);
 
 /**
  * 5,000 UTF-16 code units are at most 15,000 bytes of UTF-8, DynamoDB's measure: under 4% of the
@@ -97,6 +127,9 @@ export const packagePatchBody = patchBody(packagePatchFields);
 
 export const packageCommand = v.object({
   command: v.string(),
+  // Defaults: what a template written before these fields existed means.
+  servers: v.optional(v.nullable(v.array(v.number())), null),
+  stage: v.optional(v.picklist(COMMAND_STAGES), 'APPROVED'),
   offline_execute: v.boolean(),
   delay_seconds: v.number(),
 });
@@ -127,3 +160,4 @@ export const CATALOG_DEFAULTS = { description: '', enabled: true, stock: null, p
 export type PackageCreate = v.InferOutput<typeof packageCreateBody>;
 export type PackagePatch = v.InferOutput<typeof packagePatchBody>;
 export type Package = v.InferOutput<typeof packageResource>;
+export type CommandStage = (typeof COMMAND_STAGES)[number];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { creditCommission } from '#lib/db/affiliate.ts';
+import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { issueBuyerAccessToken } from '#lib/db/credential.ts';
 import { buyerLogin } from '../support/buyer.ts';
 import { call, firstError, newStore, dynamoDbCalls } from '../support/client.ts';
@@ -8,6 +8,10 @@ type Buyer = Awaited<ReturnType<typeof buyerLogin>>;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PIX = { full_name: 'Ana Souza', pix_key: 'ana@example.com', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' };
 const PACKAGES = [{ package_id: 7, name: 'VIP 30 days', quantity: 1 }];
+
+/** What order approval calls, for an order placed by someone other than the affiliate. */
+const creditCommission = (storeId: number, ref: string, orderId: number, total: number, packages: typeof PACKAGES) =>
+  creditOrderCommission(storeId, { id: orderId, ref_code: ref, total, client_email: 'someone.else@example.com', packages });
 
 let refCounter = 0;
 const uniqueRef = (prefix = 'ref') => `${prefix}${process.pid}x${++refCounter}`;
@@ -191,7 +195,7 @@ describe('GET /v1/webstore/affiliate/me and /transactions of a non-affiliate', (
   });
 });
 
-describe('creditCommission (called by order approval)', () => {
+describe('creditOrderCommission (called by order approval)', () => {
   it("credits the affiliate's percentage of the total, with the order's packages, once per order", async () => {
     const store = await newStore();
     await store.patch('/v1/app/store', { affiliate: { percent_commission: 15 } });

@@ -49,6 +49,8 @@ describe('POST /v1/app/order', () => {
     const store = await newStore();
     const vip = await createPackage(store, { name: 'VIP', price: 9.99 });
     const kit = await createPackage(store, { name: 'Kit', price: 0.1 });
+    // A ref_code must be a code of the store (section 11).
+    await (await buyerLogin(store.domain)).post('/v1/webstore/affiliate/join', { ref_code: 'Some_Ref' });
     const res = await store.post('/v1/app/order', {
       ...CLIENT,
       client_social: 'steve#1234',
@@ -162,14 +164,14 @@ describe('POST /v1/app/order', () => {
     expect(await orderCount(store)).toBe(0);
   });
 
-  it('refuses an order whose packages would deliver more than 99 commands', async () => {
+  it('refuses an order whose packages would deliver more than 98 commands', async () => {
     const store = await newStore();
     const commands = Array.from({ length: 50 }, (_, i) => ({ command: `say ${i}` }));
     const a = await createPackage(store, { commands });
     const b = await createPackage(store, { commands });
     const res = await store.post('/v1/app/order', { ...CLIENT, packages: [{ package_id: a, quantity: 1 }, { package_id: b, quantity: 1 }] });
     expect(res.status).toBe(422);
-    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 99 commands') });
+    expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 98 commands') });
     expect(await orderCount(store)).toBe(0);
   });
 });
@@ -549,13 +551,18 @@ describe('POST /v1/app/order/{orderId}/approve', () => {
     expect((await buyer.get('/v1/webstore/affiliate/me')).body.balance).toBe(7.5);
   });
 
-  it('approves an order whose ref_code no affiliate owns, crediting nothing', async () => {
+  it('approves an order whose ref_code no affiliate holds any more (its link deleted since), crediting nothing', async () => {
     const store = await newStore();
     const p = await createPackage(store);
+    const buyer = await buyerLogin(store.domain);
+    await buyer.post('/v1/webstore/affiliate/join', { ref_code: 'Ana_Main' });
+    const link = (await buyer.post('/v1/webstore/affiliate/link', { name: 'Video', ref_code: 'nobody' })).body;
     const order = await placeOrder(store, orderBody(p, { ref_code: 'nobody' }));
+    expect((await buyer.delete(`/v1/webstore/affiliate/link/${link.id}`)).status).toBe(204);
     const res = await store.post(`/v1/app/order/${order.id}/approve`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'APPROVED', ref_code: 'nobody' });
+    expect((await buyer.get('/v1/webstore/affiliate/me')).body).toMatchObject({ balance: 0, stats: { total_sales: 0 } });
     // credential + GetItem + TransactWrite (no commands: no ids) + ref sentinel GetItem + flag cleared
     expect(dynamoDbCalls(res)).toBe(5);
     expect(dynamoDbCalls(await store.post(`/v1/app/order/${order.id}/approve`))).toBe(2);
@@ -585,10 +592,11 @@ describe('PATCH /v1/app/command/{commandId}', () => {
     expect(done.status).toBe(200);
     expect(done.body).toEqual({
       id: 1, store_id: store.storeId, order_id: order.id, package_id: order.packages[0].package_id, command: 'one', offline_execute: true,
-      execute_at: expect.stringMatching(ISO_Z), status: 'DONE', tries: 0, response: 'ok', created_at: expect.stringMatching(ISO_Z), updated_at: expect.stringMatching(ISO_Z),
+      execute_at: expect.stringMatching(ISO_Z), status: 'DONE', tries: 0, response: 'ok', server_id: null, stage: 'APPROVED', attempt: 0,
+      created_at: expect.stringMatching(ISO_Z), updated_at: expect.stringMatching(ISO_Z),
     });
-    // credential + UpdateItem
-    expect(dynamoDbCalls(done)).toBe(2);
+    // credential + GetItem + (command 2 waited for it) chain GetItem + BatchGet of command 2 + TransactWrite
+    expect(dynamoDbCalls(done)).toBe(5);
     expect((await queue(store)).map((c) => c.id)).toEqual([2]);
 
     const repeated = await store.patch('/v1/app/command/1', { status: 'DONE' });
@@ -606,7 +614,8 @@ describe('PATCH /v1/app/command/{commandId}', () => {
     await approvedWithCommands(store, [{ command: 'one' }]);
     const failed = await store.patch('/v1/app/command/1', { status: 'FAILED', response: 'player offline' });
     expect(failed.body).toMatchObject({ status: 'FAILED', tries: 1, response: 'player offline' });
-    expect(dynamoDbCalls(failed)).toBe(2);
+    // credential + GetItem + PutItem conditioned on the revision read
+    expect(dynamoDbCalls(failed)).toBe(3);
     expect(await queue(store)).toEqual([]);
     const repeated = await store.patch('/v1/app/command/1', { status: 'FAILED', response: 'still offline' });
     expect(repeated.body).toMatchObject({ status: 'FAILED', tries: 1, response: 'still offline' });
@@ -657,8 +666,8 @@ describe('POST /v1/app/order/{orderId}/command/resend', () => {
     const res = await store.post(`/v1/app/order/${order.id}/command/resend`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ order_id: order.id, resent: 2 });
-    // credential + GetItem + TransactWrite
-    expect(dynamoDbCalls(res)).toBe(3);
+    // credential + order GetItem + BatchGet commands + chain GetItem + TransactWrite (commands + chain restarted)
+    expect(dynamoDbCalls(res)).toBe(5);
     expect((await queue(store)).map((c) => c.command)).toEqual(['one', 'two']);
     expect((await store.patch('/v1/app/command/2', { status: 'DONE' })).body.tries).toBe(1);
   });

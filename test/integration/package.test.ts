@@ -23,7 +23,7 @@ describe('POST /v1/app/package', () => {
       category_id: null,
       parent_id: null,
       image: null,
-      commands: [{ command: 'give {player} diamond 1', offline_execute: true, delay_seconds: 0 }],
+      commands: [{ command: 'give {player} diamond 1', servers: null, stage: 'APPROVED', offline_execute: true, delay_seconds: 0 }],
       description: '',
       enabled: true,
       stock: null,
@@ -144,7 +144,7 @@ describe('PATCH /v1/app/package/{packageId}', () => {
     expect(res.body).toEqual({
       ...created,
       price: 4.5,
-      commands: [{ command: 'b', offline_execute: true, delay_seconds: 60 }],
+      commands: [{ command: 'b', servers: null, stage: 'APPROVED', offline_execute: true, delay_seconds: 60 }],
       updated_at: expect.stringMatching(ISO_Z),
     });
     expect(res.body.updated_at > created.updated_at).toBe(true);

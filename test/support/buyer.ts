@@ -60,8 +60,9 @@ export async function buyerLogin(domain: string, email = uniqueEmail()) {
     token,
     customer: res.body.customer,
     email,
-    get: (path: string) => call('GET', path, { token, headers }),
-    post: (path: string, json?: unknown) => call('POST', path, { token, json, headers }),
+    get: (path: string, extraHeaders: Record<string, string> = {}) => call('GET', path, { token, headers: { ...headers, ...extraHeaders } }),
+    post: (path: string, json?: unknown, extraHeaders: Record<string, string> = {}) => call('POST', path, { token, json, headers: { ...headers, ...extraHeaders } }),
+    delete: (path: string) => call('DELETE', path, { token, headers }),
     patch: (path: string, json?: unknown, extraHeaders: Record<string, string> = {}) => call('PATCH', path, { token, json, headers: { ...headers, ...extraHeaders } }),
   };
 }

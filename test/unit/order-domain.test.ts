@@ -42,6 +42,7 @@ const request = (lines: { package_id: number; quantity: number }[], extra: Parti
   values: [],
   valuesField: 'variables',
   coupon: null,
+  ref_code: null,
   client_email: 'steve@example.com',
   client_identifier: 'Steve',
   extraWrites: 0,
@@ -55,6 +56,7 @@ const state = (catalog: Package[], extra: Partial<CartState> = {}): CartState =>
   coupon: null,
   held: new Map(),
   quoted: null,
+  refCodeKnown: false,
   ...extra,
 });
 const fieldsOf = (fn: () => unknown) => {
@@ -232,11 +234,15 @@ describe('command rendering', () => {
   });
 
   it('bounds the commands of one order to what one approval transaction holds', () => {
-    const many = Array.from({ length: 100 }, (_, i) => ({ command: `c${i}`, offline_execute: true, delay_seconds: 0 }));
+    const many = Array.from({ length: 99 }, (_, i) => ({ command: `c${i}`, servers: null, stage: 'APPROVED' as const, offline_execute: true, delay_seconds: 0 }));
     const catalog = new Map([[1, pkg(1, 1, many)]]);
     const line = { package_id: 1, name: 'P1', price: 1, quantity: 1, options_price: 0, subtotal: 1, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 1 };
-    expect(() => renderDeliveries([line], catalog, context)).toThrow('at most 99 commands');
-    const catalog99 = new Map([[1, pkg(1, 1, many.slice(0, 99))]]);
-    expect(renderDeliveries([line], catalog99, context)).toHaveLength(99);
+    expect(() => renderDeliveries([line], catalog, context)).toThrow('at most 98 commands');
+    const catalog98 = new Map([[1, pkg(1, 1, many.slice(0, 98))]]);
+    expect(renderDeliveries([line], catalog98, context)).toHaveLength(98);
+    // A template naming servers counts once per server: 49 x 2 = 98 fits, 50 x 2 does not.
+    const twice = (n: number) => new Map([[1, pkg(1, 1, many.slice(0, n).map((template) => ({ ...template, servers: [1, 2] })))]]);
+    expect(renderDeliveries([line], twice(49), context)).toHaveLength(49);
+    expect(() => renderDeliveries([line], twice(50), context)).toThrow('these deliver 100');
   });
 });

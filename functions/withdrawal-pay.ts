@@ -1,0 +1,5 @@
+import { settleWithdrawal } from '#lib/flows/affiliate-admin.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { affiliateRoutes } from '#lib/routes/affiliate.ts';
+
+export const handler = defineHandler(affiliateRoutes['withdrawal-pay'], async ({ auth, params }) => settleWithdrawal(auth.storeId, params.transactionId, 'pay', null));

@@ -1,0 +1,186 @@
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { credentialKey, newDeliveryKey } from '#lib/db/credential.ts';
+import { getMany, getOne, patchOne, putNew } from '#lib/db/entity.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
+import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { conflict, notFound, unauthenticated, unprocessable } from '#lib/errors.ts';
+import type { Server, ServerCreate, ServerPatch } from '#lib/schemas/server.ts';
+
+/**
+ * Game servers and their delivery keys. Calls exclude the credential lookup.
+ *
+ * | access pattern                    | key                                                                     | calls    |
+ * |-----------------------------------|-------------------------------------------------------------------------|----------|
+ * | create                            | sequence ADD + Put `STORE#<s> / SERVER#<id>`                            | 2        |
+ * | get, rename                       | GetItem / UpdateItem conditioned on existence                           | 1        |
+ * | list (id order)                   | Query `STORE#<s>`, sk begins_with `SERVER#`                             | 1 per MB |
+ * | names of some servers             | BatchGetItem                                                            | 1        |
+ * | seen by a claim                   | UpdateItem `last_seen_at` conditioned on existence (a deleted server's key is refused) | 1 |
+ * | new key                           | credential id ADD + TransactWrite (ConditionCheck server, Put `CRED#<sha256>`, Put `SERVER_KEY#<server>#<credential>`) | 2 |
+ * | delete                            | DeleteItem conditioned on no package naming it + Query `SERVER_KEY#<id>#` + TransactWrite deleting the keys (50 per call) | 3 |
+ * | packages naming it                | `ref_packages` (number set) on the server: ADD / DELETE in the package's transaction | 0 extra |
+ *
+ * A package's command templates name servers; each named server holds the ids of the packages
+ * that name it (`ref_packages`), changed in the package's own transaction with a condition that
+ * the server exists (422 otherwise), so a server cannot be deleted while a template names it (409
+ * naming those packages), even when the delete races a package write. A key's credential item
+ * carries its server; the `SERVER_KEY` item files the key's hash under its server so that
+ * deleting the server revokes every key.
+ */
+const SERVER = 'SERVER';
+export const serverKey = (storeId: number, serverId: number) => ({ pk: storePk(storeId), sk: entitySk(SERVER, serverId) });
+const keyIndexPrefix = (serverId: number) => `SERVER_KEY#${padId(serverId)}#`;
+
+type ServerItem = Server & { ref_packages?: Set<number> };
+
+const toServer = (item: ServerItem): Server => ({
+  id: item.id,
+  store_id: item.store_id,
+  name: item.name,
+  last_seen_at: item.last_seen_at ?? null,
+  created_at: item.created_at,
+  updated_at: item.updated_at,
+});
+
+export async function createServer(storeId: number, input: ServerCreate): Promise<Server> {
+  const id = await nextId(storeId, SERVER);
+  const now = nowIso();
+  const server: Server = { id, store_id: storeId, name: input.name, last_seen_at: null, created_at: now, updated_at: now };
+  await putNew(serverKey(storeId, id), SERVER, server);
+  return server;
+}
+
+export const getServer = async (storeId: number, serverId: number) => toServer(await getOne<ServerItem>(serverKey(storeId, serverId), 'Server'));
+
+export async function listServers(storeId: number): Promise<Server[]> {
+  return (await queryAll<ServerItem>({ pk: storePk(storeId), skPrefix: `${SERVER}#` })).map((item) => toServer(stripKeys(item) as ServerItem));
+}
+
+export const updateServer = async (storeId: number, serverId: number, patch: ServerPatch) =>
+  toServer(await patchOne<ServerItem>(serverKey(storeId, serverId), 'Server', patch, ['name']));
+
+/** The names of these servers of the store (a deleted one is absent). */
+export async function serverNames(storeId: number, serverIds: readonly number[]): Promise<Map<number, string>> {
+  const unique = [...new Set(serverIds)];
+  const items = unique.length === 0 ? [] : await getMany(unique.map((id) => serverKey(storeId, id)));
+  return new Map(items.flatMap((item) => (item ? [[item.id as number, item.name as string] as const] : [])));
+}
+
+/** A claim by one of the server's keys: the server was seen now. A deleted server's key is no credential any more (401). */
+export async function touchServer(storeId: number, serverId: number, now: string): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: serverKey(storeId, serverId),
+        UpdateExpression: 'SET last_seen_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':now': now },
+      }),
+    );
+  } catch (error) {
+    if (isConditionalFailure(error)) throw unauthenticated('Unknown or revoked credential');
+    throw error;
+  }
+}
+
+/** A new `delivery` key for the server (404 when the server does not exist). */
+export async function createServerKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number }> {
+  const { key, credential_id, hash, put } = await newDeliveryKey(storeId, serverId);
+  await transactGuarded([
+    {
+      item: { ConditionCheck: { TableName: TABLE, Key: serverKey(storeId, serverId), ConditionExpression: 'attribute_exists(pk)' } },
+      onConditionFailed: () => notFound('Server'),
+    },
+    put,
+    {
+      item: {
+        Put: {
+          TableName: TABLE,
+          Item: { pk: storePk(storeId), sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`, entity: 'SERVER_KEY', store_id: storeId, server_id: serverId, credential_hash: hash },
+        },
+      },
+    },
+  ]);
+  return { key, credential_id };
+}
+
+/** Transactions hold 100 items: a key is its credential and its index item. */
+const KEYS_PER_TRANSACTION = 50;
+
+/**
+ * Deletes the server unless a package's templates name it (409 naming them), then revokes its
+ * keys. Its PENDING commands are the caller's to cancel (lib/flows/server.ts). A claim checks
+ * the server exists, so a key left behind by a crash in between already opens nothing.
+ */
+export async function deleteServer(storeId: number, serverId: number): Promise<void> {
+  try {
+    await db.send(
+      new DeleteCommand({
+        TableName: TABLE,
+        Key: serverKey(storeId, serverId),
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ref_packages)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalFailure(error)) throw error;
+    const stored = (error as { Item?: { ref_packages?: { NS?: string[] } } }).Item;
+    if (!stored) throw notFound('Server');
+    const packages = (stored.ref_packages?.NS ?? []).map(Number).sort((a, b) => a - b);
+    throw conflict(`Server ${serverId} is named by the command templates of package(s) ${packages.join(', ')}; change those templates first`);
+  }
+  const keys = await queryAll({ pk: storePk(storeId), skPrefix: keyIndexPrefix(serverId) });
+  for (let start = 0; start < keys.length; start += KEYS_PER_TRANSACTION) {
+    await transactGuarded(
+      keys.slice(start, start + KEYS_PER_TRANSACTION).flatMap((item) => [
+        { item: { Delete: { TableName: TABLE, Key: credentialKey(item.credential_hash as string) } } },
+        { item: { Delete: { TableName: TABLE, Key: { pk: item.pk as string, sk: item.sk as string } } } },
+      ]),
+    );
+  }
+}
+
+/** Where a package names a server: `commands.<i>.servers.<j>`, for the 422. */
+export type ServerMentions = ReadonlyMap<number, string>;
+
+/** The servers a package's templates name, each with the input path of its first mention. */
+export function serverMentions(commands: readonly { servers?: readonly number[] | null }[]): Map<number, string> {
+  const mentions = new Map<number, string>();
+  commands.forEach((template, i) => template.servers?.forEach((id, j) => mentions.has(id) || mentions.set(id, `commands.${i}.servers.${j}`)));
+  return mentions;
+}
+
+/**
+ * The writes that move package `packageId` from naming the servers `before` to naming `after`:
+ * a newly named server must exist (422 on the field that named it); a server no longer named
+ * forgets the package.
+ */
+export function serverReferenceWrites(storeId: number, packageId: number, before: ServerMentions, after: ServerMentions): GuardedWrite[] {
+  const added = [...after].filter(([id]) => !before.has(id));
+  const dropped = [...before.keys()].filter((id) => !after.has(id));
+  const change = (serverId: number, action: 'ADD' | 'DELETE', condition: string) => ({
+    Update: {
+      TableName: TABLE,
+      Key: serverKey(storeId, serverId),
+      UpdateExpression: `${action} ref_packages :package`,
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ':package': new Set([packageId]) },
+    },
+  });
+  return [
+    ...added.map(([serverId, field]): GuardedWrite => ({
+      item: change(serverId, 'ADD', 'attribute_exists(pk)'),
+      onConditionFailed: () => unprocessable(`Server ${serverId} does not exist in this store`, field),
+    })),
+    // A server cannot be deleted while named, so it exists; the condition keeps DELETE from creating an item.
+    ...dropped.map((serverId): GuardedWrite => ({
+      item: change(serverId, 'DELETE', 'attribute_exists(pk)'),
+      onConditionFailed: () => new Error(`server ${serverId} named by package ${packageId} is missing`),
+    })),
+  ];
+}

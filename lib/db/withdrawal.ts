@@ -1,0 +1,131 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { affiliateKey, nextTransactionId, statementEntry, toTransaction, transactionKey, type Affiliate } from '#lib/db/affiliate.ts';
+import { nowIso, padId, storePk } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
+import type { AffiliateTransaction, WithdrawalStatus, WithdrawSettings } from '#lib/schemas/affiliate.ts';
+
+/**
+ * Withdrawals: WITHDRAW_PENDING lines of an affiliate's statement, and their settlement by the
+ * operator (WITHDRAW_PAID, or WITHDRAW_REJECTED giving the amount back).
+ *
+ * | access pattern                 | key                                                                 | calls |
+ * |--------------------------------|---------------------------------------------------------------------|-------|
+ * | request (buyer)                | sequence ADD + TransactWrite (Update `balance >= :amount` + Put the line + Put the id pointer) | 2 |
+ * | by transaction id (operator)   | `STORE#<s> / WITHDRAWAL#<id>` -> customer, then the line `AFFILIATE#<customer>#TX#<id>` (consistent) | 2 Get |
+ * | pay                            | UpdateItem of the line, conditioned on WITHDRAW_PENDING              | 1     |
+ * | reject                         | TransactWrite (the line, conditioned on WITHDRAW_PENDING, + ADD the amount to the balance) | 1 |
+ * | list, newest first             | GSI1 `STORE#<s>#WITHDRAWAL`; by status GSI2 `STORE#<s>#WITHDRAWAL#<PENDING|PAID|REJECTED>`; gsi*sk `TX#<padded id>` | 1 per MB |
+ *
+ * The condition on the line's operation makes each settlement happen once however many
+ * requests race: a loser reads again and finds it settled.
+ */
+export type Withdrawal = AffiliateTransaction & { affiliate_id: number; customer_id: number };
+
+const pointerKey = (storeId: number, transactionId: number) => ({ pk: storePk(storeId), sk: `WITHDRAWAL#${padId(transactionId)}` });
+const allPk = (storeId: number) => `${storePk(storeId)}#WITHDRAWAL`;
+const statusPk = (storeId: number, status: WithdrawalStatus) => `${storePk(storeId)}#WITHDRAWAL#${status}`;
+
+/** Debits the balance and records the request, never letting the balance go below zero; a blocked affiliate is refused (403). */
+export async function recordWithdrawal(affiliate: Affiliate, amount: number, settings: WithdrawSettings): Promise<AffiliateTransaction> {
+  const { store_id: storeId, customer_id: customerId } = affiliate;
+  const id = await nextTransactionId(storeId);
+  const transaction: AffiliateTransaction = { id, operation: 'WITHDRAW_PENDING', amount, message: null, order_id: null, withdraw_info: settings, created_at: nowIso() };
+  const indexes = { gsi1pk: allPk(storeId), gsi1sk: `TX#${padId(id)}`, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: `TX#${padId(id)}` };
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: affiliateKey(storeId, customerId),
+            UpdateExpression: 'ADD balance :debit SET updated_at = :now',
+            ConditionExpression: 'attribute_exists(pk) AND balance >= :amount AND #status <> :blocked',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':debit': -amount, ':amount': amount, ':now': transaction.created_at, ':blocked': 'blocked' },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        onConditionFailed: (current) =>
+          current?.status?.S === 'blocked'
+            ? forbidden('This affiliate is blocked and cannot withdraw', 'AFFILIATE_BLOCKED')
+            : unprocessable('amount is larger than the balance', 'amount', 'INSUFFICIENT_BALANCE'),
+      },
+      statementEntry(storeId, customerId, affiliate.id, transaction, indexes),
+      {
+        item: { Put: { TableName: TABLE, Item: { ...pointerKey(storeId, id), entity: 'withdrawal', store_id: storeId, customer_id: customerId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        onConditionFailed: () => new Error(`withdrawal id ${id} allocated twice in store ${storeId}`),
+      },
+    ]),
+  );
+  return transaction;
+}
+
+/** A withdrawal of the store by its transaction id; 404 for any other id (a commission, another store's). */
+export async function getWithdrawal(storeId: number, transactionId: number): Promise<Withdrawal> {
+  const pointer = await db.send(new GetCommand({ TableName: TABLE, Key: pointerKey(storeId, transactionId) }));
+  const customerId = pointer.Item?.customer_id as number | undefined;
+  if (customerId === undefined) throw notFound('Withdrawal');
+  const line = await db.send(new GetCommand({ TableName: TABLE, Key: transactionKey(storeId, customerId, transactionId), ConsistentRead: true }));
+  if (!line.Item) throw notFound('Withdrawal');
+  return { ...toTransaction(line.Item), customer_id: customerId };
+}
+
+/** The line's move out of WITHDRAW_PENDING; a line settled since it was read is a StaleRead. */
+function settleLine(storeId: number, withdrawal: Withdrawal, operation: 'WITHDRAW_PAID' | 'WITHDRAW_REJECTED', message: string | null, now: string): GuardedWrite {
+  return {
+    item: {
+      Update: {
+        TableName: TABLE,
+        Key: transactionKey(storeId, withdrawal.customer_id, withdrawal.id),
+        UpdateExpression: 'SET #operation = :operation, message = :message, settled_at = :now, gsi2pk = :statusPk',
+        ConditionExpression: '#operation = :pending',
+        ExpressionAttributeNames: { '#operation': 'operation' },
+        ExpressionAttributeValues: {
+          ':operation': operation,
+          ':message': message,
+          ':now': now,
+          ':statusPk': statusPk(storeId, operation === 'WITHDRAW_PAID' ? 'PAID' : 'REJECTED'),
+          ':pending': 'WITHDRAW_PENDING',
+        },
+      },
+    },
+    onConditionFailed: () => new StaleRead(),
+  };
+}
+
+/** Pending -> WITHDRAW_PAID. */
+export async function markPaid(storeId: number, withdrawal: Withdrawal, now: string): Promise<Withdrawal> {
+  await transactGuarded([settleLine(storeId, withdrawal, 'WITHDRAW_PAID', null, now)]);
+  return { ...withdrawal, operation: 'WITHDRAW_PAID' };
+}
+
+/** Pending -> WITHDRAW_REJECTED with the operator's message, and the amount back on the balance, in one transaction. */
+export async function markRejected(storeId: number, withdrawal: Withdrawal, message: string, now: string): Promise<Withdrawal> {
+  await transactGuarded([
+    settleLine(storeId, withdrawal, 'WITHDRAW_REJECTED', message, now),
+    {
+      item: {
+        Update: {
+          TableName: TABLE,
+          Key: affiliateKey(storeId, withdrawal.customer_id),
+          UpdateExpression: 'ADD balance :amount SET updated_at = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':amount': withdrawal.amount, ':now': now },
+        },
+      },
+      onConditionFailed: () => new Error(`affiliate ${withdrawal.customer_id} of store ${storeId} vanished while its withdrawal was rejected`),
+    },
+  ]);
+  return { ...withdrawal, operation: 'WITHDRAW_REJECTED', message };
+}
+
+/** The store's withdrawals, newest first, all or of one status. */
+export async function listWithdrawals(storeId: number, status: WithdrawalStatus | undefined) {
+  const items = status
+    ? await queryAll({ pk: statusPk(storeId, status), skPrefix: 'TX#', index: 'gsi2', descending: true })
+    : await queryAll({ pk: allPk(storeId), skPrefix: 'TX#', index: 'gsi1', descending: true });
+  return items.map(toTransaction);
+}

@@ -1,0 +1,82 @@
+import { affiliateNotFound, customerOfAffiliate, listAffiliatesByCode, listAffiliatesByEmail, loadMembership, loadPanelsOf, patchAffiliate } from '#lib/db/affiliate.ts';
+import { getStoreOrThrow } from '#lib/db/store.ts';
+import { retrying } from '#lib/db/transact.ts';
+import { getWithdrawal, listWithdrawals, markPaid, markRejected, type Withdrawal } from '#lib/db/withdrawal.ts';
+import { lastSevenDays, settlement, type WithdrawalAction } from '#lib/domain/affiliate.ts';
+import { currentTimeMs, nowIso } from '#lib/clock.ts';
+import { toPanel } from '#lib/flows/affiliate.ts';
+import type { AffiliateListQuery, AffiliatePanel, OperatorAffiliatePatch, WithdrawalStatus } from '#lib/schemas/affiliate.ts';
+
+/**
+ * The operator's side of the affiliate program (section 11). Calls exclude the credential lookup.
+ *
+ * | use case         | calls                                                                                 |
+ * |------------------|---------------------------------------------------------------------------------------|
+ * | list             | Query GSI1 (code prefix) or GSI2 (e-mail) + Get store (its domain, for the links' URLs), in parallel; BatchGet (the page's customers and 7 visit counters each; 2 past 12 affiliates): 3-4 |
+ * | get              | Get id sentinel, then BatchGet (affiliate, customer, 7 counters) + Get store: 3     |
+ * | patch            | Get id sentinel, then UpdateItem + BatchGet (customer, counters) + Get store: 4     |
+ * | list withdrawals | Query GSI1, or GSI2 by status: 1                                                      |
+ * | pay / reject     | Get pointer + Get line + UpdateItem (pay) or TransactWrite (reject): 3; settled already: 2 |
+ */
+
+/** Panels answer with links on the store's own domain, which the operator's token does not carry. */
+async function storeDomainOf(storeId: number): Promise<string> {
+  return (await getStoreOrThrow(storeId)).domain;
+}
+
+async function customerIdOf(storeId: number, affiliateId: number): Promise<number> {
+  const customerId = await customerOfAffiliate(storeId, affiliateId);
+  if (customerId === undefined) throw affiliateNotFound();
+  return customerId;
+}
+
+/** The affiliates matching the filters (main code prefix, e-mail), in main-code order, one page of panels. */
+export async function listAffiliatePanels(storeId: number, query: AffiliateListQuery): Promise<{ total: number; data: AffiliatePanel[] }> {
+  const prefix = query.ref_code ?? '';
+  const [found, domain] = await Promise.all([
+    query.email ? listAffiliatesByEmail(storeId, query.email) : listAffiliatesByCode(storeId, prefix),
+    storeDomainOf(storeId),
+  ]);
+  const matching = found.filter((affiliate) => affiliate.ref_code.toLowerCase().startsWith(prefix.toLowerCase()));
+  const start = (query.page - 1) * query.limit;
+  const page = matching.slice(start, start + query.limit);
+  const panels = page.length === 0 ? [] : await loadPanelsOf(storeId, page, lastSevenDays(currentTimeMs()));
+  return {
+    total: matching.length,
+    // A customer item is never deleted while its affiliate exists; one missing is skipped rather than shown half.
+    data: panels.flatMap(({ affiliate, customer, visits }) => (customer ? [toPanel(affiliate, customer, domain, visits)] : [])),
+  };
+}
+
+export async function getAffiliateById(storeId: number, affiliateId: number): Promise<AffiliatePanel> {
+  const customerId = await customerIdOf(storeId, affiliateId);
+  const [{ affiliate, customer, visits }, domain] = await Promise.all([loadMembership(storeId, customerId, { visitDays: lastSevenDays(currentTimeMs()) }), storeDomainOf(storeId)]);
+  if (!affiliate || !customer) throw affiliateNotFound();
+  return toPanel(affiliate, customer, domain, visits);
+}
+
+export async function updateAffiliate(storeId: number, affiliateId: number, patch: OperatorAffiliatePatch): Promise<AffiliatePanel> {
+  const customerId = await customerIdOf(storeId, affiliateId);
+  const [affiliate, { customer, visits }, domain] = await Promise.all([
+    patchAffiliate(storeId, customerId, patch),
+    loadMembership(storeId, customerId, { visitDays: lastSevenDays(currentTimeMs()) }),
+    storeDomainOf(storeId),
+  ]);
+  if (!customer) throw affiliateNotFound();
+  return toPanel(affiliate, customer, domain, visits);
+}
+
+export const listStoreWithdrawals = (storeId: number, status: WithdrawalStatus | undefined) => listWithdrawals(storeId, status);
+
+/**
+ * Pays or rejects a pending withdrawal, exactly once however many requests race: each reads
+ * the line, lets `settlement` decide, and writes conditioned on the line still being pending;
+ * a loser reads again and answers the line as it now is (same action) or 409 (the other).
+ */
+export function settleWithdrawal(storeId: number, transactionId: number, action: WithdrawalAction, message: string | null): Promise<Withdrawal> {
+  return retrying(async () => {
+    const withdrawal = await getWithdrawal(storeId, transactionId);
+    if (settlement(withdrawal.operation, action) === 'already') return withdrawal;
+    return action === 'pay' ? markPaid(storeId, withdrawal, nowIso()) : markRejected(storeId, withdrawal, message ?? '', nowIso());
+  });
+}
