@@ -4,8 +4,9 @@ import { defineConfig } from 'vitest/config';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 /**
- * Three tiers, one command (`npm test`): unit (no I/O), integration (HTTP against the local
- * stack, started once for the run), infra (CDK assertions on the synthesized template).
+ * Four tiers, one command (`npm test`): unit (no I/O), integration (HTTP against the local
+ * stack, started once for the run), browser (the storefront example and /docs in headless
+ * Chromium, against a seeded stack of its own), infra (CDK assertions on the synthesized template).
  */
 export default defineConfig({
   test: {
@@ -19,6 +20,17 @@ export default defineConfig({
           setupFiles: ['test/integration/setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          globalSetup: ['test/browser/global-setup.ts'],
+          // A page's first load compiles its script and cold-starts handlers: well over the default 1 s on a busy machine.
+          expect: { poll: { timeout: 15_000 } },
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 180_000, hookTimeout: 180_000 } },

@@ -7,6 +7,7 @@ import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
 import { callCounter } from '#infra/local/call-counter.ts';
 import { atTime } from '#lib/clock.ts';
+import { staticPage } from '#infra/local/pages.ts';
 
 /**
  * The local stand-in for the two HTTP APIs: it matches a request against the same route
@@ -186,7 +187,11 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
     let result: APIGatewayProxyStructuredResultV2;
     const matched = matchRoute(api, request.method ?? 'GET', url.pathname);
     const body = await readBody(request);
-    if (!matched) {
+    // The storefront example and /docs: static files outside the route table (infra/local/pages.ts).
+    const staticResult = matched ? undefined : await staticPage(api, request.method ?? 'GET', url.pathname, request.headers.host ?? '');
+    if (staticResult) {
+      result = staticResult;
+    } else if (!matched) {
       result = envelope(404, 'No such route', 'ROUTE_NOT_FOUND');
     } else if (body === undefined) {
       result = envelope(413, 'Request body larger than 10 MB', 'PAYLOAD_TOO_LARGE');

@@ -74,7 +74,7 @@ export const transactionKey = (storeId: number, customerId: number, transactionI
 });
 export const refCodeKey = (storeId: number, refCode: string) => ({ pk: storePk(storeId), sk: `AFFILIATE_REF#${refCode.toLowerCase()}` });
 const affiliateIdKey = (storeId: number, affiliateId: number) => ({ pk: storePk(storeId), sk: `AFFILIATE_ID#${padId(affiliateId)}` });
-const commissionKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: `AFFILIATE_COMMISSION#${padId(orderId)}` });
+export const commissionKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: `AFFILIATE_COMMISSION#${padId(orderId)}` });
 /** One item per affiliate per UTC day; one attribute per code counts its visits (lib/db/affiliate-link.ts). */
 export const visitCounterKey = (storeId: number, customerId: number, day: string) => ({ pk: storePk(storeId), sk: `AFFILIATE_VISITS#${padId(customerId)}#${day}` });
 const codeIndexPk = (storeId: number) => `${storePk(storeId)}#AFFILIATE_CODE`;

@@ -8,7 +8,7 @@ import { nextId } from '#lib/db/sequence.ts';
 import { StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { ChainEntry, PlannedCommand } from '#lib/schemas/command.ts';
-import type { Order, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
+import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } from '#lib/schemas/order.ts';
 
 /**
  * The order item and its status changes. The use cases (read, decide, write) are in
@@ -26,8 +26,9 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/sch
  * | get by id                       | GetItem `STORE#<s> / ORDER#<id>` (consistent)                               | 1     |
  * | get by internal_id              | GetItem sentinel `STORE#<s> / ORDER_INTERNAL#<internal_id>` + GetItem order  | 2     |
  * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
- * | approve                         | TransactWrite: order update conditioned on PENDING + one Put per command    | 1     |
- * |                                 | and the chain item that orders them (lib/db/command.ts)                     |       |
+ * | approve                         | TransactWrite: order update conditioned on PENDING (lines gain expires_at)  | 1     |
+ * |                                 | + one Put per command and the chain item that orders them (lib/db/command.ts) |     |
+ * | refund, chargeback              | lib/db/order-reversal.ts                                                    |       |
  * | commission credited             | UpdateItem clearing `commission_pending`                                    | 1     |
  * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's and the          | 1     |
  * |                                 | packages' releases                                                          |       |
@@ -62,7 +63,15 @@ export const statusPk = (storeId: number, status: OrderStatus) => `${storePk(sto
 export const buyerPk = (storeId: number, email: string) => `${storePk(storeId)}#BUYER#${email.toLowerCase()}`;
 export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${padId(orderId)}`;
 
-export interface OrderItem extends PlacedOrder {
+/** What a reversal still owes, on the order item between the status change and the last effect. */
+export interface ReversalMarks {
+  reversal_commands?: boolean;
+  reversal_commission?: boolean;
+  /** The id of the first command of the stage's batch, allocated before the status change. */
+  reversal_first_command_id?: number;
+}
+
+export interface OrderItem extends PlacedOrder, ReversalMarks {
   /** The sort keys of the coupon's per-client counters, for the release. */
   coupon_counters: string[];
   command_ids: number[];
@@ -72,7 +81,7 @@ export interface OrderItem extends PlacedOrder {
 /** A line stored before the pricing breakdown existed: no options, no promo, its coupon share unknown. */
 const LEGACY_LINE = { options_price: 0, promo_discount: 0, promo_id: null, coupon_discount: 0 };
 
-const toLine = (line: OrderPackageLine): OrderPackageLine => {
+const toLine = (line: OrderPackageLine): Order['packages'][number] => {
   const stored = { ...LEGACY_LINE, ...line };
   const subtotal = stored.subtotal ?? Math.round(stored.price * stored.quantity * 100) / 100;
   return {
@@ -86,11 +95,12 @@ const toLine = (line: OrderPackageLine): OrderPackageLine => {
     promo_id: stored.promo_id,
     coupon_discount: stored.coupon_discount,
     total: stored.total ?? subtotal,
+    expires_at: stored.expires_at ?? null,
   };
 };
 
 /** The response shape, field by field: nothing internal leaves this module. */
-export function toOrder(item: Order): Order {
+export function toOrder(item: StoredOrder): Order {
   return {
     id: item.id,
     store_id: item.store_id,
@@ -111,6 +121,8 @@ export function toOrder(item: Order): Order {
     ref_code: item.ref_code,
     approved_at: item.approved_at,
     canceled_at: item.canceled_at,
+    refunded_at: item.refunded_at ?? null,
+    chargeback_at: item.chargeback_at ?? null,
     created_at: item.created_at,
     updated_at: item.updated_at,
   };
@@ -203,6 +215,16 @@ export async function getBuyerOrder(storeId: number, customerId: number, interna
 
 const orderChanged = (current: unknown) => (current ? new StaleRead() : notFound('Order'));
 
+/** What every command of the order carries of it (the queue answers without reading orders). */
+export const commandContext = (order: OrderItem) => ({
+  client_identifier: order.client_identifier,
+  client_email: order.client_email,
+  client_name: order.client_name,
+  client_social: order.client_social,
+  internal_id: order.internal_id,
+  variables: order.variables,
+});
+
 /**
  * PENDING -> APPROVED with a Put per planned command (ids from `firstCommandId` on) and their
  * chain item; answers the approved item. StaleRead when the order changed since it was read.
@@ -213,16 +235,10 @@ export async function markApproved(
   commands: { plan: readonly PlannedCommand[]; chain: readonly ChainEntry[] | null },
   firstCommandId: number,
   approvedAt: string,
+  packages: readonly OrderPackageLine[],
 ): Promise<OrderItem> {
   const commandIds = commands.plan.map((_, index) => firstCommandId + index);
-  const snapshot = {
-    client_identifier: order.client_identifier,
-    client_email: order.client_email,
-    client_name: order.client_name,
-    client_social: order.client_social,
-    internal_id: order.internal_id,
-    variables: order.variables,
-  };
+  const snapshot = commandContext(order);
   const commissionPending = order.ref_code !== null;
   await transactGuarded([
     {
@@ -230,11 +246,11 @@ export async function markApproved(
         Update: {
           TableName: TABLE,
           Key: orderKey(storeId, order.id),
-          UpdateExpression: `SET #status = :approved, approved_at = :now, updated_at = :now, gsi2pk = :statusPk, command_ids = :ids${commissionPending ? ', commission_pending = :true' : ''}`,
+          UpdateExpression: `SET #status = :approved, approved_at = :now, updated_at = :now, gsi2pk = :statusPk, command_ids = :ids, packages = :packages${commissionPending ? ', commission_pending = :true' : ''}`,
           ConditionExpression: '#status = :pending',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
-            ':approved': 'APPROVED', ':pending': 'PENDING', ':now': approvedAt, ':statusPk': statusPk(storeId, 'APPROVED'), ':ids': commandIds,
+            ':approved': 'APPROVED', ':pending': 'PENDING', ':now': approvedAt, ':statusPk': statusPk(storeId, 'APPROVED'), ':ids': commandIds, ':packages': packages,
             ...(commissionPending ? { ':true': true } : {}),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -244,7 +260,7 @@ export async function markApproved(
     },
     ...commandPuts(storeId, order.id, snapshot, commands.plan, commands.chain, firstCommandId, approvedAt),
   ]);
-  return { ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending };
+  return { ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending, packages: [...packages] };
 }
 
 /** The commission of an approved order has been credited: nothing is owed any more. */

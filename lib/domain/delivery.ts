@@ -31,17 +31,20 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const holdsBack = (earlier: number | null, later: number | null) => earlier === null || later === null || earlier === later;
 
 /**
- * The commands an approval queues, in hand-out order: each `stage` delivery once per server it
- * lists (or once for any server), each knowing whether it waits and whether anything waits on it.
+ * The commands of one batch, in hand-out order: each `stage` delivery once per server it lists
+ * (or once for any server), each knowing whether it waits and whether anything waits on it.
  */
 export function planCommands(deliveries: readonly Delivery[], stage: PlannedCommand['stage']): PlannedCommand[] {
-  const targets = deliveries
-    .filter((delivery) => (delivery.stage ?? 'APPROVED') === stage)
-    .flatMap((delivery) => (delivery.servers ?? [null]).map((server_id) => ({ delivery, server_id })));
+  return planBatch(deliveries.filter((delivery) => (delivery.stage ?? 'APPROVED') === stage));
+}
+
+/** A batch of deliveries in the order given (their own stages kept), as one chain. */
+export function planBatch(deliveries: readonly Delivery[]): PlannedCommand[] {
+  const targets = deliveries.flatMap((delivery) => (delivery.servers ?? [null]).map((server_id) => ({ delivery, server_id })));
   return targets.map(({ delivery, server_id }, index) => ({
     delivery,
     server_id,
-    stage,
+    stage: delivery.stage ?? 'APPROVED',
     waiting: targets.slice(0, index).some((earlier) => holdsBack(earlier.server_id, server_id)),
     releases: targets.slice(index + 1).some((later) => holdsBack(server_id, later.server_id)),
   }));

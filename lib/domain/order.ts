@@ -1,5 +1,7 @@
 import type { AssessedCart } from '#lib/domain/cart.ts';
+import { planBatch } from '#lib/domain/delivery.ts';
 import { conflict, unprocessable } from '#lib/errors.ts';
+import type { PlannedCommand } from '#lib/schemas/command.ts';
 import type { CheckoutExtras, Delivery, OrderCreate, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
@@ -13,7 +15,8 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * 2. `draftOrder`: the order to store, with its commands rendered; it takes the allocated ids
  *    and `now`, which the flow obtains only once 1 passed (a refused order allocates no id).
  *
- * Then the status changes: `approval`, `cancellation`, `assertResendable`.
+ * Then the status changes: `approval` (and `approvalPlan`: what it queues), `cancellation`,
+ * `reversal` (refund, chargeback), `assertResendable`.
  */
 
 /**
@@ -156,6 +159,10 @@ export function draftOrder({ client, catalog, defined, assessed, checkout }: Ord
     package_ids: lines.map((line) => line.package_id),
     deliveries,
     discount_id: coupon?.id ?? null,
+    expiry_days: lines.flatMap((line) => {
+      const days = catalog.get(line.package_id)?.expiry_days;
+      return days ? [{ package_id: line.package_id, days }] : [];
+    }),
     stock_reserved: assessed.stock,
     limit_reserved: assessed.limits.map(({ package_id, units }) => ({ package_id, units })),
     checkout,
@@ -165,21 +172,58 @@ export function draftOrder({ client, catalog, defined, assessed, checkout }: Ord
 /** `apply`: make the change; `already`: the order is in the wanted state, answer it as it is. */
 export type Transition = 'apply' | 'already';
 
-/** PENDING -> APPROVED once; approving again answers the order; a canceled order is a 409. */
+const AFTER_APPROVAL: readonly OrderStatus[] = ['REFUNDED', 'CHARGEBACK'];
+
+/** PENDING -> APPROVED once; approving again answers the order; a canceled, refunded or charged-back order is a 409. */
 export function approval(status: OrderStatus): Transition {
-  if (status === 'CANCELED') throw conflict('Order is canceled; only a PENDING order can be approved');
+  if (status === 'CANCELED' || AFTER_APPROVAL.includes(status)) throw conflict(`Order is ${status}; only a PENDING order can be approved`);
   return status === 'APPROVED' ? 'already' : 'apply';
 }
 
 /**
  * PENDING -> CANCELED. Canceling a CANCELED order answers it unchanged (a repeated cancel is
- * harmless and releases nothing twice); an APPROVED order has delivered, so canceling it is a 409.
+ * harmless and releases nothing twice); an order that was approved has delivered, so canceling
+ * it is a 409 (a refund or a chargeback takes it back).
  */
 export function cancellation(status: OrderStatus): Transition {
-  if (status === 'APPROVED') throw conflict('Order is approved; only a PENDING order can be canceled');
+  if (status === 'APPROVED' || AFTER_APPROVAL.includes(status)) throw conflict(`Order is ${status}; only a PENDING order can be canceled`);
   return status === 'CANCELED' ? 'already' : 'apply';
+}
+
+export type ReversalStatus = 'REFUNDED' | 'CHARGEBACK';
+
+/**
+ * APPROVED -> REFUNDED or CHARGEBACK, once: the same call on an order already in that state
+ * answers it; any other state (a chargeback of a refunded order included) is a 409.
+ */
+export function reversal(status: OrderStatus, target: ReversalStatus): Transition {
+  if (status === target) return 'already';
+  if (status !== 'APPROVED') throw conflict(`Order is ${status}; only an APPROVED order can be ${target === 'REFUNDED' ? 'refunded' : 'charged back'}`);
+  return 'apply';
 }
 
 export function assertResendable(status: OrderStatus): void {
   if (status !== 'APPROVED') throw conflict(`Order is ${status}; only an APPROVED order has commands to resend`);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * What an approval at `now` delivers, as one batch: the APPROVED-stage deliveries, then the
+ * EXPIRED-stage ones of packages sold with `expiry_days`, due that many days after the approval
+ * whatever the quantity (the template's own delay is replaced: the expiry is the moment). The
+ * lines gain `expires_at`. One batch, so one chain item: at most 98 commands + chain + order = 100
+ * items, the bound checked when the order was placed.
+ */
+export function approvalPlan(order: Pick<PlacedOrder, 'deliveries' | 'packages' | 'expiry_days'>, now: number): { plan: PlannedCommand[]; packages: OrderPackageLine[] } {
+  const days = new Map((order.expiry_days ?? []).map((entry) => [entry.package_id, entry.days]));
+  const expiring = order.deliveries
+    .filter((delivery) => delivery.stage === 'EXPIRED' && days.has(delivery.package_id))
+    .map((delivery) => ({ ...delivery, delay_seconds: days.get(delivery.package_id)! * 86_400 }));
+  const plan = planBatch([...order.deliveries.filter((delivery) => (delivery.stage ?? 'APPROVED') === 'APPROVED'), ...expiring]);
+  const packages = order.packages.map((line) => {
+    const lineDays = days.get(line.package_id);
+    return { ...line, expires_at: lineDays === undefined ? null : new Date(now + lineDays * DAY_MS).toISOString() };
+  });
+  return { plan, packages };
 }

@@ -19,8 +19,8 @@ import { retrying } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
-import { newChain, planCommands } from '#lib/domain/delivery.ts';
-import { approval, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
+import { newChain } from '#lib/domain/delivery.ts';
+import { approval, approvalPlan, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
 import { minuteOf, UNPAID_AFTER_MS } from '#lib/domain/unpaid.ts';
 import { resendCommands } from '#lib/flows/command.ts';
 import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
@@ -36,7 +36,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | place     | Query variables + Query promos + BatchGet (packages, coupon sentinel, quote, buyer),       |
  * |           | [BatchGet coupon + counters + limit counters], order id ADD, TransactWrite: 5, or 6 with a |
  * |           | coupon or a package with a per-customer limit                                              |
- * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3; with a ref_code       |
+ * | approve   | GetItem + command ids ADD (none without commands) + TransactWrite: 3 (APPROVED and timed |
+ * |           | EXPIRED commands, one batch); with a ref_code                                              |
  * |           | creditOrderCommission (1 call when no affiliate owns the code, 2 when none is owed, else 4) |
  * |           | + UpdateItem (+2..5)                                                                       |
  * | approve an APPROVED order | GetItem: 1                                                                 |
@@ -115,7 +116,7 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
 }
 
 /** Credits the ref_code's affiliate (once per order) and clears the flag that says it is owed. */
-async function settleCommission(storeId: number, order: OrderItem): Promise<void> {
+export async function settleCommission(storeId: number, order: OrderItem): Promise<void> {
   if (!order.commission_pending || order.ref_code === null) return;
   await creditOrderCommission(storeId, { ...order, ref_code: order.ref_code });
   await clearCommissionPending(storeId, order.id);
@@ -127,11 +128,11 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
   const approved = await retrying(async () => {
     const order = await getOrderItem(storeId, orderId);
     if (approval(order.status) === 'already') return order;
-    const approvedAt = nowIso();
-    const plan = planCommands(order.deliveries, 'APPROVED');
+    const now = currentTimeMs();
+    const { plan, packages } = approvalPlan(order, now);
     firstCommandId ??= plan.length > 0 ? await allocateCommandIds(storeId, plan.length) : 0;
     const chain = newChain(plan.map((_, index) => firstCommandId! + index), plan);
-    return markApproved(storeId, order, { plan, chain }, firstCommandId, approvedAt);
+    return markApproved(storeId, order, { plan, chain }, firstCommandId, new Date(now).toISOString(), packages);
   });
   await settleCommission(storeId, approved);
   return toOrder(approved);

@@ -37,6 +37,16 @@ export const orderRoutes = {
     summary: 'Cancel a PENDING order, giving its coupon use back (a CANCELED order is answered unchanged; APPROVED is a 409)',
     params: idParams('orderId'), response: orderResource,
   }),
+  'order-refund': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    summary: 'Refund an APPROVED order, once: cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
+    params: idParams('orderId'), response: orderResource,
+  }),
+  'order-chargeback': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/chargeback', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    summary: 'Record a chargeback of an APPROVED order, once: as a refund, with the CHARGEBACK-stage commands (a CHARGEBACK order is answered unchanged; other states, REFUNDED included, 409)',
+    params: idParams('orderId'), response: orderResource,
+  }),
   'command-resend': route({
     method: 'POST', path: '/v1/app/order/{orderId}/command/resend', api: 'api', credential: 'operator', access: 'write', tag: 'Command',
     summary: 'Put every command of an APPROVED order back on the queue', params: idParams('orderId'), response: resendResource,

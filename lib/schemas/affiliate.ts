@@ -118,7 +118,7 @@ export const orderPackage = v.object({ package_id: v.number(), name: v.string(),
 
 export const affiliateTransaction = v.object({
   id: v.number(),
-  operation: v.picklist(['COMMISSION', 'WITHDRAW_PENDING', 'WITHDRAW_PAID', 'WITHDRAW_REJECTED']),
+  operation: v.picklist(['COMMISSION', 'COMMISSION_REVERSED', 'WITHDRAW_PENDING', 'WITHDRAW_PAID', 'WITHDRAW_REJECTED']),
   amount: v.number(),
   message: v.nullable(v.string()),
   order_id: v.nullable(v.number()),

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { CommandStage } from '#lib/schemas/package.ts';
 import { pageQueryEntries, queryInt, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
-export const ORDER_STATUSES = ['PENDING', 'APPROVED', 'CANCELED'] as const;
+export const ORDER_STATUSES = ['PENDING', 'APPROVED', 'CANCELED', 'REFUNDED', 'CHARGEBACK'] as const;
 /**
  * The order's creating TransactWrite (at most 100 items) holds the order, its internal_id
  * sentinel, the coupon and its two per-client counters, and one existence check per package.
@@ -107,6 +107,8 @@ export const orderPackageResource = v.object({
   price: v.number(),
   quantity: v.number(),
   ...lineBreakdown,
+  /** When a timed package (`expiry_days`) runs out: the approval + expiry_days days; null without expiry_days or before approval. */
+  expires_at: v.nullable(timestamp),
 });
 
 export const orderVariableResource = v.object({ name: v.string(), value: v.string() });
@@ -133,6 +135,9 @@ export const orderResource = v.object({
   ref_code: v.nullable(v.string()),
   approved_at: v.nullable(timestamp),
   canceled_at: v.nullable(timestamp),
+  /** Set by the refund (status REFUNDED); one timestamp per status, like approved_at and canceled_at. */
+  refunded_at: v.nullable(timestamp),
+  chargeback_at: v.nullable(timestamp),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -151,7 +156,7 @@ export const orderListQuery = v.pipe(
     ...pageQueryEntries(),
     page_cursor: v.optional(v.string()),
     page_size: v.optional(queryInt('page_size', PAGE_SIZE_MAX), String(PAGE_SIZE_DEFAULT)),
-    status: v.optional(v.picklist(ORDER_STATUSES, 'status must be PENDING, APPROVED or CANCELED')),
+    status: v.optional(v.picklist(ORDER_STATUSES, `status must be one of ${ORDER_STATUSES.join(', ')}`)),
     from: v.optional(timestampInput),
     to: v.optional(timestampInput),
     package: v.optional(queryInt('package', Number.MAX_SAFE_INTEGER)),
@@ -174,7 +179,8 @@ export const resendResource = v.object({ order_id: v.number(), resent: v.number(
 
 export type OrderCreate = v.InferOutput<typeof orderCreateBody>;
 export type Order = v.InferOutput<typeof orderResource>;
-export type OrderPackageLine = v.InferOutput<typeof orderPackageResource>;
+/** A line as stored: `expires_at` is written by the approval (absent before it, and on orders approved before timed packages). */
+export type OrderPackageLine = Omit<v.InferOutput<typeof orderPackageResource>, 'expires_at'> & { expires_at?: string | null };
 export type OrderVariable = v.InferOutput<typeof orderVariableResource>;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export type OrderListQuery = v.InferOutput<typeof orderListQuery>;
@@ -196,7 +202,10 @@ export interface Delivery {
  * A placed order as the order rules draft it (lib/domain/order.ts) and lib/db/order.ts stores
  * it: the answer, plus what the package filter, the approval and the coupon release read later.
  */
-export interface PlacedOrder extends Order {
+/** The order as stored: lines as stored, and the timestamps of later statuses absent until they happen. */
+export type StoredOrder = Omit<Order, 'packages' | 'refunded_at' | 'chargeback_at'> & { packages: OrderPackageLine[]; refunded_at?: string | null; chargeback_at?: string | null };
+
+export interface PlacedOrder extends StoredOrder {
   package_ids: number[];
   deliveries: Delivery[];
   /** The coupon's discount id (null without a coupon), for the release on cancel. */
@@ -208,6 +217,8 @@ export interface PlacedOrder extends Order {
    */
   stock_reserved: Reserved[];
   limit_reserved: Reserved[];
+  /** The packages sold with `expiry_days` (absent on orders placed before timed packages). */
+  expiry_days?: { package_id: number; days: number }[];
   /** What a storefront checkout adds (null for an operator's order); `gateway` and `terms` wait for the payment step. */
   checkout: CheckoutExtras | null;
 }

@@ -39,7 +39,7 @@ describe('one pricing engine for every path', () => {
     // (10.00 + 2.50) x 2 = 25.00; the promo's tier (2 units) takes 10%: 2.50; total 22.50
     expect(order).toMatchObject({ subtotal: 25, promo_discount: 2.5, coupon_discount: 0, discount: 2.5, total: 22.5 });
     expect(order.packages).toEqual([
-      { package_id: pkg.id, name: 'VIP', price: 10, quantity: 2, options_price: 2.5, subtotal: 25, promo_discount: 2.5, promo_id: promo.id, coupon_discount: 0, total: 22.5 },
+      { package_id: pkg.id, name: 'VIP', price: 10, quantity: 2, options_price: 2.5, subtotal: 25, promo_discount: 2.5, promo_id: promo.id, coupon_discount: 0, total: 22.5, expires_at: null },
     ]);
     expect((await store.get(`/v1/app/order/${order.id}`)).body).toEqual(order);
   });

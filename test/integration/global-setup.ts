@@ -22,7 +22,20 @@ declare module 'vitest' {
  * that `npm start` runs, in a child process, on free ports, with DynamoDB Local in memory.
  */
 export default async function setup(project: TestProject) {
-  const localDir = resolve('.local', `test-${process.pid}`);
+  const stack = await startStackProcess({ LOCAL_SEED: '0' });
+  project.provide('apiUrl', stack.ready.api_url!);
+  project.provide('apiPort', stack.port);
+  project.provide('dynamodbEndpoint', stack.ready.dynamodb_endpoint!);
+  project.provide('s3Endpoint', stack.ready.s3_endpoint!);
+  project.provide('tableName', stack.ready.table!);
+  project.provide('bucket', stack.ready.bucket!);
+  project.provide('localDir', stack.localDir);
+  return stack.stop;
+}
+
+/** The local stack in a child process on free ports, in its own LOCAL_DIR; `env` adds to or overrides its environment. */
+export async function startStackProcess(env: Record<string, string>) {
+  const localDir = resolve('.local', `test-${process.pid}-${env.LOCAL_SEED === '1' ? 'seeded' : 'empty'}`);
   const [port, dynamodbPort, s3Port] = [await freePort(), await freePort(), await freePort()];
   const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
     env: {
@@ -33,7 +46,6 @@ export default async function setup(project: TestProject) {
       LOCAL_DIR: localDir,
       LOCAL_BIN_DIR: resolve('.local', 'bin'),
       LOCAL_IN_MEMORY: '1',
-      LOCAL_SEED: '0',
       LOCAL_LOG: '0',
       DYNAMODB_ENDPOINT: '',
       S3_ENDPOINT: '',
@@ -42,6 +54,7 @@ export default async function setup(project: TestProject) {
       // A day of webhook retries in about a second, and a short receiver timeout (webhook.test.ts).
       WEBHOOK_RETRY_SCALE: '0.00001',
       WEBHOOK_TIMEOUT_MS: '500',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -61,15 +74,7 @@ export default async function setup(project: TestProject) {
   // Keep the pipe drained so the child never blocks on a full stdout.
   child.stdout!.resume();
 
-  project.provide('apiUrl', ready.api_url!);
-  project.provide('apiPort', port);
-  project.provide('dynamodbEndpoint', ready.dynamodb_endpoint!);
-  project.provide('s3Endpoint', ready.s3_endpoint!);
-  project.provide('tableName', ready.table!);
-  project.provide('bucket', ready.bucket!);
-  project.provide('localDir', localDir);
-
-  return async () => {
+  const stop = async () => {
     // A stack that crashed during the run has already exited: waiting for its exit would hang.
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -77,6 +82,7 @@ export default async function setup(project: TestProject) {
     }
     rmSync(localDir, { recursive: true, force: true });
   };
+  return { ready, port, localDir, stop };
 }
 
 export const outboxFileOf = (localDir: string) => join(localDir, 'outbox.jsonl');

@@ -71,20 +71,22 @@ describe('POST /v1/app/order', () => {
       ...CLIENT,
       client_social: 'steve#1234',
       packages: [
-        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97 },
-        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2 },
+        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97, expires_at: null },
+        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2, expires_at: null },
       ],
       variables: [],
       coupon: null,
       ref_code: 'Some_Ref',
       approved_at: null,
       canceled_at: null,
+      refunded_at: null,
+      chargeback_at: null,
       created_at: expect.stringMatching(ISO_Z),
       updated_at: res.body.created_at,
     });
     expect(Object.keys(res.body)).toEqual([
       'id', 'store_id', 'internal_id', 'status', 'subtotal', 'promo_discount', 'coupon_discount', 'discount', 'total', 'client_identifier', 'client_email', 'client_name',
-      'client_social', 'packages', 'variables', 'coupon', 'ref_code', 'approved_at', 'canceled_at', 'created_at', 'updated_at',
+      'client_social', 'packages', 'variables', 'coupon', 'ref_code', 'approved_at', 'canceled_at', 'refunded_at', 'chargeback_at', 'created_at', 'updated_at',
     ]);
     const got = await store.get(`/v1/app/order/${res.body.id}`);
     expect(got.body).toEqual(res.body);

@@ -326,6 +326,23 @@ describe('webhook delivery on the local stack', () => {
     expect(cancel.body.data).toEqual(canceled.body);
   });
 
+  it('sends order.refunded and order.chargeback with the order as its route answers it', async () => {
+    const store = await newStore();
+    const path = endpoint();
+    await subscribe(store, path, ['order.refunded', 'order.chargeback']);
+    const [first, second] = [await createOrder(store), await createOrder(store)];
+    for (const order of [first, second]) await store.post(`/v1/app/order/${order.id}/approve`);
+    const refunded = await store.post(`/v1/app/order/${first.id}/refund`);
+    const chargeback = await store.post(`/v1/app/order/${second.id}/chargeback`);
+    expect([refunded.status, chargeback.status]).toEqual([200, 200]);
+    const [refund, dispute] = await until('two events', () => {
+      const got = at(path);
+      return got.length >= 2 && [got.find((r) => r.body.type === 'order.refunded')!, got.find((r) => r.body.type === 'order.chargeback')!];
+    });
+    expect(refund.body.data).toEqual((await store.get(`/v1/app/order/${first.id}`)).body);
+    expect(dispute.body.data).toEqual((await store.get(`/v1/app/order/${second.id}`)).body);
+  });
+
   it('measures the delay from an approval to its webhook arriving (median of 20; printed, not asserted)', async () => {
     const store = await newStore();
     const path = endpoint();

@@ -1,0 +1,74 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { affiliateKey, commissionKey, nextTransactionId, refCodeKey, statementEntry, toTransaction, transactionKey } from '#lib/db/affiliate.ts';
+import { db, TABLE } from '#lib/db/client.ts';
+import { getMany } from '#lib/db/entity.ts';
+import { transactGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import type { AffiliateTransaction } from '#lib/schemas/affiliate.ts';
+
+/**
+ * Taking back the commission of a refunded or charged-back order (extensions section 10), next to
+ * its credit (recordCommission, lib/db/affiliate.ts) but apart from it, so that the affiliate
+ * module can change without this one.
+ *
+ * | access pattern            | key / write                                                                              | calls |
+ * |---------------------------|------------------------------------------------------------------------------------------|-------|
+ * | the credit to reverse     | BatchGet: the order's sentinel `AFFILIATE_COMMISSION#<order>` (its transaction id) + the  | 1     |
+ * |                           | ref code's sentinel (who holds it: the credited affiliate)                                |       |
+ * | its statement line        | GetItem `AFFILIATE#<customer>#TX#<id>` (the amount credited)                              | 1     |
+ * | reverse                   | id ADD + TransactWrite: the sentinel marked `reversed_transaction_id` (conditioned on not  | 2     |
+ * |                           | yet), balance `ADD -amount` (may go below 0), the COMMISSION_REVERSED line               |       |
+ *
+ * Once per order: the mark on the sentinel and the new line are one transaction.
+ */
+export async function reverseCommission(storeId: number, orderId: number, refCode: string, now: string): Promise<AffiliateTransaction | undefined> {
+  const [sentinel, holder] = await getMany([commissionKey(storeId, orderId), refCodeKey(storeId, refCode)]);
+  if (!sentinel || sentinel.reversed_transaction_id !== undefined || !holder) return undefined;
+  const customerId = holder.customer_id as number;
+  const credited = await db.send(new GetCommand({ TableName: TABLE, Key: transactionKey(storeId, customerId, sentinel.transaction_id as number), ConsistentRead: true }));
+  // The code changed hands since the credit: the line is not where the holder says.
+  if (!credited.Item || credited.Item.order_id !== orderId) return undefined;
+  const credit = toTransaction(credited.Item);
+  const transaction: AffiliateTransaction = {
+    id: await nextTransactionId(storeId),
+    operation: 'COMMISSION_REVERSED',
+    amount: -credit.amount,
+    message: null,
+    order_id: orderId,
+    order_packages: credit.order_packages ?? [],
+    created_at: now,
+  };
+  try {
+    await transactGuarded([
+      {
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: commissionKey(storeId, orderId),
+            UpdateExpression: 'SET reversed_transaction_id = :id',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(reversed_transaction_id)',
+            ExpressionAttributeValues: { ':id': transaction.id },
+          },
+        },
+        // Reversed by a concurrent call for the same order.
+        onConditionFailed: () => new WrittenConcurrently(),
+      },
+      {
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: affiliateKey(storeId, customerId),
+            UpdateExpression: 'ADD balance :amount SET updated_at = :now',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':amount': transaction.amount, ':now': now },
+          },
+        },
+        onConditionFailed: () => new Error(`affiliate ${customerId} of store ${storeId} vanished while its commission was reversed`),
+      },
+      statementEntry(storeId, customerId, credit.affiliate_id, transaction),
+    ]);
+  } catch (error) {
+    if (error instanceof WrittenConcurrently) return undefined;
+    throw error;
+  }
+  return transaction;
+}

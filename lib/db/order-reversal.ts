@@ -1,0 +1,95 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { orderKey, statusPk, type OrderItem, type ReversalMarks } from '#lib/db/order.ts';
+import { StaleRead, transactGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
+import { notFound } from '#lib/errors.ts';
+
+/**
+ * Refund and chargeback (extensions section 10): APPROVED -> REFUNDED or CHARGEBACK and what that
+ * takes back. The use case is lib/flows/order-reversal.ts; this module holds its three writes.
+ *
+ * | access pattern                 | write                                                                                   | calls |
+ * |--------------------------------|-----------------------------------------------------------------------------------------|-------|
+ * | the status change (commit)     | TransactWrite: order update conditioned on APPROVED, setting the flags of what is still | 1     |
+ * |                                | owed (`reversal_commands`, `reversal_commission`) and the first id of the stage's       |       |
+ * |                                | commands, + the coupon's and the packages' releases (as a cancel)                       |       |
+ * | the commands                   | TransactWrite: order update removing `reversal_commands` (conditioned on it) and adding | 1     |
+ * |                                | the queued ids to `command_ids`, + one Put                                              |       |
+ * |                                | per command canceled (on its rev) or queued (the stage's), + their chain item           |       |
+ * | the commission reversed        | UpdateItem removing `reversal_commission`                                               | 1     |
+ *
+ * The first write fits: its releases are those of the order's creating transaction (at most 100
+ * items). The second fits: an order delivers at most 98 commands over all stages, so the canceled
+ * and the queued ones, one chain item and the order are at most 100 items.
+ */
+export type ReversalStatus = 'REFUNDED' | 'CHARGEBACK';
+
+const timestampOf = (target: ReversalStatus) => (target === 'REFUNDED' ? 'refunded_at' : 'chargeback_at');
+
+/**
+ * APPROVED -> `target` with `releases` in one transaction, marking what is owed after it. The
+ * answer is the reversed item; StaleRead when the order changed since it was read.
+ */
+export async function markReversed(
+  order: OrderItem,
+  target: ReversalStatus,
+  owed: { at: string; commands: boolean; firstCommandId: number },
+  releases: readonly GuardedWrite[],
+): Promise<OrderItem> {
+  const storeId = order.store_id;
+  const commission = order.ref_code !== null;
+  const marks: ReversalMarks = { reversal_first_command_id: owed.firstCommandId, ...(owed.commands ? { reversal_commands: true } : {}), ...(commission ? { reversal_commission: true } : {}) };
+  const sets = Object.keys(marks).map((name) => `${name} = :${name}`);
+  await transactGuarded([
+    {
+      item: {
+        Update: {
+          TableName: TABLE,
+          Key: orderKey(storeId, order.id),
+          UpdateExpression: `SET #status = :target, ${timestampOf(target)} = :now, updated_at = :now, gsi2pk = :statusPk, ${sets.join(', ')}`,
+          ConditionExpression: '#status = :approved',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':target': target, ':approved': 'APPROVED', ':now': owed.at, ':statusPk': statusPk(storeId, target),
+            ...Object.fromEntries(Object.entries(marks).map(([name, value]) => [`:${name}`, value])),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      onConditionFailed: (current) => (current ? new StaleRead() : notFound('Order')),
+    },
+    ...releases,
+  ]);
+  return { ...order, ...marks, status: target, [timestampOf(target)]: owed.at, updated_at: owed.at };
+}
+
+/**
+ * The commands' side, once: `writes` (cancels and Puts) with the removal of `reversal_commands`.
+ * The order's write comes first, so that when another call did this already its failure is the one
+ * reported: WrittenConcurrently (nothing to do), not the Puts' "allocated twice".
+ */
+export async function finishCommandReversal(order: OrderItem, queuedIds: readonly number[], writes: readonly GuardedWrite[]): Promise<void> {
+  await transactGuarded([
+    {
+      item: {
+        Update: {
+          TableName: TABLE,
+          Key: orderKey(order.store_id, order.id),
+          // The queued commands join the order's, so the order's command list shows them.
+          UpdateExpression: 'SET command_ids = list_append(command_ids, :ids) REMOVE reversal_commands',
+          ConditionExpression: 'reversal_commands = :true',
+          ExpressionAttributeValues: { ':true': true, ':ids': queuedIds },
+        },
+      },
+      onConditionFailed: () => new WrittenConcurrently(),
+    },
+    ...writes,
+  ]);
+}
+
+/** The commission has been reversed (or there was none to reverse): nothing is owed any more. */
+export async function clearCommissionReversal(order: OrderItem): Promise<void> {
+  await db.send(
+    new UpdateCommand({ TableName: TABLE, Key: orderKey(order.store_id, order.id), UpdateExpression: 'REMOVE reversal_commission', ConditionExpression: 'attribute_exists(pk)' }),
+  );
+}

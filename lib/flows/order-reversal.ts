@@ -1,0 +1,83 @@
+import { currentTimeMs } from '#lib/clock.ts';
+import { allocateCommandIds, commandPuts, commandWrite, getCommandRecords } from '#lib/db/command.ts';
+import { reverseCommission } from '#lib/db/commission.ts';
+import { releaseCouponUse } from '#lib/db/coupon-use.ts';
+import { commandContext, getOrderItem, toOrder, type OrderItem } from '#lib/db/order.ts';
+import { clearCommissionReversal, finishCommandReversal, markReversed } from '#lib/db/order-reversal.ts';
+import { releasePackages } from '#lib/db/reservation.ts';
+import { retrying, WrittenConcurrently } from '#lib/db/transact.ts';
+import { canceled, newChain, planCommands } from '#lib/domain/delivery.ts';
+import { reversal, type ReversalStatus } from '#lib/domain/order.ts';
+import { settleCommission } from '#lib/flows/order.ts';
+import type { Order } from '#lib/schemas/order.ts';
+
+/**
+ * Refund and chargeback (extensions section 10): APPROVED -> REFUNDED or CHARGEBACK, exactly once,
+ * and everything that takes back. Calls exclude the credential lookup.
+ *
+ * | step                     | calls                                                                                     |
+ * |--------------------------|-------------------------------------------------------------------------------------------|
+ * | 1. status change         | GetItem order + [command ids ADD, when the package has commands of the stage] +           |
+ * |                          | TransactWrite (order conditioned on APPROVED + coupon use, stock and limit units given back) |
+ * | 2. commands              | [BatchGet the order's commands] + TransactWrite (flag removed + not-DONE commands CANCELED  |
+ * |                          | + the stage's commands queued + their chain); skipped when the order has no commands at all |
+ * | 3. commission (ref_code) | [credit still owed by the approval: 1-4 + 1] + reverseCommission (1 when nothing was       |
+ * |                          | credited, else 4) + UpdateItem clearing the flag                                           |
+ * | already in that state    | GetItem: 1                                                                                 |
+ *
+ * A sequence, not one transaction: the releases alone may take the 100 items of a transaction (an
+ * order's creation fits them exactly), and the commands up to 100 more. Step 1 is the commit
+ * point: it changes the status (so exactly one of racing calls wins) and, in the same write, flags
+ * what is still owed (`reversal_commands`, `reversal_commission`) and records the first id of the
+ * stage's commands. Steps 2 and 3 each remove their flag in the write that does their work,
+ * conditioned on it, so each happens once. A crash between steps leaves a REFUNDED (CHARGEBACK)
+ * order with a flag; the next call of the same route finds the order already in that state, sees
+ * the flag and finishes the step, with the same command ids and the same refund time (execute_at).
+ * Racing calls that lose step 1 do the same; only one of them gets each flag's write through.
+ */
+export async function reverseOrder(storeId: number, orderId: number, target: ReversalStatus): Promise<Order> {
+  // Ids allocated by a lost round are kept for the next one (the stage's deliveries never change).
+  let firstCommandId: number | undefined;
+  // Release targets found missing (a deleted coupon or package): left out of the next attempt.
+  const gone = new Set<string>();
+  const order = await retrying(async () => {
+    const read = await getOrderItem(storeId, orderId);
+    if (reversal(read.status, target) === 'already') return read;
+    const stage = planCommands(read.deliveries, target);
+    firstCommandId ??= stage.length > 0 ? await allocateCommandIds(storeId, stage.length) : 0;
+    const owed = { at: new Date(currentTimeMs()).toISOString(), commands: stage.length > 0 || read.command_ids.length > 0, firstCommandId };
+    return markReversed(read, target, owed, [...releaseCouponUse(storeId, read, gone), ...releasePackages(storeId, read, gone)]);
+  });
+  if (order.reversal_commands) await reverseCommands(order, target);
+  if (order.reversal_commission && order.ref_code !== null) {
+    const at = reversedAt(order, target);
+    // An approval that died before crediting: credit first, so there is a credit to take back.
+    await settleCommission(storeId, order);
+    await retrying(() => reverseCommission(storeId, order.id, order.ref_code!, at));
+    await clearCommissionReversal(order);
+  }
+  return toOrder(order);
+}
+
+const reversedAt = (order: OrderItem, target: ReversalStatus) => (target === 'REFUNDED' ? order.refunded_at : order.chargeback_at) ?? order.updated_at;
+
+/** Step 2: the order's commands that are not DONE become CANCELED, the stage's are queued, in one write. */
+async function reverseCommands(order: OrderItem, target: ReversalStatus): Promise<void> {
+  const storeId = order.store_id;
+  const at = reversedAt(order, target);
+  const stage = planCommands(order.deliveries, target);
+  const firstId = order.reversal_first_command_id ?? 0;
+  const ids = stage.map((_, index) => firstId + index);
+  const chain = newChain(ids, stage);
+  try {
+    await retrying(async () => {
+      const commands = order.command_ids.length > 0 ? await getCommandRecords(storeId, order.command_ids) : [];
+      // A leased one too: its lease_id stays, so the holder's later ack is recorded and changes nothing.
+      const cancels = commands.flatMap((command) => (command && command.status !== 'DONE' && command.status !== 'CANCELED' ? [commandWrite(canceled(command, Date.parse(at)), command.rev)] : []));
+      await finishCommandReversal(order, ids, [...cancels, ...commandPuts(storeId, order.id, commandContext(order), stage, chain, firstId, at)]);
+    });
+  } catch (error) {
+    // Another call for this order did step 2 first.
+    if (!(error instanceof WrittenConcurrently)) throw error;
+  }
+}

@@ -1,0 +1,167 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { routeEntries } from '#lib/routes/index.ts';
+import { outboxFileOf } from '../integration/global-setup.ts';
+
+/**
+ * The storefront example (examples/storefront) and the API reference (/docs) in a real browser:
+ * Debian's Chromium driven by playwright-core, the page on the demo store's domain calling the
+ * API on 127.0.0.1 across origins, as a deployed storefront does. Each step leaves a screenshot
+ * in .local/screenshots/.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** This machine's network is closed: without these, Chromium's background connections stall it. */
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SCREENSHOTS = resolve('.local', 'screenshots');
+const EMAIL = 'alex@example.com';
+
+let context: BrowserContext;
+let page: Page;
+let userDataDir: string;
+/** Uncaught errors of the page's script: any one of them fails the journey. */
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (or set CHROMIUM_PATH) to run the browser tests`);
+  }
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  userDataDir = mkdtempSync(join(tmpdir(), 'storefront-chromium-'));
+  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+});
+
+afterAll(async () => {
+  await context?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+});
+
+const shot = (name: string, fullPage = true) => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage });
+
+/** The newest code mailed to `email` after `sentBefore` messages (the local outbox is one JSON line per message). */
+async function codeFor(email: string, sentBefore: number): Promise<string> {
+  const outbox = outboxFileOf(inject('localDir'));
+  await expect.poll(() => messagesTo(outbox, email).length, { timeout: 10_000 }).toBeGreaterThan(sentBefore);
+  return messagesTo(outbox, email).at(-1)!.code;
+}
+
+const messagesTo = (outbox: string, email: string) =>
+  existsSync(outbox)
+    ? readFileSync(outbox, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { to: string; code: string }).filter((message) => message.to === email)
+    : [];
+
+const card = (name: string) => page.locator('article.package', { has: page.getByRole('heading', { name }) });
+
+describe('the storefront journey', () => {
+  it('shows the catalog with images, tags, stock and the checkout variable', async () => {
+    await page.goto(inject('storeUrl'));
+    await expect.poll(() => page.locator('article.package').count()).toBe(2);
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Demo Store');
+    const mvp = card('MVP rank');
+    expect(await mvp.locator('.tag').textContent()).toBe('Best seller');
+    expect(await mvp.locator('.stock').textContent()).toBe('25 left');
+    await expect.poll(() => mvp.locator('img').evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(true);
+    expect(await card('VIP rank').locator('select[name=server] option').allTextContents()).toEqual(['—', 'Survival', 'Creative (+$1.00)']);
+    expect(await page.locator('.promo').textContent()).toContain('Bundle deal');
+    await shot('01-catalog');
+  });
+
+  it('prices the cart with the live quote: the promo discount, the next tier, and a refused coupon', async () => {
+    const vip = card('VIP rank');
+    await vip.locator('select[name=server]').selectOption('creative');
+    await vip.locator('input.quantity').fill('2');
+    await vip.getByRole('button', { name: 'Add to cart' }).click();
+    // (9.99 + 1.00) x 2 = 21.98; Bundle deal 10% = 2.20
+    await expect.poll(() => page.locator('#cart .total').textContent()).toBe('$19.78');
+    expect(await page.locator('#cart .lines .discount').textContent()).toBe('Bundle deal −$2.20');
+    expect(await page.locator('#cart .hint').textContent()).toBe('Add 1 more item for 15% off (Bundle deal)');
+    await shot('02-cart-promo');
+
+    await page.getByLabel('Coupon').fill('NOPE');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.locator('#cart .error').textContent()).toMatch(/coupon/i);
+    await shot('03-cart-coupon-refused');
+
+    await page.getByLabel('Coupon').fill('welcome10');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    // 10% of 19.78 = 1.98
+    await expect.poll(() => page.locator('#cart .total').textContent()).toBe('$17.80');
+    expect(await page.locator('#cart .error').count()).toBe(0);
+    await shot('04-cart-coupon');
+  });
+
+  it('logs in with the e-mailed code', async () => {
+    const sent = messagesTo(outboxFileOf(inject('localDir')), EMAIL).length;
+    await page.getByLabel('E-mail').first().fill(EMAIL);
+    await page.getByRole('button', { name: 'Send code' }).click();
+    await page.getByLabel('Code', { exact: true }).fill(await codeFor(EMAIL, sent));
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.locator('#account').textContent()).toContain(`Logged in as ${EMAIL}`);
+    await shot('05-logged-in');
+  });
+
+  it('checks out and finds the order in my orders, with its detail', async () => {
+    await page.getByLabel('In-game nick').fill('alex');
+    await page.getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Place order ($17.80)' }).click();
+    await expect.poll(() => page.locator('#checkout .success').textContent()).toMatch(/^Order [\w-]+ placed \(PENDING, \$17\.80\)/);
+    const orderId = /^Order ([\w-]+)/.exec((await page.locator('#checkout .success').textContent())!)![1]!;
+    expect(await page.locator('#cart').textContent()).toContain('Your cart is empty.');
+    await shot('06-checkout');
+
+    await page.locator('#orders').getByRole('button', { name: orderId }).click();
+    await expect.poll(() => page.locator('#orders .detail').textContent()).toContain('2 × VIP rank: $17.80');
+    expect(await page.locator('#orders .detail').textContent()).toContain('Nothing delivered yet');
+    await shot('07-my-orders');
+
+    // The operator approves it (the payment step is not built yet): the detail shows its delivery.
+    const demo = JSON.parse(readFileSync(join(inject('localDir'), 'demo.json'), 'utf8')) as { api_url: string; api_token: string };
+    const operator = { authorization: `Bearer ${demo.api_token}` };
+    const newest = (await (await fetch(`${demo.api_url}/app/order?page_cursor=`, { headers: operator })).json()) as { data: { id: number; internal_id: string }[] };
+    expect(newest.data[0]!.internal_id).toBe(orderId);
+    expect((await fetch(`${demo.api_url}/app/order/${newest.data[0]!.id}/approve`, { method: 'POST', headers: operator })).status).toBe(200);
+    await page.locator('#orders').getByRole('button', { name: orderId }).click();
+    await expect.poll(() => page.locator('#orders .detail table').textContent()).toContain('VIP rankwaiting for a serverPENDING');
+    expect(await page.locator('#orders tr', { hasText: orderId }).textContent()).toContain('APPROVED');
+    await shot('07b-delivery');
+  });
+
+  it("verifies the account with the owner's backend (the handoff)", async () => {
+    const sent = messagesTo(outboxFileOf(inject('localDir')), EMAIL).length;
+    await page.getByRole('button', { name: 'Verify my account' }).click();
+    // No store-domain session yet: the page asks for a code that sets the session cookie.
+    await page.getByLabel('Session code').fill(await codeFor(EMAIL, sent));
+    await page.getByRole('button', { name: 'Confirm and verify' }).click();
+    await expect.poll(() => page.locator('#verified').textContent()).toBe(`The owner's site now knows you as alex <${EMAIL}>.`);
+    await shot('08-verified');
+    // Again, with the session now held: straight through, no new code.
+    const verify = page.getByRole('button', { name: 'Verify my account' });
+    await verify.click();
+    await expect.poll(() => verify.isEnabled()).toBe(true);
+    expect(await page.locator('#verified').count()).toBe(1);
+    expect(messagesTo(outboxFileOf(inject('localDir')), EMAIL).length).toBe(sent + 1);
+    const owner = (await (await fetch(inject('ownerBackendUrl'))).json()) as { last_identified: { email: string } };
+    expect(owner.last_identified.email).toBe(EMAIL);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+describe('the API reference', () => {
+  it('documents every operation of the route table', async () => {
+    await page.goto(`http://127.0.0.1:${inject('apiPort')}/docs`);
+    const documented = await page.locator('section.op').evaluateAll((sections) => sections.map((s) => `${s.getAttribute('data-method')} ${s.getAttribute('data-path')}`));
+    const operations = routeEntries()
+      .filter(([, spec]) => spec.method !== 'OPTIONS')
+      .map(([, spec]) => `${spec.method} ${spec.path}`);
+    expect(documented.sort()).toEqual(operations.sort());
+    await shot('09-docs', false);
+    // The reference is long: one operation, opened by its anchor, shows its parameters and schemas.
+    await page.goto(`http://127.0.0.1:${inject('apiPort')}/docs#webstore-checkout`);
+    expect(await page.locator('#webstore-checkout').textContent()).toContain('client_identifier');
+    await shot('10-docs-checkout', false);
+  });
+});
