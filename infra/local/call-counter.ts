@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, tableActions } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
@@ -23,12 +24,12 @@ function isIdempotencyWrite(action: string, input: unknown): boolean {
   return (idempotencyTableActions as readonly string[]).includes(action) && typeof pk === 'string' && pk.startsWith(IDEMPOTENCY_PK_PREFIX);
 }
 
-let installed = false;
+const counted = new WeakSet<DynamoDBDocumentClient>();
 
-export async function countDynamoDbCalls(): Promise<void> {
-  if (installed) return;
-  installed = true;
-  const { db } = await import('#lib/db/client.ts');
+/** Installs the count on a client once (each reload generation of lib/db/client.ts has its own). */
+export function countDynamoDbCalls(db: DynamoDBDocumentClient): void {
+  if (counted.has(db)) return;
+  counted.add(db);
   db.middlewareStack.add(
     (next, context) => async (args) => {
       const counter = callCounter.getStore();

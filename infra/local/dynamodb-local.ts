@@ -38,6 +38,15 @@ export function ensureDynamoDbLocal(binDir: string): string {
   return target;
 }
 
+/**
+ * DynamoDB Local has no option to pick the interface: it builds Jetty's `new Server(port)`, which
+ * listens on every interface, and reads no system property for the host (checked in the jar run here, 1.25.1: the
+ * options are -port, -inMemory, -dbPath, -sharedDb, -cors, -delayTransientStatuses,
+ * -optimizeDbBeforeStartup, -disableTelemetry). Its port is therefore checked on the wildcard
+ * address, and the README says it is reachable from the network.
+ */
+export const DYNAMODB_LOCAL_HOST = '0.0.0.0';
+
 export interface DynamoDbLocalOptions {
   binDir: string;
   port: number;
@@ -50,19 +59,36 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   // -sharedDb: one database whatever the access key (and TTL deletion only runs with it).
   const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const child = spawn('java', ['-Djava.library.path=./DynamoDBLocal_lib', '-jar', 'DynamoDBLocal.jar', '-sharedDb', ...storage, '-port', String(options.port)], {
+  const child = spawn('java', ['-Djava.library.path=./DynamoDBLocal_lib', '-jar', 'DynamoDBLocal.jar', '-sharedDb', ...storage, '-port', String(options.port), '-disableTelemetry'], {
     cwd: home,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
-  await waitForPort(options.port, child, () => output);
+  try {
+    await waitForPort(options.port, child, () => output);
+  } catch (error) {
+    // A JVM that never answered must not outlive this failed start (and hold the port for the next).
+    child.kill('SIGKILL');
+    throw error;
+  }
   return child;
 }
 
+/** Ends the JVM and waits until it has gone (forcibly after 5 s), so that no Java outlives the stack. */
+export async function stopDynamoDbLocal(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGTERM');
+  const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(force);
+}
+
 async function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  // A loaded machine (a test run beside other work) can take half a minute to start a JVM.
+  const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}): ${output()}`);
     try {

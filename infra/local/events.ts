@@ -8,7 +8,8 @@ import { buildEvent } from '#infra/local/server.ts';
  * Writes events/<function>.json, one API Gateway HTTP API (payload 2.0)
  * sample event per route of the table, from the route's `example`. Credentials are
  * placeholders that `npm run invoke` fills from .local/demo.json (or the environment):
- * {{api_token}}, {{identify_key}}, {{store_domain}}, {{access_token}}, {{session}}.
+ * {{api_token}}, {{identify_key}}, {{store_domain}}, {{order_internal_id}}, {{access_token}},
+ * {{session}}, {{login_code}}, {{handoff}} (infra/local/invoke-event.ts).
  */
 const API_HOST = '127.0.0.1:3000';
 
@@ -40,6 +41,7 @@ export function sampleEvent(spec: RouteSpec) {
     host: spec.api === 'store' ? '{{store_domain}}' : API_HOST,
     'user-agent': 'curl/8.0',
     ...credentialHeaders(spec),
+    ...example.headers,
     ...(body.length > 0 ? { 'content-type': 'application/json' } : {}),
   };
   const pathParameters = Object.fromEntries([...spec.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => [name!, example.params?.[name!] ?? '1']));

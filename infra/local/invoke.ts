@@ -1,17 +1,20 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
 /**
- * `npm run invoke -- <function> <event file>`: runs one function's handler on this machine
- * against the local stack (start it with `npm start`), with the event's placeholders filled
- * from .local/demo.json or the environment (ACCESS_TOKEN, SESSION). Prints the response.
+ * `npm run invoke -- <function> [event file]`: runs one function's handler on this machine
+ * against the local stack (start it with `npm start`) with events/<function>.json or the given
+ * event, its placeholders filled from <LOCAL_DIR>/demo.json or the environment (ACCESS_TOKEN,
+ * SESSION; issued for the demo buyer when absent). Prints the response; exits 1 on a 4xx or 5xx.
  */
-const [name, eventFile] = process.argv.slice(2);
-if (!name || !eventFile) {
-  console.error('usage: npm run invoke -- <function> <event file>   e.g. npm run invoke -- tag-list events/tag-list.json');
+const [name, eventFile = `events/${name}.json`] = process.argv.slice(2);
+if (!name) {
+  console.error('usage: npm run invoke -- <function> [event file]   e.g. npm run invoke -- tag-list');
   process.exit(2);
 }
 
 const env = process.env;
+const localDir = resolve(env.LOCAL_DIR ?? '.local');
 env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 Object.assign(env, {
   TABLE_NAME: env.TABLE_NAME || 'store-api-local',
@@ -22,24 +25,16 @@ Object.assign(env, {
   AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID || 'local',
   AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY || 'local',
   MAILER: 'outbox',
-  OUTBOX_FILE: env.OUTBOX_FILE || '.local/outbox.jsonl',
+  OUTBOX_FILE: env.OUTBOX_FILE || join(localDir, 'outbox.jsonl'),
   INSECURE_COOKIES: '1',
   PLAIN_HTTP_STORE_ORIGINS: '1',
 });
 env.IMAGES_BASE_URL ||= `${env.S3_ENDPOINT}/${env.IMAGES_BUCKET}`;
 
-const demo: Record<string, unknown> = existsSync('.local/demo.json') ? JSON.parse(readFileSync('.local/demo.json', 'utf8')) : {};
-const values: Record<string, string | undefined> = {
-  api_token: demo.api_token as string | undefined,
-  identify_key: demo.identify_key as string | undefined,
-  store_domain: demo.store_domain as string | undefined,
-  access_token: env.ACCESS_TOKEN,
-  session: env.SESSION,
-};
-const text = readFileSync(eventFile, 'utf8').replace(/\{\{(\w+)\}\}/g, (match, key: string) => values[key] ?? match);
-const event = JSON.parse(text);
-
+const { runnableEvent } = await import('#infra/local/invoke-event.ts');
+const event = await runnableEvent(readFileSync(eventFile, 'utf8'), localDir);
 const { loadHandler, lambdaContext } = await import('#infra/local/server.ts');
 const handler = await loadHandler(name);
 const result = await handler(event, lambdaContext(name, event.requestContext?.requestId ?? 'invoke'));
 console.log(JSON.stringify({ ...result, body: result.body ? JSON.parse(result.body) : result.body }, null, 2));
+if ((result.statusCode ?? 200) >= 400) process.exitCode = 1;

@@ -5,15 +5,19 @@ import { createDiscount } from '#lib/flows/discount.ts';
 import { uploadPackageImage } from '#lib/flows/image.ts';
 import { createPromo } from '#lib/flows/promo.ts';
 import { createVariable } from '#lib/flows/variable.ts';
+import { approveOrder, createOrder } from '#lib/flows/order.ts';
 import { createPackage } from '#lib/db/package.ts';
 import { createStore } from '#lib/db/store.ts';
 import { createTag } from '#lib/db/tag.ts';
 import { discountCreateBody } from '#lib/schemas/discount.ts';
+import { orderCreateBody } from '#lib/schemas/order.ts';
 import { packageCreateBody } from '#lib/schemas/package.ts';
 import { promoCreateBody } from '#lib/schemas/promo.ts';
 import { variableCreateBody } from '#lib/schemas/variable.ts';
 
 export const DEMO_DOMAIN = 'demo.localhost';
+/** The demo store's buyer: `npm run invoke` issues its token or session for the buyer events. */
+export const DEMO_BUYER_EMAIL = 'buyer@demo.localhost';
 
 /** A flat badge, so the storefront example shows real images without shipping binary files. */
 const badge = (color: string, letter: string) =>
@@ -23,9 +27,10 @@ const badge = (color: string, letter: string) =>
   );
 
 /**
- * The demo store of the local stack: a token, an identify key and a catalog with everything the
- * storefront example (examples/storefront) shows: images, tags, stock, a SELECT variable, a
- * tiered promo and a coupon. Inputs go through the same schemas as the API, so the seed gets the
+ * The demo store of the local stack: a token, an identify key, a catalog with everything the
+ * storefront example (examples/storefront) shows (images, tags, stock, a SELECT variable, a tiered
+ * promo and a coupon), and two orders of the demo buyer (1 approved, with its delivery commands;
+ * 2 pending) that the sample events of events/ act on. Inputs go through the same schemas as the API, so the seed gets the
  * same defaults.
  */
 export async function seedDemoStore() {
@@ -63,5 +68,10 @@ export async function seedDemoStore() {
     }),
   );
   await createDiscount(store.id, v.parse(discountCreateBody, { coupon: 'WELCOME10', type: 'PERCENTAGE', value: 10 }));
-  return { store_id: store.id, domain: store.domain, api_token, identify_key: key };
+  const demoOrder = () =>
+    createOrder(store.id, v.parse(orderCreateBody, { client_identifier: 'Steve', client_email: DEMO_BUYER_EMAIL, client_name: 'Steve', packages: [{ package_id: 1, quantity: 1 }] }));
+  const approved = await demoOrder();
+  await approveOrder(store.id, approved.id);
+  await demoOrder();
+  return { store_id: store.id, domain: store.domain, api_token, identify_key: key, order_internal_id: approved.internal_id };
 }

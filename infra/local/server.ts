@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { watch } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
-import { callCounter } from '#infra/local/call-counter.ts';
-import { atTime } from '#lib/clock.ts';
+import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
+import { callCounter, countDynamoDbCalls } from '#infra/local/call-counter.ts';
 import { staticPage } from '#infra/local/pages.ts';
 
 /**
@@ -108,16 +110,69 @@ export function buildEvent(
 }
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
-const handlers = new Map<string, Promise<LambdaHandler>>();
+
+/**
+ * Reload without a restart. ESM keeps a module for good once imported, so a changed source is
+ * imported again under a new URL: every change under functions/ or lib/ starts a new generation,
+ * and the next request imports its handler as `functions/<name>.ts?generation=N`. The loader hook
+ * (reload-hooks.mjs) hands the same query on to every functions/ and lib/ module that file
+ * imports, so the whole graph below the handler is fresh; node_modules stay loaded once.
+ * Generation 0 is the plain URL, the very modules the rest of the process (and the tests) import.
+ */
+const SOURCE_DIRS = ['functions', 'lib'];
+let generation = 0;
+
+const sourceUrl = (path: string) => {
+  const url = pathToFileURL(join(process.cwd(), path));
+  if (generation > 0) url.search = `generation=${generation}`;
+  return url.href;
+};
+
+interface Runtime {
+  handler: LambdaHandler;
+  /** lib/clock.ts of the handler's generation: x-local-now must pin the clock the handler reads. */
+  atTime: typeof import('#lib/clock.ts').atTime;
+}
+const runtimes = new Map<string, Promise<Runtime>>();
+
+async function importRuntime(name: string): Promise<Runtime> {
+  const [functionModule, clock, client] = await Promise.all([
+    import(sourceUrl(`functions/${name}.ts`)),
+    import(sourceUrl('lib/clock.ts')) as Promise<typeof import('#lib/clock.ts')>,
+    import(sourceUrl('lib/db/client.ts')) as Promise<typeof import('#lib/db/client.ts')>,
+  ]);
+  // The handler's generation has its own DynamoDB client: count (and police) its calls too.
+  countDynamoDbCalls(client.db);
+  return { handler: functionModule.handler as LambdaHandler, atTime: clock.atTime };
+}
 
 /** Imports `functions/<name>.ts` on first use, as a cold start would. */
-export function loadHandler(name: string): Promise<LambdaHandler> {
-  let loaded = handlers.get(name);
+function loadRuntime(name: string): Promise<Runtime> {
+  const key = `${name}@${generation}`;
+  let loaded = runtimes.get(key);
   if (!loaded) {
-    loaded = import(pathToFileURL(join(process.cwd(), 'functions', `${name}.ts`)).href).then((module) => module.handler as LambdaHandler);
-    handlers.set(name, loaded);
+    loaded = importRuntime(name);
+    // A file saved half-way fails to import: the next request tries again instead of keeping the failure.
+    loaded.catch(() => runtimes.delete(key));
+    runtimes.set(key, loaded);
   }
   return loaded;
+}
+
+export const loadHandler = async (name: string) => (await loadRuntime(name)).handler;
+
+/** npm start: watch the sources and move to a new generation on every change. Returns the stop function. */
+export function watchSourcesForReload(): () => void {
+  const roots = SOURCE_DIRS.map((dir) => pathToFileURL(join(process.cwd(), dir, '/')).href);
+  register('./reload-hooks.mjs', { parentURL: import.meta.url, data: { roots } });
+  const watchers = SOURCE_DIRS.map((dir) =>
+    watch(join(process.cwd(), dir), { recursive: true }, () => {
+      generation += 1;
+      // Earlier generations are never asked for again: let them go.
+      runtimes.clear();
+    }),
+  );
+  return () => watchers.forEach((watcher) => watcher.close());
 }
 
 export function lambdaContext(name: string, requestId: string): Context {
@@ -146,7 +201,7 @@ function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV
 
 const envelope = (status: number, message: string, code: string): APIGatewayProxyStructuredResultV2 => ({
   statusCode: status,
-  headers: { 'content-type': 'application/json; charset=utf-8' },
+  headers: { 'content-type': JSON_CONTENT_TYPE, ...BASE_HEADERS },
   body: JSON.stringify({ errors: [{ message, code }] }),
 });
 
@@ -173,49 +228,61 @@ function pinnedTimeOf(headers: Record<string, string>): number | undefined {
 }
 
 export function createLocalServer(options: { log?: boolean } = {}): Server {
-  return createServer(async (request, response) => {
-    const started = Date.now();
-    const url = new URL(request.url ?? '/', 'http://local');
-    const host = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
-    const api = API_HOSTS.has(host) ? 'api' : 'store';
-    // As in payload 2.0: lower-case names, repeated headers joined with commas. (node's `headers`
-    // would keep only the first of two Authorization headers, which AWS joins into one that fails.)
-    const headers: Record<string, string> = {};
-    for (const [name, values] of Object.entries(request.headersDistinct)) {
-      if (values) headers[name] = values.join(name === 'cookie' ? '; ' : ',');
-    }
-    let result: APIGatewayProxyStructuredResultV2;
-    const matched = matchRoute(api, request.method ?? 'GET', url.pathname);
-    const body = await readBody(request);
-    // The storefront example and /docs: static files outside the route table (infra/local/pages.ts).
-    const staticResult = matched ? undefined : await staticPage(api, request.method ?? 'GET', url.pathname, request.headers.host ?? '');
-    if (staticResult) {
-      result = staticResult;
-    } else if (!matched) {
-      result = envelope(404, 'No such route', 'ROUTE_NOT_FOUND');
-    } else if (body === undefined) {
-      result = envelope(413, 'Request body larger than 10 MB', 'PAYLOAD_TOO_LARGE');
-    } else {
-      const event = buildEvent(
-        { method: request.method ?? 'GET', url, headers, body, sourceIp: request.socket.remoteAddress ?? '127.0.0.1' },
-        matched.route.spec,
-        matched.pathParameters,
-      );
-      try {
-        const handler = await loadHandler(matched.route.name);
-        const counter = { calls: 0, access: matched.route.spec.access, idempotencyWrites: takesIdempotencyKey(matched.route.spec) };
-        const invoke = () => callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
-        const pinnedTime = pinnedTimeOf(headers);
-        result = await (pinnedTime === undefined ? invoke() : atTime(pinnedTime, invoke));
-        result = { ...result, headers: { ...result.headers, 'x-local-dynamodb-calls': String(counter.calls) } };
-      } catch (error) {
-        // The handler's own error middleware answers every error; reaching here is a crash of the runtime itself.
-        console.error(JSON.stringify({ level: 'error', message: 'handler crashed', route: matched.route.name, error: String(error) }));
-        result = envelope(502, 'Internal server error', 'BAD_GATEWAY');
-      }
-    }
-    send(response, result);
-    // Path only: query strings and bodies are never logged (they may carry codes or handoffs).
-    if (options.log) console.log(`${request.method} ${host}${url.pathname} ${result.statusCode} ${Date.now() - started}ms`);
+  const server = createServer((request, response) => {
+    // A body cut off mid-way, a client gone before the answer: that request ends, never the server.
+    answer(request, response, options).catch(() => response.destroy());
   });
+  // Malformed HTTP (a bad request line, an oversized header): answer 400 when the socket still
+  // takes it, as API Gateway would, and drop the connection.
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+  return server;
+}
+
+async function answer(request: IncomingMessage, response: ServerResponse, options: { log?: boolean }): Promise<void> {
+  const started = Date.now();
+  const url = new URL(request.url ?? '/', 'http://local');
+  const host = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+  const api = API_HOSTS.has(host) ? 'api' : 'store';
+  // As in payload 2.0: lower-case names, repeated headers joined with commas. (node's `headers`
+  // would keep only the first of two Authorization headers, which AWS joins into one that fails.)
+  const headers: Record<string, string> = {};
+  for (const [name, values] of Object.entries(request.headersDistinct)) {
+    if (values) headers[name] = values.join(name === 'cookie' ? '; ' : ',');
+  }
+  let result: APIGatewayProxyStructuredResultV2;
+  const matched = matchRoute(api, request.method ?? 'GET', url.pathname);
+  const body = await readBody(request);
+  // The storefront example and /docs: static files outside the route table (infra/local/pages.ts).
+  const staticResult = matched ? undefined : await staticPage(api, request.method ?? 'GET', url.pathname, request.headers.host ?? '');
+  if (staticResult) {
+    result = staticResult;
+  } else if (!matched) {
+    result = envelope(404, 'No such route', 'ROUTE_NOT_FOUND');
+  } else if (body === undefined) {
+    result = envelope(413, 'Request body larger than 10 MB', 'PAYLOAD_TOO_LARGE');
+  } else {
+    const event = buildEvent(
+      { method: request.method ?? 'GET', url, headers, body, sourceIp: request.socket.remoteAddress ?? '127.0.0.1' },
+      matched.route.spec,
+      matched.pathParameters,
+    );
+    try {
+      const { handler, atTime } = await loadRuntime(matched.route.name);
+      const counter = { calls: 0, access: matched.route.spec.access, idempotencyWrites: takesIdempotencyKey(matched.route.spec) };
+      const invoke = () => callCounter.run(counter, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
+      const pinnedTime = pinnedTimeOf(headers);
+      result = await (pinnedTime === undefined ? invoke() : atTime(pinnedTime, invoke));
+      result = { ...result, headers: { ...result.headers, 'x-local-dynamodb-calls': String(counter.calls) } };
+    } catch (error) {
+      // The handler's own error middleware answers every error; reaching here is a crash of the runtime itself.
+      console.error(JSON.stringify({ level: 'error', message: 'handler crashed', route: matched.route.name, error: String(error) }));
+      result = envelope(502, 'Internal server error', 'BAD_GATEWAY');
+    }
+  }
+  send(response, result);
+  // Path only: query strings and bodies are never logged (they may carry codes or handoffs).
+  if (options.log) console.log(`${request.method} ${host}${url.pathname} ${result.statusCode} ${Date.now() - started}ms`);
 }

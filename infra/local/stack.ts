@@ -6,7 +6,9 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTableCo
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { createTableInput, tableKeys, tableStream } from '#lib/db/table.ts';
-import { startDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
+import { startDynamoDbLocal, stopDynamoDbLocal, DYNAMODB_LOCAL_HOST } from '#infra/local/dynamodb-local.ts';
+import { IMAGE_ORIGIN_HEADERS } from '#infra/image-origin-headers.ts';
+import { acquireStackLock, assertPortFree } from '#infra/local/preflight.ts';
 
 /**
  * The whole service on one machine (extensions section 7): DynamoDB Local, the S3 emulator,
@@ -17,6 +19,8 @@ export interface LocalStackOptions {
   localDir?: string;
   /** Where the DynamoDB Local jar is kept (default `.local/bin`, shared by every run). */
   binDir?: string;
+  /** Interface the API and the S3 emulator listen on (default 127.0.0.1: nothing reachable from the network). */
+  host?: string;
   port?: number;
   dynamodbPort?: number;
   s3Port?: number;
@@ -25,6 +29,8 @@ export interface LocalStackOptions {
   /** Create the demo store and write demo.json (npm start; not the tests). */
   seedDemo?: boolean;
   log?: boolean;
+  /** Reload a changed handler or lib/ module on the next request (npm start; not the tests). */
+  reload?: boolean;
 }
 
 export interface LocalStack {
@@ -101,21 +107,33 @@ async function seedDemo(localDir: string, apiUrl: string, port: number): Promise
   const demo = await seedDemoStore();
   writeFileSync(
     demoFile,
-    `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.domain}:${port}`, store_domain: demo.domain, store_id: demo.store_id, api_token: demo.api_token, identify_key: demo.identify_key }, null, 2)}\n`,
+    `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.domain}:${port}`, store_domain: demo.domain, store_id: demo.store_id, api_token: demo.api_token, identify_key: demo.identify_key, order_internal_id: demo.order_internal_id }, null, 2)}\n`,
     { mode: 0o600 },
   );
 }
 
+/** The address clients use: a wildcard bind is reached on loopback; an IPv6 literal needs brackets. */
+const urlHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const localDir = resolve(options.localDir ?? '.local');
+  const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 3000;
+  const dynamodbPort = options.dynamodbPort ?? 8000;
+  const s3Port = options.s3Port ?? 4569;
   const dataDir = join(localDir, 'data');
   mkdirSync(localDir, { recursive: true });
+
+  // Every clash is found before anything starts, so a failed start leaves nothing behind.
+  const releaseLock = acquireStackLock(localDir);
+  process.once('exit', releaseLock);
+  await assertPortFree(port, host, 'PORT', 'the API');
+  if (!process.env.DYNAMODB_ENDPOINT) await assertPortFree(dynamodbPort, DYNAMODB_LOCAL_HOST, 'DYNAMODB_PORT', 'DynamoDB Local');
+  if (!process.env.S3_ENDPOINT) await assertPortFree(s3Port, host, 'S3_PORT', 'the S3 emulator');
 
   let java: ChildProcess | undefined;
   let dynamodbEndpoint = process.env.DYNAMODB_ENDPOINT;
   if (!dynamodbEndpoint) {
-    const dynamodbPort = options.dynamodbPort ?? 8000;
     java = await startDynamoDbLocal({ binDir: resolve(options.binDir ?? '.local/bin'), port: dynamodbPort, dataDir: options.inMemory ? undefined : join(dataDir, 'dynamodb') });
     dynamodbEndpoint = `http://127.0.0.1:${dynamodbPort}`;
     // Never leave the JVM behind, however this process ends.
@@ -125,12 +143,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let s3: S3rver | undefined;
   let s3Endpoint = process.env.S3_ENDPOINT;
   if (!s3Endpoint) {
-    const s3Port = options.s3Port ?? 4569;
     const directory = options.inMemory ? join(localDir, `s3-${process.pid}`) : join(dataDir, 's3');
     mkdirSync(directory, { recursive: true });
-    s3 = new S3rver({ address: '127.0.0.1', port: s3Port, directory, silent: true, resetOnClose: Boolean(options.inMemory) });
+    s3 = new S3rver({ address: host, port: s3Port, directory, silent: true, resetOnClose: Boolean(options.inMemory) });
+    // The emulator is also the local image origin: it sends the headers CloudFront adds on AWS.
+    // First in the chain, because s3rver's router ends the request without calling on.
+    s3.middleware.unshift(async (context, next) => {
+      await next();
+      context.set(IMAGE_ORIGIN_HEADERS);
+    });
     await s3.run();
-    s3Endpoint = `http://127.0.0.1:${s3Port}`;
+    s3Endpoint = `http://${urlHost(host)}:${s3Port}`;
   }
 
   const tableName = process.env.TABLE_NAME || LOCAL_TABLE;
@@ -156,18 +179,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     WEBHOOK_LOCAL_TARGETS: '1',
   });
 
-  const { countDynamoDbCalls } = await import('#infra/local/call-counter.ts');
-  await countDynamoDbCalls();
-  const { createLocalServer } = await import('#infra/local/server.ts');
+  const apiUrl = `http://${urlHost(host)}:${port}`;
+  // Webhooks are delivered from the first change on, the demo seed's included (infra/local/webhooks.ts).
+  const { startWebhookDelivery } = await import('#infra/local/webhooks.ts');
+  const webhooks = await startWebhookDelivery({ endpoint: dynamodbEndpoint, tableName, region: process.env.AWS_REGION! });
+  // Seeded before the port opens: whoever waits for the port finds the demo store ready.
+  if (options.seedDemo) await seedDemo(localDir, apiUrl, port);
+  const { createLocalServer, watchSourcesForReload } = await import('#infra/local/server.ts');
+  const stopWatching = options.reload ? watchSourcesForReload() : () => undefined;
   const server: Server = createLocalServer({ log: options.log });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(port, '0.0.0.0', () => resolveListen());
+    server.listen(port, host, () => resolveListen());
   });
-  const apiUrl = `http://127.0.0.1:${port}`;
-  const { startWebhookDelivery } = await import('#infra/local/webhooks.ts');
-  const webhooks = await startWebhookDelivery({ endpoint: dynamodbEndpoint, tableName, region: process.env.AWS_REGION! });
-  if (options.seedDemo) await seedDemo(localDir, apiUrl, port);
 
   let stopped = false;
   return {
@@ -182,10 +206,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       if (stopped) return;
       stopped = true;
       await webhooks.stop();
+      stopWatching();
       server.closeAllConnections();
       await new Promise((done) => server.close(done));
       await s3?.close();
-      java?.kill('SIGTERM');
+      if (java) await stopDynamoDbLocal(java);
+      releaseLock();
     },
   };
 }

@@ -6,9 +6,9 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { tableKeys, tableStream } from '#lib/db/table.ts';
 import { isProduction, removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
+import { IMAGE_CONTENT_SECURITY_POLICY } from '#infra/image-origin-headers.ts';
 
-/** Served on every image: an SVG opened directly is a document, and must not run script. */
-export const IMAGE_CONTENT_SECURITY_POLICY = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
+export { IMAGE_CONTENT_SECURITY_POLICY };
 
 /**
  * What the area stacks take from the data stack: CloudFormation exports with readable names,

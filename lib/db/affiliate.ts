@@ -304,7 +304,11 @@ export async function recordCommission(affiliate: Affiliate, linkId: number | un
         item: {
           Put: {
             TableName: TABLE,
-            Item: { ...commissionKey(storeId, transaction.order_id), entity: 'affiliate_commission', store_id: storeId, order_id: transaction.order_id, transaction_id: transaction.id },
+            // customer_id: a reversal finds the credited affiliate here, even after the code was deleted or moved.
+            Item: {
+              ...commissionKey(storeId, transaction.order_id), entity: 'affiliate_commission', store_id: storeId,
+              order_id: transaction.order_id, transaction_id: transaction.id, customer_id: customerId,
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },

@@ -12,8 +12,9 @@ import type { AffiliateTransaction } from '#lib/schemas/affiliate.ts';
  *
  * | access pattern            | key / write                                                                              | calls |
  * |---------------------------|------------------------------------------------------------------------------------------|-------|
- * | the credit to reverse     | BatchGet: the order's sentinel `AFFILIATE_COMMISSION#<order>` (its transaction id) + the  | 1     |
- * |                           | ref code's sentinel (who holds it: the credited affiliate)                                |       |
+ * | the credit to reverse     | BatchGet: the order's sentinel `AFFILIATE_COMMISSION#<order>` (its transaction id and    | 1     |
+ * |                           | credited customer) + the ref code's sentinel (the holder, for credits written before the  |       |
+ * |                           | sentinel named its customer)                                                              |       |
  * | its statement line        | GetItem `AFFILIATE#<customer>#TX#<id>` (the amount credited)                              | 1     |
  * | reverse                   | id ADD + TransactWrite: the sentinel marked `reversed_transaction_id` (conditioned on not  | 2     |
  * |                           | yet), balance `ADD -amount` (may go below 0), the COMMISSION_REVERSED line               |       |
@@ -22,8 +23,9 @@ import type { AffiliateTransaction } from '#lib/schemas/affiliate.ts';
  */
 export async function reverseCommission(storeId: number, orderId: number, refCode: string, now: string): Promise<AffiliateTransaction | undefined> {
   const [sentinel, holder] = await getMany([commissionKey(storeId, orderId), refCodeKey(storeId, refCode)]);
-  if (!sentinel || sentinel.reversed_transaction_id !== undefined || !holder) return undefined;
-  const customerId = holder.customer_id as number;
+  // The credit names its affiliate; credits written before it did are found through the code's holder.
+  const customerId = (sentinel?.customer_id ?? holder?.customer_id) as number | undefined;
+  if (!sentinel || sentinel.reversed_transaction_id !== undefined || customerId === undefined) return undefined;
   const credited = await db.send(new GetCommand({ TableName: TABLE, Key: transactionKey(storeId, customerId, sentinel.transaction_id as number), ConsistentRead: true }));
   // The code changed hands since the credit: the line is not where the holder says.
   if (!credited.Item || credited.Item.order_id !== orderId) return undefined;

@@ -8,7 +8,7 @@ import { cors } from '#lib/http/cors.ts';
 import { idempotency } from '#lib/http/idempotency.ts';
 import { HttpError, unavailable } from '#lib/errors.ts';
 import { multipartFileBody } from '#lib/http/multipart.ts';
-import { jsonResponse, Reply } from '#lib/http/reply.ts';
+import { BASE_HEADERS, jsonResponse, Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { parsePart } from '#lib/http/validate.ts';
 import type { MultipartFileBody } from '#lib/schemas/common.ts';
@@ -155,7 +155,7 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
     } as HandlerRequest<R>);
     if (result instanceof Reply) {
       if (result.status === 204) {
-        return { statusCode: 204, headers: { 'cache-control': 'no-store', ...result.headers }, ...(result.cookies.length > 0 ? { cookies: result.cookies } : {}), body: '' };
+        return { statusCode: 204, headers: { ...BASE_HEADERS, ...result.headers }, ...(result.cookies.length > 0 ? { cookies: result.cookies } : {}), body: '' };
       }
       return jsonResponse(result.status, result.body, result.headers, result.cookies);
     }

@@ -15,10 +15,16 @@ export const noContent = () => new Reply(204, undefined);
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * Headers on every answer of the API, errors and 204s included: `nosniff` keeps a browser from
+ * reading a JSON answer (which may echo a client's text) as HTML or script.
+ */
+export const BASE_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}, cookies: string[] = []) {
   return {
     statusCode: status,
-    headers: { 'content-type': JSON_CONTENT_TYPE, 'cache-control': 'no-store', ...headers },
+    headers: { 'content-type': JSON_CONTENT_TYPE, ...BASE_HEADERS, ...headers },
     ...(cookies.length > 0 ? { cookies } : {}),
     body: body === undefined ? '' : JSON.stringify(body),
   };

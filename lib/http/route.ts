@@ -40,7 +40,7 @@ export interface RouteSpec {
   /** Status of a success; 200 unless said (202: accepted, done later in the background). */
   status?: 200 | 201 | 202 | 204;
   /** A sample request: drives events/<name>.json (and `npm run invoke`). */
-  example?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown };
+  example?: { params?: Record<string, string>; query?: Record<string, string>; headers?: Record<string, string>; body?: unknown };
   /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
   errorStyle?: 'envelope' | 'single';
 }

@@ -17,7 +17,7 @@ export const buyerRoutes = {
   'auth-verify': route({
     method: 'POST', path: '/v1/webstore/auth/verify', api: 'api', credential: 'buyerStore', access: 'write', tag: 'Auth',
     summary: 'Exchange the e-mailed code for a buyer access token (creates the customer on first login)', body: verifyBody, response: verifyResponse,
-    example: { body: { email: 'buyer@example.com', code: '123456' } },
+    example: { body: { email: 'buyer@demo.localhost', code: '{{login_code}}' } },
   }),
   'auth-store-login': route({
     method: 'POST', path: '/auth/login', api: 'store', credential: 'storeHost', access: 'write', uses: ['mail'], tag: 'Auth',
@@ -27,7 +27,7 @@ export const buyerRoutes = {
   'auth-store-verify': route({
     method: 'POST', path: '/auth/verify', api: 'store', credential: 'storeHost', access: 'write', tag: 'Auth',
     summary: 'Exchange the code for the store_session cookie (HttpOnly; Secure; SameSite=Lax)', body: verifyBody, response: sessionVerifyResponse,
-    example: { body: { email: 'buyer@example.com', code: '123456' } },
+    example: { body: { email: 'buyer@demo.localhost', code: '{{login_code}}' } },
   }),
   'auth-store-logout': route({
     method: 'POST', path: '/auth/logout', api: 'store', credential: 'storeHost', access: 'write', tag: 'Auth',
@@ -73,6 +73,6 @@ export const buyerRoutes = {
   'customer-identify': route({
     method: 'POST', path: '/v1/app/customer/identify', api: 'api', credential: 'apiKey', scope: 'customers:identify', access: 'write', tag: 'Handoff',
     summary: 'Exchange a handoff (in the body only) for the customer identity', query: identifyQuery, body: identifyBody, response: identifyResponse,
-    example: { body: { handoff: 'sho_<from GET {store_url}/auth/handoff>' } },
+    example: { body: { handoff: '{{handoff}}' } },
   }),
 } as const;

@@ -12,9 +12,9 @@ import {
 } from '#lib/schemas/checkout.ts';
 import { buyerOrderWithDeliveries } from '#lib/schemas/delivery.ts';
 
+// The demo store's package 1 and coupon WELCOME10, and the `server` variable of variable-create's example.
 const CART_EXAMPLE = {
   cart: [{ package_id: 1, quantity: 2, fields: { server: 'survival' } }],
-  fields: { nick: 'Steve' },
   coupon: 'WELCOME10',
 };
 
@@ -40,7 +40,7 @@ export const checkoutRoutes = {
     method: 'GET', path: '/v1/webstore/order_status/{orderId}', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
     summary: 'The status of an order, by its internal_id (no client data)',
     params: v.object({ orderId: internalIdString }), response: orderStatusResource,
-    example: { params: { orderId: 'AbCdEfGhIjKlMnOpQrStUv' } },
+    example: { params: { orderId: '{{order_internal_id}}' } },
   }),
   'webstore-order-list': route({
     method: 'GET', path: '/v1/webstore/order', api: 'api', credential: 'buyer', access: 'read', tag: 'Storefront',
@@ -52,6 +52,6 @@ export const checkoutRoutes = {
     method: 'GET', path: '/v1/webstore/order/{internalId}', api: 'api', credential: 'buyer', access: 'read', tag: 'Storefront',
     summary: "One of the buyer's own orders, by internal_id, with its deliveries (another buyer's is 404)",
     params: v.object({ internalId: internalIdString }), response: buyerOrderWithDeliveries,
-    example: { params: { internalId: 'AbCdEfGhIjKlMnOpQrStUv' } },
+    example: { params: { internalId: '{{order_internal_id}}' } },
   }),
 } as const;

@@ -13,7 +13,7 @@ export const orderRoutes = {
     example: {
       body: {
         client_identifier: 'Steve', client_email: 'steve@example.com', client_name: 'Steve',
-        packages: [{ package_id: 1, quantity: 1 }], variables: [], coupon: 'SUMMER10', ref_code: 'alex',
+        packages: [{ package_id: 1, quantity: 1 }], variables: [], coupon: 'WELCOME10',
       },
     },
   }),
@@ -36,6 +36,8 @@ export const orderRoutes = {
     method: 'POST', path: '/v1/app/order/{orderId}/cancel', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
     summary: 'Cancel a PENDING order, giving its coupon use back (a CANCELED order is answered unchanged; APPROVED is a 409)',
     params: idParams('orderId'), response: orderResource,
+    // The demo store's order 2 is pending (1 is approved).
+    example: { params: { orderId: '2' } },
   }),
   'order-refund': route({
     method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', tag: 'Order',

@@ -46,9 +46,11 @@ export const storefrontRoutes = {
   'webstore-preflight': route({
     method: 'OPTIONS', path: '/v1/webstore/{proxy+}', api: 'api', credential: 'public', access: 'read', tag: 'Storefront',
     summary: "CORS preflight of the storefront and buyer routes, answered from the Origin (204 for a store's origin, 403 otherwise)",
+    example: { headers: { origin: 'https://{{store_domain}}', 'access-control-request-method': 'GET' } },
   }),
   'webstore-root-preflight': route({
     method: 'OPTIONS', path: '/v1/webstore', api: 'api', credential: 'public', access: 'read', tag: 'Storefront',
     summary: 'CORS preflight of GET /v1/webstore (a greedy path variable needs at least one segment)',
+    example: { headers: { origin: 'https://{{store_domain}}', 'access-control-request-method': 'GET' } },
   }),
 } as const;

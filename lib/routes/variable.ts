@@ -9,8 +9,9 @@ export const variableRoutes = {
     summary: 'Create a checkout variable (name unique per store, ignoring case)', body: variableCreateBody, response: variableResource,
     example: {
       body: {
-        name: 'server', type: 'SELECT', description: 'Game server to deliver to', required: true,
-        options: [{ name: 'Survival', value: 'survival', price: null }, { name: 'Creative', value: 'creative', price: 2 }],
+        // The demo store already asks for `server`; a second, optional variable keeps every other sample order valid.
+        name: 'world', type: 'SELECT', description: 'World to spawn in', required: false,
+        options: [{ name: 'Overworld', value: 'overworld', price: null }, { name: 'Nether', value: 'nether', price: 2 }],
       },
     },
   }),

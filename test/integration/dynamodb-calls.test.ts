@@ -40,7 +40,7 @@ describe("the route's table access, enforced on the local stack as IAM does on A
   const asRoute = <T>(access: 'none' | 'read' | 'write', send: () => Promise<T>) => callCounter.run({ calls: 0, access }, send);
 
   it('lets a read route read and refuses its writes; lets a write route do both; refuses every call of a route without table access', async () => {
-    await countDynamoDbCalls();
+    countDynamoDbCalls(db);
     const put = () => db.send(new PutCommand({ TableName: TABLE, Item: { ...key, value: 1 } }));
     const get = () => db.send(new GetCommand({ TableName: TABLE, Key: key }));
     const transact = () => db.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: TABLE, Item: { ...key, value: 2 } } }] }));

@@ -190,6 +190,26 @@ describe('POST /v1/app/order/{id}/chargeback', () => {
   });
 });
 
+describe('the commission reversal', () => {
+  it('reverses the credited affiliate even when the link code it came through was deleted since', async () => {
+    const store = await newStore();
+    await store.patch('/v1/app/store', { affiliate: { percent_commission: 10 } });
+    const affiliate = await buyerLogin(store.domain);
+    expect((await affiliate.post('/v1/webstore/affiliate/join', { ref_code: 'Main_Code' })).status).toBe(200);
+    const link = await affiliate.post('/v1/webstore/affiliate/link', { name: 'Stream', ref_code: 'Stream_Code' });
+    expect(link.status, link.text).toBe(200);
+    const pkg = await createPackage(store, { price: 20 });
+    const order = await placeOrder(store, { ...orderBody(pkg.id), ref_code: 'stream_code' });
+    expect((await store.post(`/v1/app/order/${order.id}/approve`)).status).toBe(200);
+    expect((await affiliate.get('/v1/webstore/affiliate/me')).body.balance).toBe(2);
+    expect((await affiliate.delete(`/v1/webstore/affiliate/link/${link.body.id}`)).status).toBe(204);
+    expect((await store.post(`/v1/app/order/${order.id}/refund`)).status).toBe(200);
+    expect((await affiliate.get('/v1/webstore/affiliate/me')).body.balance).toBe(0);
+    const statement = (await affiliate.get('/v1/webstore/affiliate/transactions')).body.data;
+    expect(statement.map((t: any) => [t.operation, t.amount])).toEqual([['COMMISSION_REVERSED', -2], ['COMMISSION', 2]]);
+  });
+});
+
 describe('racing reversals', () => {
   it('10 concurrent refunds give one set of effects', async () => {
     const store = await newStore();

@@ -1,0 +1,70 @@
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { connect } from 'node:net';
+import { describe, expect, inject, it } from 'vitest';
+import { IMAGE_ORIGIN_HEADERS } from '#infra/image-origin-headers.ts';
+import { call, newStore } from '../support/client.ts';
+
+/** The local server itself: it must outlive whatever a client sends, and answer with AWS's headers. */
+
+/** Writes `payload` on a raw connection, then ends (half-closes) or destroys it; resolves with what came back. */
+function rawExchange(payload: string, ending: 'end' | 'destroy' | 'wait'): Promise<string> {
+  return new Promise((done) => {
+    const socket = connect(inject('apiPort'), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk));
+    socket.on('error', () => done(received));
+    socket.on('close', () => done(received));
+    socket.on('connect', () => {
+      socket.write(payload);
+      if (ending === 'end') socket.end();
+      else if (ending === 'destroy') setTimeout(() => socket.destroy(), 50);
+      else setTimeout(() => socket.destroy(), 300);
+    });
+  });
+}
+
+describe('the local server under broken requests', () => {
+  it('keeps answering after a cut-off body, a client gone mid-request, and malformed HTTP', async () => {
+    const store = await newStore();
+    const post = (length: number, body: string) =>
+      `POST /v1/app/tag HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${store.token}\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n${body}`;
+    await rawExchange(post(100, '{"name":"cut'), 'end');
+    await rawExchange(post(100, '{"name":"cut'), 'destroy');
+    await rawExchange(`GET /v1/app/tag HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${store.token}\r\n\r\n`, 'destroy');
+    await rawExchange('POST /v1/app/tag HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nnot a chunk', 'wait');
+    expect(await rawExchange('NOT HTTP AT ALL\r\n\r\n', 'wait')).toMatch(/^HTTP\/1\.1 400/);
+    expect(await rawExchange(`GET /v1/app/tag HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 'wait')).toMatch(/^HTTP\/1\.1 4\d\d/);
+    await rawExchange('GET /v1/%E0%A4%A HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n', 'wait');
+
+    const after = await store.get('/v1/app/tag');
+    expect(after.status).toBe(200);
+  });
+});
+
+describe('security headers', () => {
+  it('sends X-Content-Type-Options: nosniff on every API answer: 200, 204, errors, unknown routes', async () => {
+    const store = await newStore();
+    const created = await store.post('/v1/app/tag', { name: 'Nosniff', color: '#000000' });
+    const answers = [
+      await store.get('/v1/app/tag'),
+      created,
+      await store.delete(`/v1/app/tag/${created.body.id}`),
+      await store.post('/v1/app/tag', { name: '' }),
+      await call('GET', '/v1/app/tag'),
+      await call('GET', '/v1/no/such/route'),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 204, 422, 401, 404]);
+    for (const answer of answers) expect(answer.headers['x-content-type-options'], String(answer.status)).toBe('nosniff');
+  });
+
+  it('serves images from the local origin with the Content-Security-Policy and nosniff of CloudFront', async () => {
+    const s3 = new S3Client({ endpoint: inject('s3Endpoint'), region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    const key = `headers-probe/${process.pid}.svg`;
+    await s3.send(new PutObjectCommand({ Bucket: inject('bucket'), Key: key, Body: '<svg xmlns="http://www.w3.org/2000/svg"/>', ContentType: 'image/svg+xml' }));
+    s3.destroy();
+    const image = await fetch(`${inject('s3Endpoint')}/${inject('bucket')}/${key}`);
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-security-policy')).toBe(IMAGE_ORIGIN_HEADERS['Content-Security-Policy']);
+    expect(image.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+});

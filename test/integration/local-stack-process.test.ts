@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { descendantsOf, isAlive, spawnStack, stackEnv, waitUntil, type SpawnedStack } from '../support/spawned-stack.ts';
+
+/** `npm start` as a process: what it listens on, what it leaves behind, what it refuses. */
+const started: SpawnedStack[] = [];
+afterEach(() => {
+  for (const stack of started.splice(0)) if (stack.child.exitCode === null) stack.child.kill('SIGKILL');
+});
+
+const start = async (overrides: NodeJS.ProcessEnv = {}) => {
+  const stack = spawnStack(await stackEnv(overrides));
+  started.push(stack);
+  return stack;
+};
+
+const listenOn = (port: number, host: string) =>
+  new Promise<Server>((done) => {
+    const server = createServer((socket) => socket.end());
+    server.listen(port, host, () => done(server));
+  });
+
+async function expectEveryProcessToStop(stack: SpawnedStack, signal: NodeJS.Signals) {
+  const tree = descendantsOf(stack.child.pid!);
+  const commands = spawnSync('ps', ['-o', 'args=', '-p', tree.join(',')], { encoding: 'utf8' }).stdout;
+  expect(commands).toMatch(/java .*DynamoDBLocal\.jar/);
+  expect(existsSync(join(stack.localDir, 'stack.pid'))).toBe(true);
+  stack.child.kill(signal);
+  expect(await waitUntil(() => tree.every((pid) => !isAlive(pid)), 15_000), `still running: ${tree.filter(isAlive)}`).toBe(true);
+  expect(existsSync(join(stack.localDir, 'stack.pid'))).toBe(false);
+}
+
+describe('npm start', () => {
+  it('listens on 127.0.0.1 only, refuses a second start on its LOCAL_DIR, makes `npm run reset` refuse, and stops every process it started on SIGTERM', async () => {
+    const stack = await start();
+    const ready = await stack.ready;
+    expect(ready.api_url).toBe(`http://127.0.0.1:${stack.port}`);
+    const sockets = spawnSync('ss', ['-ltnH'], { encoding: 'utf8' }).stdout;
+    for (const port of [stack.env.PORT, stack.env.S3_PORT]) expect(sockets).toMatch(new RegExp(`127\\.0\\.0\\.1:${port}\\s`));
+
+    const second = spawnStack({ ...(await stackEnv()), LOCAL_DIR: stack.localDir });
+    started.push(second);
+    expect(((await second.exited) as [number])[0]).toBe(1);
+    expect(second.output()).toContain(`the local stack already runs on ${stack.localDir}`);
+    const reset = () => spawnSync('npm', ['run', '--silent', 'reset'], { env: stack.env, encoding: 'utf8' });
+    const refused = reset();
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('the local stack is running');
+
+    await expectEveryProcessToStop(stack, 'SIGTERM');
+    // A stack killed outright leaves its pid file: a pid no longer alive does not block.
+    writeFileSync(join(stack.localDir, 'stack.pid'), '2147483646\n');
+    const done = reset();
+    expect(done.status, done.stderr).toBe(0);
+    expect(existsSync(join(stack.localDir, 'stack.pid'))).toBe(false);
+  });
+
+  it('stops every process it started on SIGHUP, which npm does not forward', async () => {
+    const stack = await start();
+    await stack.ready;
+    await expectEveryProcessToStop(stack, 'SIGHUP');
+  });
+
+  for (const [variable, service] of [
+    ['PORT', 'the API'],
+    ['DYNAMODB_PORT', 'DynamoDB Local'],
+    ['S3_PORT', 'the S3 emulator'],
+  ] as const) {
+    it(`refuses a taken ${variable} in one line naming the variable, and starts nothing`, async () => {
+      const env = await stackEnv();
+      // A DynamoDB Local left by another run listens on every interface.
+      const holder = await listenOn(Number(env[variable]), variable === 'DYNAMODB_PORT' ? '0.0.0.0' : '127.0.0.1');
+      try {
+        const stack = spawnStack(env);
+        started.push(stack);
+        const [code] = (await stack.exited) as [number];
+        expect(code).toBe(1);
+        const lines = stack.output().trim().split('\n').filter((line) => !line.startsWith('npm warn'));
+        expect(lines).toEqual([`npm start: port ${env[variable]} for ${service} is already in use on ${variable === 'DYNAMODB_PORT' ? '0.0.0.0' : '127.0.0.1'}: set ${variable} to a free port`]);
+        expect(existsSync(join(env.LOCAL_DIR!, 'stack.pid'))).toBe(false);
+      } finally {
+        holder.close();
+      }
+    });
+  }
+});

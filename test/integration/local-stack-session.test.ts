@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnStack, stackEnv, waitUntil, type SpawnedStack } from '../support/spawned-stack.ts';
+
+/**
+ * `npm start` as a user runs it, with the demo store and reload on, in a copy of the project
+ * (so that the reload test may edit sources): the README's curl session, `npm run invoke`, reload.
+ */
+const hasCurl = spawnSync('curl', ['--version']).status === 0;
+let copy: string;
+let stack: SpawnedStack;
+
+beforeAll(async () => {
+  copy = mkdtempSync(join(tmpdir(), 'store-api-copy-'));
+  for (const entry of ['functions', 'lib', 'infra', 'events', 'package.json', 'tsconfig.json']) cpSync(entry, join(copy, entry), { recursive: true });
+  symlinkSync(resolve('node_modules'), join(copy, 'node_modules'));
+  mkdirSync(join(copy, '.local'));
+  // The session reads ./.local/demo.json, as on a developer's machine.
+  stack = spawnStack(await stackEnv({ LOCAL_DIR: join(copy, '.local'), LOCAL_SEED: '1', LOCAL_RELOAD: '1' }), { cwd: copy });
+  await stack.ready;
+}, 120_000);
+
+afterAll(async () => {
+  if (stack?.child.exitCode === null) {
+    stack.child.kill('SIGTERM');
+    await stack.exited;
+  }
+  rmSync(copy, { recursive: true, force: true });
+});
+
+/** The README's block between its curl-session markers, verbatim. */
+function readmeCurlSession(): string {
+  const readme = readFileSync('README.md', 'utf8');
+  const block = /<!-- curl-session:start -->\s*```sh\n([\s\S]*?)```\s*<!-- curl-session:end -->/.exec(readme);
+  if (!block) throw new Error('README.md has no curl-session block between its markers');
+  return block[1]!;
+}
+
+describe('the local stack as a developer uses it', () => {
+  it.skipIf(!hasCurl)(hasCurl ? 'runs the README curl session verbatim, twice, with no 4xx or 5xx' : 'README curl session: SKIPPED, curl is not installed on this machine', () => {
+    const session = readmeCurlSession();
+    const commands = session.split('\n').filter((line) => /(^|\$\()curl /.test(line)).length;
+    for (const run of [1, 2]) {
+      const statuses = mkdtempSync(join(tmpdir(), 'store-api-curl-'));
+      // Each curl call dumps its response headers to a file of its own: the status of every call, pipes and $(...) included.
+      const script = `set -e\ncurl() { command curl -D "$(mktemp -p ${statuses})" "$@"; }\n${session}`;
+      const result = spawnSync('bash', ['-c', script], { cwd: copy, encoding: 'utf8' });
+      expect(result.status, `run ${run}: ${result.stderr}`).toBe(0);
+      const lines = readdirSync(statuses).map((file) => readFileSync(join(statuses, file), 'utf8').split('\r\n')[0]!);
+      rmSync(statuses, { recursive: true });
+      expect(lines, `run ${run}`).toHaveLength(commands);
+      for (const line of lines) expect(line, `run ${run}: ${result.stdout}`).toMatch(/^HTTP\/1\.1 2\d\d /);
+      // A second run the same second would reuse its names.
+      if (run === 1) spawnSync('sleep', ['1.1']);
+    }
+  });
+
+  it('answers the order-create sample event 2xx through `npm run invoke order-create`', () => {
+    const result = spawnSync('npm', ['run', '--silent', 'invoke', 'order-create'], { cwd: copy, env: stack.env, encoding: 'utf8' });
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{')))).toMatchObject({ statusCode: 200, body: { status: 'PENDING' } });
+  });
+
+  it('reloads a changed lib/ module on the next request, without a restart', async () => {
+    const probe = () => fetch(`http://127.0.0.1:${stack.port}/v1/openapi.json`).then((response) => response.headers.get('x-reload-probe'));
+    expect(await probe()).toBeNull();
+    const reply = join(copy, 'lib/http/reply.ts');
+    writeFileSync(reply, readFileSync(reply, 'utf8').replace("'cache-control': 'no-store',", "'cache-control': 'no-store', 'x-reload-probe': 'reloaded',"));
+    expect(await waitUntil(async () => (await probe()) === 'reloaded', 10_000)).toBe(true);
+  });
+});
