@@ -17,7 +17,8 @@ export const webhookRoutes = {
     method: 'POST', path: '/v1/app/webhook', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook',
     summary: 'Subscribe a URL to events; the answer carries the signing secret, shown only here',
     body: webhookCreateBody, response: webhookCreatedResource,
-    example: { body: { url: 'https://example.com/hooks/store', events: ['order.approved', 'order.delivered'], description: 'Fulfilment' } },
+    // Created disabled, as a receiver not yet ready would be: webhook-update enables it.
+    example: { body: { url: 'https://example.com/hooks/store', events: ['order.approved', 'order.delivered'], description: 'Fulfilment', enabled: false } },
   }),
   'webhook-list': route({
     method: 'GET', path: '/v1/app/webhook', api: 'api', credential: 'operator', access: 'read', tag: 'Webhook',
