@@ -13,6 +13,9 @@ import { jobEntries } from '#lib/routes/jobs.ts';
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 export const defaultFunctionsDir = resolve(projectRoot, '.build/functions');
 
+/** Functions that serve no route: the webhook router (on the table's stream) and sender (on the delivery queue). */
+export const BACKGROUND_FUNCTIONS = ['webhook-router', 'webhook-sender'] as const;
+
 /** Node version of the Lambda runtime the stack deploys (lambda.Runtime.NODEJS_24_X). */
 export const LAMBDA_NODE_TARGET = 'node24';
 
@@ -27,7 +30,7 @@ export interface BundleSize {
 const buildOptions = (outdir: string) =>
   ({
     entryPoints: Object.fromEntries(
-      [...routeEntries(), ...jobEntries()].map(([name]) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)]),
+      [...[...routeEntries(), ...jobEntries()].map(([name]) => name), ...BACKGROUND_FUNCTIONS].map((name) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)]),
     ),
     outdir,
     absWorkingDir: projectRoot,

@@ -8,6 +8,7 @@ import { StoreHttpStack, type StoreDomainSettings, type ThrottleSettings } from 
 import { JobsStack } from '#infra/stacks/jobs-stack.ts';
 import { isProduction } from '#infra/stacks/stage.ts';
 import { THROTTLE_DEFAULTS } from '#infra/stage-context.ts';
+import { StoreWebhookStack } from '#infra/stacks/webhook-stack.ts';
 
 export interface StoreApiProps {
   stage: string;
@@ -34,6 +35,7 @@ export interface StoreApiStacks {
   areas: Map<string, AreaStack>;
   /** The scheduled jobs (`StoreApi-<stage>-Jobs`). */
   jobs: JobsStack;
+  webhooks: StoreWebhookStack;
 }
 
 /**
@@ -42,6 +44,7 @@ export interface StoreApiStacks {
  * - `StoreApi-<stage>`: the data (table, images bucket, CDN). It keeps the name and the logical
  *   ids of the single stack it was carved from, so a stage deployed before keeps its table.
  * - `StoreApi-<stage>-Http`: the two HTTP APIs, whose URLs outlive any route.
+ * - `StoreApi-<stage>-Webhooks`: webhook delivery (stream router, queue, sender, alarm).
  * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
  *   area file gets its stack from its line in `routeAreas`.
  * - `StoreApi-<stage>-Jobs`: the scheduled jobs of lib/routes/jobs.ts (EventBridge rules).
@@ -97,5 +100,12 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     description: `store-api (${stage}): the scheduled jobs of lib/routes/jobs.ts`,
   });
   jobs.addStackDependency(data, 'imports the table exports');
-  return { data, http, areas, jobs };
+  const webhooks = new StoreWebhookStack(scope, `${prefix}-Webhooks`, {
+    stage,
+    functionsDir: props.functionsDir,
+    data: data.exports,
+    description: `store-api (${stage}): webhook delivery from the table's stream`,
+  });
+  webhooks.addStackDependency(data, 'reads the table and its stream');
+  return { data, http, areas, jobs, webhooks };
 }

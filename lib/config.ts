@@ -48,6 +48,25 @@ export const config = {
   get insecureCookies(): boolean {
     return process.env.INSECURE_COOKIES === '1';
   },
+  /** The webhook delivery queue (SQS) on AWS; unset on the local stack, which queues in process. */
+  webhookQueueUrl: optional('WEBHOOK_QUEUE_URL'),
+  /**
+   * The local stack delivers webhooks to http://localhost and 127.0.0.1, and calls any address;
+   * deployed, only https to public addresses (lib/domain/webhook.ts).
+   */
+  get webhookLocalTargets(): boolean {
+    return process.env.WEBHOOK_LOCAL_TARGETS === '1';
+  },
+  /** Shrinks the retry schedule (tests: a day of retries in a second); 1 unless set. */
+  get webhookRetryScale(): number {
+    const scale = Number(process.env.WEBHOOK_RETRY_SCALE ?? 1);
+    return Number.isFinite(scale) && scale > 0 ? scale : 1;
+  },
+  /** How long a receiver may take; 10 s unless set (tests shorten it). */
+  get webhookTimeoutMs(): number {
+    const ms = Number(process.env.WEBHOOK_TIMEOUT_MS ?? 10_000);
+    return Number.isFinite(ms) && ms > 0 ? ms : 10_000;
+  },
   /** The local stack serves stores' domains over plain http, so `http://<store domain>[:port]` is their web origin there (CORS). */
   get plainHttpStoreOrigins(): boolean {
     return process.env.PLAIN_HTTP_STORE_ORIGINS === '1';

@@ -1,6 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import type { RouteSpec } from '#lib/http/route.ts';
+import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and its valibot schemas, so the
@@ -45,6 +45,11 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
     responses['415'] = errorResponse('Unsupported content type');
     responses['422'] = errorResponse('Input breaks a rule; `field` names it');
   }
+  if (takesIdempotencyKey(route)) {
+    responses['400'] ??= errorResponse('Idempotency-Key longer than 255 characters');
+    responses['409'] = errorResponse('A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE), or a uniqueness conflict');
+    responses['422'] ??= errorResponse('Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED)');
+  }
   responses['500'] = errorResponse('Unexpected fault; carries only a request id');
   if (route.access !== 'none') responses['503'] = errorResponse('The database is throttling or unreachable; retry after Retry-After');
   return responses;
@@ -61,6 +66,12 @@ function parameters(route: RouteSpec): unknown[] {
     for (const [name, property] of Object.entries(properties)) {
       list.push({ name, in: location, required: location === 'path' || required.has(name), schema: property });
     }
+  }
+  if (takesIdempotencyKey(route)) {
+    list.push({
+      name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
+      description: 'The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409',
+    });
   }
   return list;
 }

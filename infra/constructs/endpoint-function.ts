@@ -15,6 +15,8 @@ export interface EndpointFunctionProps {
   description: string;
   environment: Record<string, string>;
   logRemovalPolicy: RemovalPolicy;
+  /** 10 s unless said: a request that takes longer is a bug; a background consumer may need more. */
+  timeout?: Duration;
 }
 
 /**
@@ -41,7 +43,7 @@ export class EndpointFunction extends Construct {
       // ~360 KB bundle) short, at a negligible price for requests that last tens of ms.
       memorySize: 1024,
       // API Gateway gives up after 30 s; a request that takes 10 s is already a bug.
-      timeout: Duration.seconds(10),
+      timeout: props.timeout ?? Duration.seconds(10),
       description: props.description,
       role: this.role,
       logGroup: this.logGroup,

@@ -28,6 +28,7 @@ Object.assign(env, {
   OUTBOX_FILE: env.OUTBOX_FILE || join(localDir, 'outbox.jsonl'),
   INSECURE_COOKIES: '1',
   PLAIN_HTTP_STORE_ORIGINS: '1',
+  WEBHOOK_LOCAL_TARGETS: '1',
 });
 env.IMAGES_BASE_URL ||= `${env.S3_ENDPOINT}/${env.IMAGES_BUCKET}`;
 

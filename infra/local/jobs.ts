@@ -21,7 +21,7 @@ export function startJobTimers(log: boolean): () => void {
     const run = async () => {
       try {
         const { handler } = (await import(pathToFileURL(join(process.cwd(), 'functions', `${name}.ts`)).href)) as { handler: () => Promise<unknown> };
-        await routeAccess.run(spec.access, handler);
+        await routeAccess.run({ access: spec.access }, handler);
       } catch (error) {
         // A failed run is retried by the next tick, as EventBridge's next invocation would.
         if (log) console.error(JSON.stringify({ level: 'error', job: name, error: (error as Error).message }));

@@ -1,14 +1,25 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tableActions } from '#lib/db/table.ts';
+import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, tableActions } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
 /**
  * Refuses on the local stack what the function's IAM grant would refuse on AWS (DynamoDB Local
  * checks no permissions): a write from a read route must fail here, not first in a deployment.
- * The local server runs every handler inside `routeAccess.run(<the route's access>)`.
+ * The local server runs every handler inside `routeAccess.run(<the route's grant>)`.
  */
-export const routeAccess = new AsyncLocalStorage<RouteSpec['access']>();
+export interface RouteGrant {
+  access: RouteSpec['access'];
+  /** What the CDK grants every POST route besides its access: idempotency writes on the IDEMPOTENCY# partitions only (dynamodb:LeadingKeys). */
+  idempotencyWrites?: boolean;
+}
+export const routeAccess = new AsyncLocalStorage<RouteGrant>();
+
+function isIdempotencyWrite(action: string, input: unknown): boolean {
+  const { Key, Item } = (input ?? {}) as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
+  const pk = Key?.pk ?? Item?.pk;
+  return (idempotencyTableActions as readonly string[]).includes(action) && typeof pk === 'string' && pk.startsWith(IDEMPOTENCY_PK_PREFIX);
+}
 
 /** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
 const actionOf = (commandName: string) => (commandName === 'TransactWriteItemsCommand' ? 'PutItem' : commandName.replace(/Command$/, ''));
@@ -21,10 +32,11 @@ export function enforceRouteAccess(db: DynamoDBDocumentClient): void {
   policed.add(db);
   db.middlewareStack.add(
     (next, context) => async (args) => {
-      const access = routeAccess.getStore();
+      const grant = routeAccess.getStore();
       const action = actionOf(context.commandName ?? '');
-      if (access && !(tableActions[access] as readonly string[]).includes(action)) {
-        throw Object.assign(new Error(`Not authorized to perform dynamodb:${action} (route access: ${access})`), { name: 'AccessDeniedException' });
+      const allowed = !grant || (tableActions[grant.access] as readonly string[]).includes(action) || (grant.idempotencyWrites && isIdempotencyWrite(action, args.input));
+      if (!allowed) {
+        throw Object.assign(new Error(`Not authorized to perform dynamodb:${action} (route access: ${grant.access})`), { name: 'AccessDeniedException' });
       }
       return next(args);
     },

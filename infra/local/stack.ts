@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { createTableInput, tableKeys } from '#lib/db/table.ts';
+import { createTableInput, tableKeys, tableStream } from '#lib/db/table.ts';
 import { startDynamoDbLocal, stopDynamoDbLocal, DYNAMODB_LOCAL_HOST } from '#infra/local/dynamodb-local.ts';
 import { IMAGE_ORIGIN_HEADERS } from '#infra/image-origin-headers.ts';
 import { acquireStackLock, assertPortFree } from '#infra/local/preflight.ts';
@@ -68,6 +68,10 @@ async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    // A table kept from before webhooks existed gets its stream (webhooks are derived from it).
+    if (!Table?.StreamSpecification?.StreamEnabled) {
+      await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: tableStream.viewType } }));
+    }
     await addMissingIndexes(client, tableName, new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName)));
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
@@ -171,9 +175,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     OUTBOX_FILE: join(localDir, 'outbox.jsonl'),
     INSECURE_COOKIES: '1',
     PLAIN_HTTP_STORE_ORIGINS: '1',
+    // Receivers on this machine (http://localhost, 127.0.0.1) are allowed here only.
+    WEBHOOK_LOCAL_TARGETS: '1',
   });
 
   const apiUrl = `http://${urlHost(host)}:${port}`;
+  // Webhooks are delivered from the first change on, the demo seed's included (infra/local/webhooks.ts).
+  const { startWebhookDelivery } = await import('#infra/local/webhooks.ts');
+  const webhooks = await startWebhookDelivery({ endpoint: dynamodbEndpoint, tableName, region: process.env.AWS_REGION! });
   // Seeded before the port opens: whoever waits for the port finds the demo store ready.
   if (options.seedDemo) await seedDemo(localDir, apiUrl, port);
   const { createLocalServer, watchSourcesForReload } = await import('#infra/local/server.ts');
@@ -196,6 +205,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     async stop() {
       if (stopped) return;
       stopped = true;
+      await webhooks.stop();
       stopWatching();
       server.closeAllConnections();
       await new Promise((done) => server.close(done));

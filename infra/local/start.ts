@@ -7,7 +7,8 @@ import { LocalStackError } from '#infra/local/preflight.ts';
  * HOST (127.0.0.1; 0.0.0.0 to open the API and S3 to the network), PORT (3000), DYNAMODB_PORT (8000), S3_PORT (4569), DYNAMODB_ENDPOINT / S3_ENDPOINT to use
  * services you already run, LOCAL_DIR (.local), LOCAL_BIN_DIR (.local/bin), LOCAL_IN_MEMORY=1 and
  * LOCAL_SEED=0 (the test run), LOCAL_LOG=0 (no request lines), LOCAL_RELOAD=0 (no reload of
- * changed handlers).
+ * changed handlers); WEBHOOK_RETRY_SCALE (shrinks the webhook retry schedule, e.g. 0.00001 in
+ * tests) and WEBHOOK_TIMEOUT_MS (10000).
  */
 const env = process.env;
 // Development machines run Node 20; Lambda runs a newer runtime. The SDK's notice is noise here.

@@ -6,7 +6,8 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import type { RouteSpec } from '#lib/http/route.ts';
+import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions } from '#lib/db/table.ts';
+import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import { FunctionGroupAlarms } from '#infra/constructs/function-group-alarms.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
@@ -106,6 +107,16 @@ export class AreaStack extends Stack {
     const { data, mailFrom } = this.props;
     const tableAccess = tableAccessStatement(spec.access, data.tableArn);
     if (tableAccess) endpoint.role.addToPrincipalPolicy(tableAccess);
+    // A POST that only reads still keeps its Idempotency-Key answer: exactly those writes, on those partitions only.
+    if (takesIdempotencyKey(spec) && spec.access !== 'write') {
+      endpoint.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: idempotencyTableActions.map((action) => `dynamodb:${action}`),
+          resources: [data.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${IDEMPOTENCY_PK_PREFIX}*`] } },
+        }),
+      );
+    }
 
     const uses = new Set(spec.uses ?? []);
     if (uses.has('images')) {

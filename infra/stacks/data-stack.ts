@@ -4,7 +4,7 @@ import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { tableKeys } from '#lib/db/table.ts';
+import { tableKeys, tableStream } from '#lib/db/table.ts';
 import { isProduction, removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
 import { IMAGE_CONTENT_SECURITY_POLICY } from '#infra/image-origin-headers.ts';
 
@@ -21,6 +21,8 @@ export interface DataExports {
   imagesBucketName: string;
   imagesBucketArn: string;
   imagesBaseUrl: string;
+  /** The table's stream, which the webhook router reads (infra/stacks/webhook-stack.ts). */
+  tableStreamArn: string;
 }
 
 /**
@@ -41,6 +43,8 @@ export class StoreDataStack extends Stack {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: tableKeys.ttlAttribute,
+      // Webhooks are derived from the changes (lib/flows/webhook-router.ts): both images of each.
+      stream: dynamodb.StreamViewType[tableStream.viewType],
       deletionProtection: isProduction(props.stage),
       removalPolicy: removalPolicyOf(props.stage),
     });
@@ -86,6 +90,7 @@ export class StoreDataStack extends Stack {
       imagesBucketName: exportAs('ImagesBucketName', this.imagesBucket.bucketName),
       imagesBucketArn: exportAs('ImagesBucketArn', this.imagesBucket.bucketArn),
       imagesBaseUrl: exportAs('ImagesBaseUrl', imagesBaseUrl),
+      tableStreamArn: exportAs('TableStreamArn', this.table.tableStreamArn!),
     };
 
     new CfnOutput(this, 'ImagesUrl', { value: imagesBaseUrl, description: 'Public base URL of package images' });

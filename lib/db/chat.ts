@@ -86,6 +86,12 @@ function toMessage(item: MessageItem, marks: Marks): ChatMessage {
   };
 }
 
+/** A message as a webhook's `chat.message_created` carries it: as just written, read by its author only, with its order's id. */
+export function newMessageOf(item: Record<string, unknown>): ChatMessage & { order_id: number } {
+  const message = stripKeys(item) as unknown as MessageItem;
+  return { ...toMessage(message, {}), order_id: message.order_id };
+}
+
 interface Chat {
   orderId: number;
   clientEmail: unknown;

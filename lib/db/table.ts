@@ -34,12 +34,28 @@ export const tableActions = {
   write: [...TABLE_READ_ACTIONS, 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
 } as const satisfies Record<string, readonly string[]>;
 
+/**
+ * The idempotency records of POST requests (lib/db/idempotency.ts) live in partitions of their own,
+ * `IDEMPOTENCY#...`, so that a POST route whose `access` is `read` (a quote, a presigned upload)
+ * may be granted exactly these writes on exactly these partitions (IAM `dynamodb:LeadingKeys`),
+ * never a write to the store's data.
+ */
+export const IDEMPOTENCY_PK_PREFIX = 'IDEMPOTENCY#';
+export const idempotencyTableActions = ['PutItem', 'UpdateItem', 'DeleteItem'] as const;
+
+/**
+ * The stream webhooks are derived from (lib/flows/webhook-router.ts): both images, so that a rule
+ * sees what changed (a status moving) and `data` is the resource as the change left it.
+ */
+export const tableStream = { viewType: 'NEW_AND_OLD_IMAGES' } as const;
+
 /** CreateTable input for DynamoDB Local (the CDK stack builds the same shape with its own construct). */
 export function createTableInput(tableName: string) {
   const attributes = [tableKeys.partitionKey, tableKeys.sortKey, ...tableKeys.indexes.flatMap((i) => [i.partitionKey, i.sortKey])];
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
+    StreamSpecification: { StreamEnabled: true, StreamViewType: tableStream.viewType },
     AttributeDefinitions: attributes.map((name) => ({ AttributeName: name, AttributeType: 'S' as const })),
     KeySchema: [
       { AttributeName: tableKeys.partitionKey, KeyType: 'HASH' as const },

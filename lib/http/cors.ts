@@ -54,7 +54,8 @@ const policies = new WeakMap<APIGatewayProxyEventV2, StoreOrigins>();
 /** Called by the credential check once it knows the request's store. */
 export const rememberStoreOrigins = (event: APIGatewayProxyEventV2, store: StoreOrigins) => policies.set(event, store);
 
-function withCorsHeaders(event: APIGatewayProxyEventV2, response: APIGatewayProxyResultV2 | null | undefined): void {
+/** Also applied by lib/http/idempotency.ts to a replayed answer, which skips the after hooks. */
+export function withCorsHeaders(event: APIGatewayProxyEventV2, response: APIGatewayProxyResultV2 | null | undefined): void {
   if (!response || typeof response !== 'object') return;
   const origin = originOf(event);
   const store = policies.get(event);

@@ -5,6 +5,7 @@ import { parse, type GenericSchema, type InferOutput } from 'valibot';
 import { isTransactionThrottled } from '#lib/db/errors.ts';
 import { authenticate, type AuthFor } from '#lib/http/auth.ts';
 import { cors } from '#lib/http/cors.ts';
+import { idempotency } from '#lib/http/idempotency.ts';
 import { HttpError, unavailable } from '#lib/errors.ts';
 import { multipartFileBody } from '#lib/http/multipart.ts';
 import { BASE_HEADERS, jsonResponse, Reply } from '#lib/http/reply.ts';
@@ -123,9 +124,9 @@ function multipartFile(): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> 
 }
 
 /**
- * The handler stack every function uses: errors -> credential -> JSON body -> validation, or
- * for a multipart route errors -> credential -> validation -> file. The credential comes first
- * so that an unauthenticated caller learns nothing about the input rules; a multipart body is
+ * The handler stack every function uses: errors -> credential -> [idempotency key] -> JSON body ->
+ * validation, or for a multipart route errors -> credential -> [idempotency key] -> validation ->
+ * file. The credential comes first so that an unauthenticated caller learns nothing about the input rules; a multipart body is
  * read after the path, so that an upload to a path naming no resource is a 404 whatever it sends.
  * The function returns a value (200 JSON) or a Reply.
  */
@@ -134,7 +135,12 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
   // Before the error envelope, so that its after and onError hooks run last, on the final response.
   const corsHeaders = cors(route);
   if (corsHeaders) stack.use(corsHeaders);
+  // Outside the error envelope (it keeps the final answer), inside CORS (a replay gets the caller's own headers).
+  const idempotencyKey = idempotency(route);
+  if (idempotencyKey) stack.use(idempotencyKey.record);
   stack.use(errorEnvelope(route)).use(credentialCheck(route));
+  // After the credential (keys are scoped to its store), before the body is read (a kept 400/422 is replayed too).
+  if (idempotencyKey) stack.use(idempotencyKey.claim);
   if (route.body && route.body !== 'multipart') stack.use(httpJsonBodyParser());
   stack.use(inputValidation(route));
   if (route.body === 'multipart') stack.use(multipartFile());

@@ -37,13 +37,21 @@ export interface RouteSpec {
   /** `multipart`: the handler stack reads the body's one part named `file` (the image upload). */
   body?: GenericSchema | 'multipart';
   response?: GenericSchema;
-  /** Status of a success; 200 unless said. */
-  status?: 200 | 201 | 204;
+  /** Status of a success; 200 unless said (202: accepted, done later in the background). */
+  status?: 200 | 201 | 202 | 204;
   /** A sample request: drives events/<name>.json (and `npm run invoke`). */
   example?: { params?: Record<string, string>; query?: Record<string, string>; headers?: Record<string, string>; body?: unknown };
   /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
   errorStyle?: 'envelope' | 'single';
 }
+
+/**
+ * The routes that accept `Idempotency-Key` (extensions section 12): every POST of the operator
+ * and buyer APIs. Their functions may write the idempotency item even when their `access` is
+ * `read` (lib/db/table.ts `idempotencyTableActions`).
+ */
+export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'path' | 'api'>) =>
+  spec.api === 'api' && spec.method === 'POST' && (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/'));
 
 /** Identity function that keeps each route's literal types (its schemas) for the handler. */
 export const route = <const R extends RouteSpec>(spec: R): R => spec;

@@ -13,6 +13,7 @@ import { orderRoutes } from '#lib/routes/order.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
 import { storefrontRoutes } from '#lib/routes/storefront.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
+import { webhookRoutes } from '#lib/routes/webhook.ts';
 
 /**
  * THE route table, by area: every endpoint, keyed by its function name (`functions/<name>.ts`).
@@ -35,6 +36,7 @@ export const routeAreas = {
   storefront: storefrontRoutes,
   checkout: checkoutRoutes,
   delivery: deliveryRoutes,
+  webhook: webhookRoutes,
 } as const satisfies Record<string, Record<string, RouteSpec>>;
 
 export type RouteArea = keyof typeof routeAreas;

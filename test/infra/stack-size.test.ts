@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKGROUND_FUNCTIONS } from '#infra/build.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { alarmCountOf } from '#infra/constructs/function-group-alarms.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
@@ -63,8 +64,8 @@ describe('stacks sized by the route table', () => {
   it('puts every route of the table in exactly one stack, its area stack: one function and one route', () => {
     const { all, stacks } = synthesized;
     const countAll = (type: string) => all.reduce((sum, stack) => sum + Object.keys(resourcesOf(Template.fromStack(stack), type)).length, 0);
-    // A function per route, and one per scheduled job (in the jobs stack, with no route).
-    expect(countAll('AWS::Lambda::Function')).toBe(routeEntries().length + jobEntries().length);
+    // A function per route, one per scheduled job (in the jobs stack, with no route), and the webhook stack's router and sender.
+    expect(countAll('AWS::Lambda::Function')).toBe(routeEntries().length + jobEntries().length + BACKGROUND_FUNCTIONS.length);
     expect(countAll('AWS::ApiGatewayV2::Route')).toBe(routeEntries().length);
     expect([...stacks.areas.keys()]).toEqual(Object.keys(routeAreas));
     for (const [area, routes] of Object.entries(routeAreas)) {

@@ -10,7 +10,7 @@ import { FUNCTION_RUNTIME } from '#infra/constructs/endpoint-function.ts';
 import type { AreaStack } from '#infra/stacks/area-stack.ts';
 import { IMAGE_CONTENT_SECURITY_POLICY, StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { tableKeys } from '#lib/db/table.ts';
-import type { RouteSpec } from '#lib/http/route.ts';
+import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.ts';
@@ -20,7 +20,7 @@ import { resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.t
  * of route (an 'images' user, a read route on the store domain...), so a probe area exercises
  * every kind of grant.
  */
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, Record<string, string[]>> };
 
 const probe = (method: RouteSpec['method'], path: string, api: RouteSpec['api'], access: RouteSpec['access'], uses?: RouteSpec['uses']): RouteSpec => ({
   method, path, api, access, uses, credential: 'operator', summary: 'probe', tag: 'Probe',
@@ -28,6 +28,7 @@ const probe = (method: RouteSpec['method'], path: string, api: RouteSpec['api'],
 const probeAreas: Areas = {
   probe: {
     'probe-read': probe('GET', '/v1/app/probe', 'api', 'read'),
+    'probe-read-post': probe('POST', '/v1/app/probe/quote', 'api', 'read'),
     'probe-write': probe('POST', '/v1/app/probe', 'api', 'write'),
     'probe-images': probe('POST', '/v1/app/probe/{probeId}/image', 'api', 'write', ['images']),
     'probe-mail': probe('POST', '/auth/probe', 'store', 'write', ['mail']),
@@ -72,15 +73,24 @@ function statementsOf(synthesized: Synthesized, name: string): Statement[] {
     .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
     .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
 }
-const actionsOf = (synthesized: Synthesized, name: string) => statementsOf(synthesized, name).flatMap((statement) => [statement.Action].flat());
 
 /** Least privilege as the route table states it, checked for every function of the given areas. */
 function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
   const { data } = synthesized.stacks;
   for (const [name, spec] of Object.values(areas).flatMap((routes) => Object.entries(routes))) {
     const area = areaOf(synthesized, name).stack;
-    const actions = actionsOf(synthesized, name);
-    const statements = JSON.stringify(statementsOf(synthesized, name));
+    // The one conditioned grant: a POST that only reads may still write its Idempotency-Key record, on those partitions only.
+    const unconditioned = statementsOf(synthesized, name).filter((statement) => !statement.Condition);
+    const actions = unconditioned.flatMap((statement) => [statement.Action].flat());
+    const statements = JSON.stringify(unconditioned);
+    const idempotency = statementsOf(synthesized, name).filter((statement) => statement.Condition);
+    if (takesIdempotencyKey(spec) && spec.access !== 'write') {
+      expect(idempotency, name).toHaveLength(1);
+      expect([idempotency[0]!.Action].flat().sort(), name).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+      expect(idempotency[0]!.Condition, name).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['IDEMPOTENCY#*'] } });
+    } else {
+      expect(idempotency, name).toEqual([]);
+    }
     const environment = functionOf(synthesized, name).Properties.Environment.Variables;
     expect(actions.filter((action) => action.startsWith('dynamodb:')).sort(), name).toEqual([...TABLE_ACTIONS[spec.access]].sort());
     expect(statements.includes(importOf(area, data.exports.tableArn)['Fn::ImportValue']), name).toBe(spec.access !== 'none');

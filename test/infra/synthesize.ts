@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { RouteSpec } from '#lib/http/route.ts';
+import { BACKGROUND_FUNCTIONS } from '#infra/build.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { addStoreApiStacks, type StoreApiProps } from '#infra/store-api.ts';
 
@@ -17,8 +18,8 @@ export type Resource = { Type: string; Properties: Record<string, any> };
  */
 export function stubBundles(names: Iterable<string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'store-api-bundles-'));
-  // The scheduled jobs are deployed with every app: their bundles always exist.
-  for (const name of new Set([...names, ...jobEntries().map(([job]) => job)])) {
+  // The scheduled jobs and the webhook functions are deployed with every app: their bundles always exist.
+  for (const name of new Set([...names, ...jobEntries().map(([job]) => job), ...BACKGROUND_FUNCTIONS])) {
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, 'index.mjs'), 'export const handler = async () => ({ statusCode: 200 });\n');
   }
@@ -28,7 +29,7 @@ export function stubBundles(names: Iterable<string>): string {
 /** Without CDK's built-in template linter (seconds to start, and not what most tests check); one test runs it. */
 export function synthesize(props: Omit<StoreApiProps, 'stage'>, app = new App({ builtinCloudFormationValidation: false })) {
   const stacks = addStoreApiStacks(app, { stage: 'test', ...props });
-  const all: Stack[] = [stacks.data, stacks.http, ...stacks.areas.values(), stacks.jobs];
+  const all: Stack[] = [stacks.data, stacks.http, ...stacks.areas.values(), stacks.jobs, stacks.webhooks];
   return { app, stacks, all };
 }
 

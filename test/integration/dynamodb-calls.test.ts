@@ -37,7 +37,7 @@ describe('DynamoDB calls per request', () => {
 
 describe("the route's table access, enforced on the local stack as IAM does on AWS", () => {
   const key = { pk: `IAM-PROBE#${process.pid}`, sk: '#PROBE' };
-  const asRoute = <T>(access: 'none' | 'read' | 'write', send: () => Promise<T>) => routeAccess.run(access, send);
+  const asRoute = <T>(access: 'none' | 'read' | 'write', send: () => Promise<T>) => routeAccess.run({ access }, send);
 
   it('lets a read route read and refuses its writes; lets a write route do both; refuses every call of a route without table access', async () => {
     enforceRouteAccess(db);

@@ -35,6 +35,7 @@ const NEEDS_PRIOR_STATE: Record<string, number> = {
   'delivery-ack': 403, // the same key, and the lease_id its delivery-claim answered moments before
   'package-image-confirm': 422, // an object uploaded through the presigned POST of package-image-presign
   'package-image-put': 415, // a multipart/form-data file; sample events carry JSON bodies only
+  'webhook-redeliver': 404, // a logged attempt: the sample webhook is created disabled, and the sender logs attempts only of events after it is enabled
 };
 
 let localDir: string;

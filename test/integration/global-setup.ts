@@ -51,6 +51,9 @@ export async function startStackProcess(env: Record<string, string>) {
       S3_ENDPOINT: '',
       TABLE_NAME: '',
       IMAGES_BUCKET: '',
+      // A day of webhook retries in about a second, and a short receiver timeout (webhook.test.ts).
+      WEBHOOK_RETRY_SCALE: '0.00001',
+      WEBHOOK_TIMEOUT_MS: '500',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],

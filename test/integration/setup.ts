@@ -14,4 +14,6 @@ Object.assign(process.env, {
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  // Handlers run in this process (events.test.ts) judge webhook URLs by the local stack's rules, as the stack does.
+  WEBHOOK_LOCAL_TARGETS: '1',
 });

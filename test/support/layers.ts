@@ -16,6 +16,7 @@ export const LAYERS = {
   db: 2,
   mail: 2,
   s3: 2,
+  queue: 2,
   base: 1,
 } as const;
 export type Layer = keyof typeof LAYERS;
@@ -31,16 +32,18 @@ export function layerOf(path: string): Layer | undefined {
   if (path.startsWith('lib/db/')) return 'db';
   if (path.startsWith('lib/mail/')) return 'mail';
   if (path.startsWith('lib/s3/')) return 's3';
+  if (path.startsWith('lib/queue/')) return 'queue';
   if (path.startsWith('lib/schemas/') || ['lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts'].includes(path)) return 'base';
   return undefined;
 }
 
 /** Sibling lines that stay closed even though the ranks are equal. */
 const FORBIDDEN: Partial<Record<Layer, readonly Layer[]>> = {
-  domain: ['db', 'mail', 's3'],
-  db: ['domain', 'mail', 's3'],
-  mail: ['db', 'domain', 's3'],
-  s3: ['db', 'domain', 'mail'],
+  domain: ['db', 'mail', 's3', 'queue'],
+  db: ['domain', 'mail', 's3', 'queue'],
+  mail: ['db', 'domain', 's3', 'queue'],
+  s3: ['db', 'domain', 'mail', 'queue'],
+  queue: ['db', 'domain', 'mail', 's3'],
 };
 
 /** Pure rules: no AWS SDK, no file system or network, no configuration read from the environment. */

@@ -1,0 +1,7 @@
+import { listDeliveries } from '#lib/db/webhook.ts';
+import { defineHandler } from '#lib/http/handler.ts';
+import { webhookRoutes } from '#lib/routes/webhook.ts';
+
+export const handler = defineHandler(webhookRoutes['webhook-delivery-list'], async ({ auth, params, query }) =>
+  listDeliveries(auth.storeId, params.webhookId, query.page_cursor, query.page_size),
+);

@@ -1,0 +1,187 @@
+import { createHash, createHmac } from 'node:crypto';
+import type { WebhookEventType } from '#lib/schemas/webhook.ts';
+
+/**
+ * The rules of webhooks (extensions section 12), pure: which table changes are events, when an
+ * order counts as delivered, the retry schedule, the signature, and which URLs may be called.
+ * Time and configuration are parameters; the router and sender flows do the I/O.
+ */
+
+/** Waits after each failed attempt: about 1 min, 5 min, 30 min, 2 h, 6 h, 12 h (20.6 h in all: "for a day"). */
+export const RETRY_DELAYS_SECONDS = [60, 300, 1800, 7200, 21600, 43200] as const;
+export const ATTEMPTS_MAX = RETRY_DELAYS_SECONDS.length + 1;
+/** A webhook whose last this many events all failed is disabled. */
+export const FAILED_EVENTS_TO_DISABLE = 20;
+/** A receiver answers within this long, or the attempt is a timeout. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+export type AttemptOutcome = { kind: 'delivered' } | { kind: 'retry'; delayMs: number } | { kind: 'failed' };
+
+/**
+ * What follows attempt number `attempt` (1-based). `scale` shrinks the schedule (the local stack's
+ * tests run a day of retries in a second); 1 on AWS.
+ */
+export function attemptOutcome(succeeded: boolean, attempt: number, scale = 1): AttemptOutcome {
+  if (succeeded) return { kind: 'delivered' };
+  const delay = RETRY_DELAYS_SECONDS[attempt - 1];
+  return delay === undefined ? { kind: 'failed' } : { kind: 'retry', delayMs: Math.round(delay * 1000 * scale) };
+}
+
+export const isSuccessStatus = (status: number) => status >= 200 && status < 300;
+
+/** `X-Store-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`. */
+export function signatureHeader(secret: string, rawBody: string, nowMs: number): string {
+  const t = Math.floor(nowMs / 1000);
+  const v1 = createHmac('sha256', secret).update(`${t}.${rawBody}`, 'utf8').digest('hex');
+  return `t=${t},v1=${v1}`;
+}
+
+/** Event ids are derived, never drawn: the same stream record (a replayed batch) names the same event. */
+export const eventIdOf = (origin: string) => `evt_${createHash('sha256').update(origin, 'utf8').digest('hex').slice(0, 32)}`;
+
+/** The body every attempt of an event sends, byte for byte (retries and redeliveries re-sign it, never rebuild it). */
+export function eventBody(event: { id: string; type: WebhookEventType; created_at: string; store_id: number; data: unknown }): string {
+  return JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at, store_id: event.store_id, data: event.data });
+}
+
+// ---- which changes are events ----
+
+export type Image = Record<string, unknown>;
+export interface ItemChange {
+  old?: Image;
+  new?: Image;
+}
+
+/** `order.delivered` needs the order's other commands: the flow reads them and asks `isOrderDelivered`. */
+export interface PlannedEvent {
+  type: WebhookEventType;
+  needsDeliveryCheck?: true;
+}
+
+const ORDER_STATUS_EVENTS: Partial<Record<string, WebhookEventType>> = {
+  APPROVED: 'order.approved',
+  CANCELED: 'order.canceled',
+  REFUNDED: 'order.refunded',
+  CHARGEBACK: 'order.chargeback',
+};
+
+/** Commands queued at approval are the order's delivery; REFUNDED/CHARGEBACK/EXPIRED-stage ones are not. Commands written before stages existed are APPROVED-stage. */
+const isApprovedStage = (command: Image) => (command.stage ?? 'APPROVED') === 'APPROVED';
+
+/**
+ * The events one change of a table item stands for, whoever caused it (an operator's PATCH, a
+ * server's ack, a refund). Only the item's own images are read: a change is an event when a
+ * status moves (or a command's tries grow), never when the item is merely rewritten.
+ */
+export function eventsOf(change: ItemChange): PlannedEvent[] {
+  const item = change.new;
+  if (!item) return [];
+  const old = change.old;
+  switch (item.entity) {
+    case 'ORDER': {
+      if (!old) return [{ type: 'order.created' }];
+      const type = old.status !== item.status ? ORDER_STATUS_EVENTS[String(item.status)] : undefined;
+      return type ? [{ type }] : [];
+    }
+    case 'COMMAND': {
+      if (!old) return [];
+      const moved = old.status !== item.status;
+      if (moved && item.status === 'DEAD') return [{ type: 'command.dead' }];
+      // A failure either shows as the status FAILED or, when the failed command goes back to the queue, as one more try.
+      const failedNow = (moved && item.status === 'FAILED') || Number(item.tries ?? 0) > Number(old.tries ?? 0);
+      if (failedNow) return [{ type: 'command.failed' }];
+      if (moved && item.status === 'DONE' && isApprovedStage(item)) return [{ type: 'order.delivered', needsDeliveryCheck: true }];
+      return [];
+    }
+    case 'affiliate_transaction':
+      return !old && item.operation === 'WITHDRAW_PENDING' ? [{ type: 'affiliate.withdrawal_requested' }] : [];
+    case 'CHAT_MESSAGE':
+      return old ? [] : [{ type: 'chat.message_created' }];
+    default:
+      return [];
+  }
+}
+
+/** Every APPROVED-stage command of the order is DONE (and there is at least one). */
+export function isOrderDelivered(commands: readonly Image[]): boolean {
+  const delivery = commands.filter(isApprovedStage);
+  return delivery.length > 0 && delivery.every((command) => command.status === 'DONE');
+}
+
+/**
+ * Where the event comes from, so that its id is stable: a stream record makes one event per type;
+ * an order is delivered once, however many of its commands' changes notice it.
+ */
+export function eventOrigin(type: WebhookEventType, recordId: string, storeId: number, orderId: unknown): string {
+  return type === 'order.delivered' ? `${storeId}:order:${String(orderId)}:delivered` : `${recordId}:${type}`;
+}
+
+/** When the event happened: the time the change wrote on the item. */
+export function eventTime(item: Image, fallback: string): string {
+  const value = item.updated_at ?? item.created_at ?? item.timestamp;
+  return typeof value === 'string' ? value : fallback;
+}
+
+// ---- which URLs may be called ----
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1']);
+
+/**
+ * Why a webhook URL is refused, or undefined. https only; on the local stack (`localTargets`)
+ * also http to localhost/127.0.0.1. Deployed, a host that names a private, loopback, link-local
+ * or metadata address is refused here, and the sender checks the address the name resolves to
+ * at each send (`isBlockedAddress`), so DNS cannot point an accepted name inward later.
+ */
+export function webhookUrlProblem(text: string, options: { localTargets: boolean }): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'url must be an absolute URL';
+  }
+  if (url.username || url.password) return 'url must not carry credentials';
+  const host = url.hostname.toLowerCase();
+  if (url.protocol === 'http:') {
+    return options.localTargets && LOCAL_HOSTS.has(host) ? undefined : 'url must use https (http only for localhost on the local stack)';
+  }
+  if (url.protocol !== 'https:') return 'url must use https';
+  if (options.localTargets) return undefined;
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || host.endsWith('.local')) {
+    return 'url must name a public host';
+  }
+  const literal = host.startsWith('[') ? host.slice(1, -1) : host;
+  if (isIpLiteral(literal) && isBlockedAddress(literal)) return 'url must not name a private, loopback, link-local or metadata address';
+  return undefined;
+}
+
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+const isIpLiteral = (host: string) => IPV4.test(host) || host.includes(':');
+
+function ipv4Blocked(address: string): boolean {
+  const [a, b] = address.split('.').map(Number) as [number, number, number, number];
+  return (
+    a === 0 || a === 10 || a === 127 || // this network, private, loopback
+    (a === 169 && b === 254) || // link-local, the instance metadata service among them
+    (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || // private
+    (a === 100 && b >= 64 && b <= 127) || // carrier-grade NAT
+    (a === 192 && b === 0) || (a === 198 && (b === 18 || b === 19)) || // protocol assignments, benchmarking
+    a >= 224 // multicast, reserved, broadcast
+  );
+}
+
+/** Whether an address (as resolved, IPv4 or IPv6) is one a webhook must never reach. */
+export function isBlockedAddress(address: string): boolean {
+  const text = address.toLowerCase();
+  if (IPV4.test(text)) return ipv4Blocked(text);
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (mapped) return ipv4Blocked(mapped[1]!);
+  // The URL parser writes an IPv4-mapped address in hex (`[::ffff:a00:1]` for 10.0.0.1).
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
+  if (mappedHex) {
+    const [high, low] = [parseInt(mappedHex[1]!, 16), parseInt(mappedHex[2]!, 16)];
+    return ipv4Blocked(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
+  }
+  if (text === '::' || text === '::1') return true;
+  // fc00::/7 unique local, fe80::/10 link-local, fd00:ec2::254 (the metadata service over IPv6) is in fc00::/7, ff00::/8 multicast.
+  return /^(f[cd]|fe[89ab]|ff)/.test(text);
+}

@@ -1,0 +1,108 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { currentTimeMs } from '#lib/clock.ts';
+import { claimIdempotencyKey, idempotencyPk, keepAnswer, releaseClaim, type Claim } from '#lib/db/idempotency.ts';
+import {
+  bodyFingerprint,
+  decideRepeat,
+  IDEMPOTENCY_RETENTION_SECONDS,
+  IDEMPOTENCY_RUNNING_SECONDS,
+  idempotencyKeyProblem,
+  keepsAnswer,
+} from '#lib/domain/idempotency.ts';
+import { HttpError } from '#lib/errors.ts';
+import { withCorsHeaders } from '#lib/http/cors.ts';
+import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
+
+/**
+ * `Idempotency-Key` on every POST of /v1/app and /v1/webstore (extensions section 12), as two
+ * middlewares of the handler stack (lib/http/handler.ts):
+ * - `claim` runs after the credential (the key is scoped to the caller's store) and before the
+ *   body is parsed, so a first answer that was a 400 or 422 is kept and replayed too. One
+ *   conditional PutItem claims the key or, when it is held, returns the record: a replay (early
+ *   response, `Idempotent-Replayed: true`), 409 while the first request runs, 422
+ *   `IDEMPOTENCY_KEY_REUSED` for another body.
+ * - `record` sits outside the error envelope, so it sees the final answer, errors included: it
+ *   keeps an answer below 500 (one UpdateItem) or releases the claim (one DeleteItem).
+ *
+ * The kept answer may hold a secret (a webhook's signing secret, a buyer's access token), and the
+ * table keeps credentials only as hashes: it is sealed with AES-256-GCM under a key derived from
+ * the Idempotency-Key itself, and the record is found by another digest of it. Reading the table
+ * opens no answer; presenting the key (and the same credential's store) does.
+ */
+interface ClaimState extends Claim {
+  sealKey: Buffer;
+}
+const claims = new WeakMap<APIGatewayProxyEventV2, ClaimState>();
+
+const digest = (purpose: string, scope: string) => createHash('sha256').update(`${purpose}:${scope}`, 'utf8').digest();
+
+function seal(key: Buffer, answer: APIGatewayProxyStructuredResultV2): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+}
+
+function open(key: Buffer, text: string): APIGatewayProxyStructuredResultV2 {
+  const raw = Buffer.from(text, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
+}
+
+const storeOf = (event: APIGatewayProxyEventV2) => (event as { auth?: { storeId?: number } }).auth?.storeId ?? 0;
+
+async function claimOrAnswer(event: APIGatewayProxyEventV2, requestId: string): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
+  const key = event.headers?.['idempotency-key'];
+  if (key === undefined) return undefined;
+  const problem = idempotencyKeyProblem(key);
+  if (problem) throw new HttpError(400, { message: problem, code: 'INVALID_IDEMPOTENCY_KEY', field: 'Idempotency-Key' });
+  const storeId = storeOf(event);
+  const scope = JSON.stringify([storeId, event.requestContext.http.method, event.rawPath, key]);
+  const claim: ClaimState = { pk: idempotencyPk(digest('record', scope).toString('base64url')), owner: requestId, sealKey: digest('answer', scope) };
+  const fingerprint = bodyFingerprint(event.body);
+  const now = Math.floor(currentTimeMs() / 1000);
+  const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, now + IDEMPOTENCY_RUNNING_SECONDS, now + IDEMPOTENCY_RETENTION_SECONDS);
+  if (result.claimed) {
+    claims.set(event, claim);
+    return undefined;
+  }
+  switch (decideRepeat(result.record, fingerprint)) {
+    case 'reused':
+      throw new HttpError(422, { message: 'This Idempotency-Key was used with another request body', code: 'IDEMPOTENCY_KEY_REUSED', field: 'Idempotency-Key' });
+    case 'running':
+      throw new HttpError(409, { message: 'A request with this Idempotency-Key is still running; retry shortly', code: 'IDEMPOTENCY_KEY_IN_USE' }, { 'retry-after': '1' });
+    case 'replay': {
+      const answer = open(claim.sealKey, result.record.answer!);
+      answer.headers = { ...answer.headers, 'idempotent-replayed': 'true' };
+      // An early response skips the after hooks, CORS's among them.
+      withCorsHeaders(event, answer);
+      return answer;
+    }
+  }
+}
+
+async function settle(event: APIGatewayProxyEventV2, response: APIGatewayProxyResultV2 | null | undefined): Promise<void> {
+  const claim = claims.get(event);
+  if (!claim) return;
+  claims.delete(event);
+  const answer = typeof response === 'object' && response !== null ? response : undefined;
+  if (answer && keepsAnswer(answer.statusCode ?? 200)) await keepAnswer(claim, seal(claim.sealKey, answer));
+  else await releaseClaim(claim);
+}
+
+type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;
+
+/** The two middlewares for a route that takes the header; undefined for the others. */
+export function idempotency(route: RouteSpec): { claim: Middleware; record: Middleware } | undefined {
+  if (!takesIdempotencyKey(route)) return undefined;
+  return {
+    claim: { before: async (request) => claimOrAnswer(request.event, request.event.requestContext?.requestId ?? request.context.awsRequestId) },
+    record: {
+      after: async (request) => settle(request.event, request.response),
+      onError: async (request) => settle(request.event, request.response),
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { bodyFingerprint, canonicalJson, decideRepeat, idempotencyKeyProblem, keepsAnswer } from '#lib/domain/idempotency.ts';
+
+/** The rules of Idempotency-Key (pure), and the middleware's keep/release around a mocked table. */
+process.env.TABLE_NAME ??= 'unit-test-table';
+
+const table = vi.hoisted(() => ({
+  record: undefined as { status: 'RUNNING' | 'DONE'; fingerprint: string; answer?: string; store_id: number } | undefined,
+  kept: [] as string[],
+  released: 0,
+}));
+vi.mock('#lib/db/idempotency.ts', () => ({
+  idempotencyPk: (digest: string) => `IDEMPOTENCY#${digest}`,
+  claimIdempotencyKey: async (_claim: unknown, record: { fingerprint: string; store_id: number }) => {
+    if (table.record) return { claimed: false, record: table.record };
+    table.record = { status: 'RUNNING', ...record };
+    return { claimed: true };
+  },
+  keepAnswer: async (_claim: unknown, answer: string) => {
+    table.kept.push(answer);
+    table.record = { ...table.record!, status: 'DONE', answer };
+  },
+  releaseClaim: async () => {
+    table.released += 1;
+    table.record = undefined;
+  },
+}));
+
+describe('idempotency rules', () => {
+  it('accepts keys of 1 to 255 characters', () => {
+    expect(idempotencyKeyProblem('')).toMatch(/empty/);
+    expect(idempotencyKeyProblem('k')).toBeUndefined();
+    expect(idempotencyKeyProblem('k'.repeat(255))).toBeUndefined();
+    expect(idempotencyKeyProblem('k'.repeat(256))).toMatch(/255/);
+  });
+
+  it('compares bodies as JSON values: key order and spacing do not matter, values do', () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
+    expect(bodyFingerprint('{"a":1,"b":2}')).toBe(bodyFingerprint(' {"b": 2, "a": 1} '));
+    expect(bodyFingerprint('{"a":1}')).not.toBe(bodyFingerprint('{"a":"1"}'));
+    expect(bodyFingerprint('not json')).not.toBe(bodyFingerprint('"not json"'));
+    expect(bodyFingerprint(undefined)).toBe(bodyFingerprint(''));
+  });
+
+  it('replays a finished request, refuses a running one (409) and another body (422)', () => {
+    expect(decideRepeat({ status: 'DONE', fingerprint: 'f' }, 'f')).toBe('replay');
+    expect(decideRepeat({ status: 'RUNNING', fingerprint: 'f' }, 'f')).toBe('running');
+    expect(decideRepeat({ status: 'DONE', fingerprint: 'f' }, 'g')).toBe('reused');
+    expect(decideRepeat({ status: 'RUNNING', fingerprint: 'f' }, 'g')).toBe('reused');
+  });
+
+  it('keeps answers below 500 only', () => {
+    expect(keepsAnswer(200)).toBe(true);
+    expect(keepsAnswer(422)).toBe(true);
+    expect(keepsAnswer(500)).toBe(false);
+    expect(keepsAnswer(503)).toBe(false);
+  });
+});
+
+const { defineHandler } = await import('#lib/http/handler.ts');
+
+describe('idempotency middleware', () => {
+  const route = { method: 'POST', path: '/v1/app/thing', api: 'api', credential: 'public', access: 'none', summary: 's', tag: 't' } as const;
+  const event = (body: string) =>
+    ({
+      version: '2.0', routeKey: 'POST /v1/app/thing', rawPath: '/v1/app/thing', rawQueryString: '', isBase64Encoded: false, body,
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'k1' },
+      requestContext: { requestId: `r-${Math.random()}`, http: { method: 'POST', path: '/v1/app/thing' } },
+    }) as unknown as APIGatewayProxyEventV2;
+  const invoke = async (handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<unknown>, body = '{"a":1}') =>
+    (await handler(event(body), {} as Context)) as APIGatewayProxyStructuredResultV2;
+
+  beforeEach(() => {
+    table.record = undefined;
+    table.kept = [];
+    table.released = 0;
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  });
+
+  it('does not keep a 5xx: the retry runs again, and its answer is kept and replayed', async () => {
+    let runs = 0;
+    const handler = defineHandler(route, async () => {
+      runs += 1;
+      if (runs === 1) throw new Error('boom');
+      return { ok: runs };
+    });
+    expect((await invoke(handler)).statusCode).toBe(500);
+    expect(table.released).toBe(1);
+    const second = await invoke(handler);
+    expect(second.statusCode).toBe(200);
+    expect(table.kept).toHaveLength(1);
+    const replay = await invoke(handler);
+    expect(replay.headers?.['idempotent-replayed']).toBe('true');
+    expect(replay.body).toBe(second.body);
+    expect(runs).toBe(2);
+  });
+
+  it('seals the kept answer: the stored text does not contain the body it answers', async () => {
+    const handler = defineHandler(route, async () => ({ secret: 'whsec_visible_only_once' }));
+    await invoke(handler);
+    expect(table.kept[0]).not.toContain('whsec_visible_only_once');
+  });
+});

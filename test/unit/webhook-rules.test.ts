@@ -1,0 +1,132 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  ATTEMPTS_MAX,
+  attemptOutcome,
+  eventBody,
+  eventIdOf,
+  eventOrigin,
+  eventsOf,
+  isBlockedAddress,
+  isOrderDelivered,
+  signatureHeader,
+  webhookUrlProblem,
+} from '#lib/domain/webhook.ts';
+import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
+
+describe('which changes are events', () => {
+  const order = { entity: 'ORDER', store_id: 1, id: 7, status: 'PENDING' };
+  it.each([
+    [undefined, order, ['order.created']],
+    [order, { ...order, status: 'APPROVED' }, ['order.approved']],
+    [order, { ...order, status: 'CANCELED' }, ['order.canceled']],
+    [{ ...order, status: 'APPROVED' }, { ...order, status: 'REFUNDED' }, ['order.refunded']],
+    [{ ...order, status: 'APPROVED' }, { ...order, status: 'CHARGEBACK' }, ['order.chargeback']],
+    [{ ...order, status: 'APPROVED' }, { ...order, status: 'APPROVED', commission_pending: false }, []],
+  ])('order %j -> %j is %j', (old, item, types) => {
+    expect(eventsOf({ old, new: item }).map((e) => e.type)).toEqual(types);
+  });
+
+  const command = { entity: 'COMMAND', store_id: 1, order_id: 7, status: 'PENDING', tries: 0 };
+  it.each([
+    [undefined, command, []],
+    [command, { ...command, status: 'FAILED', tries: 1 }, ['command.failed']],
+    // a failed ack that puts the command back on the queue: one more try, status PENDING
+    [{ ...command, tries: 1 }, { ...command, tries: 2 }, ['command.failed']],
+    [{ ...command, tries: 4 }, { ...command, status: 'DEAD', tries: 5 }, ['command.dead']],
+    [{ ...command, status: 'FAILED', tries: 1 }, { ...command, status: 'FAILED', tries: 1, response: 'again' }, []],
+    [command, { ...command, status: 'DONE' }, ['order.delivered']],
+    [command, { ...command, status: 'DONE', stage: 'REFUNDED' }, []],
+    [{ ...command, status: 'DONE' }, { ...command, status: 'DONE', response: 'x' }, []],
+  ])('command %j -> %j is %j', (old, item, types) => {
+    expect(eventsOf({ old, new: item }).map((e) => e.type)).toEqual(types);
+  });
+
+  it('a withdrawal request and a new chat message are events; a commission and an edited message are not', () => {
+    expect(eventsOf({ new: { entity: 'affiliate_transaction', operation: 'WITHDRAW_PENDING' } }).map((e) => e.type)).toEqual(['affiliate.withdrawal_requested']);
+    expect(eventsOf({ new: { entity: 'affiliate_transaction', operation: 'COMMISSION' } })).toEqual([]);
+    expect(eventsOf({ new: { entity: 'CHAT_MESSAGE' } }).map((e) => e.type)).toEqual(['chat.message_created']);
+    expect(eventsOf({ old: { entity: 'CHAT_MESSAGE' }, new: { entity: 'CHAT_MESSAGE' } })).toEqual([]);
+    expect(eventsOf({ new: { entity: 'TAG' } })).toEqual([]);
+    expect(eventsOf({ old: order })).toEqual([]);
+  });
+
+  it('an order is delivered when every APPROVED-stage command is DONE', () => {
+    expect(isOrderDelivered([{ status: 'DONE' }, { status: 'DONE', stage: 'APPROVED' }, { status: 'PENDING', stage: 'EXPIRED' }])).toBe(true);
+    expect(isOrderDelivered([{ status: 'DONE' }, { status: 'FAILED' }])).toBe(false);
+    expect(isOrderDelivered([{ status: 'PENDING', stage: 'EXPIRED' }])).toBe(false);
+    expect(isOrderDelivered([])).toBe(false);
+  });
+
+  it('derives stable event ids: one per stream record and type, one order.delivered per order', () => {
+    expect(eventIdOf(eventOrigin('order.created', 'rec-1', 1, 7))).toBe(eventIdOf(eventOrigin('order.created', 'rec-1', 1, 7)));
+    expect(eventIdOf(eventOrigin('order.created', 'rec-1', 1, 7))).not.toBe(eventIdOf(eventOrigin('order.created', 'rec-2', 1, 7)));
+    expect(eventIdOf(eventOrigin('order.delivered', 'rec-1', 1, 7))).toBe(eventIdOf(eventOrigin('order.delivered', 'rec-9', 1, 7)));
+    expect(eventIdOf(eventOrigin('order.delivered', 'rec-1', 2, 7))).not.toBe(eventIdOf(eventOrigin('order.delivered', 'rec-1', 1, 7)));
+  });
+});
+
+describe('retry schedule', () => {
+  it('waits about 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, then fails the event', () => {
+    const delays = [1, 2, 3, 4, 5, 6].map((attempt) => attemptOutcome(false, attempt));
+    expect(delays).toEqual([60, 300, 1800, 7200, 21600, 43200].map((s) => ({ kind: 'retry', delayMs: s * 1000 })));
+    expect(attemptOutcome(false, ATTEMPTS_MAX)).toEqual({ kind: 'failed' });
+    expect(attemptOutcome(true, 3)).toEqual({ kind: 'delivered' });
+    expect(attemptOutcome(false, 1, 0.001)).toEqual({ kind: 'retry', delayMs: 60 });
+  });
+});
+
+describe('signature', () => {
+  it('is t=<seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, and the example receiver accepts exactly it', () => {
+    const body = eventBody({ id: 'evt_1', type: 'order.created', created_at: '2026-01-01T00:00:00.000Z', store_id: 1, data: { id: 7 } });
+    const header = signatureHeader('whsec_s', body, 1_800_000_000_500);
+    expect(header).toBe(`t=1800000000,v1=${createHmac('sha256', 'whsec_s').update(`1800000000.${body}`).digest('hex')}`);
+    expect(verifySignature('whsec_s', body, header, 1_800_000_010)).toBe(true);
+    expect(verifySignature('whsec_s', `${body} `, header, 1_800_000_010)).toBe(false);
+    expect(verifySignature('whsec_other', body, header, 1_800_000_010)).toBe(false);
+    expect(verifySignature('whsec_s', body, header, 1_800_000_400)).toBe(false);
+    expect(verifySignature('whsec_s', body, undefined)).toBe(false);
+  });
+});
+
+describe('URL safety', () => {
+  const deployed = { localTargets: false };
+  const local = { localTargets: true };
+  it.each([
+    ['https://hooks.example.com/x', undefined],
+    ['http://hooks.example.com/x', 'https'],
+    ['https://localhost/x', 'public host'],
+    ['https://metadata.google.internal/x', 'public host'],
+    ['https://127.0.0.1/x', 'private'],
+    ['https://10.1.2.3/x', 'private'],
+    ['https://172.16.0.1/x', 'private'],
+    ['https://192.168.1.1/x', 'private'],
+    ['https://169.254.169.254/latest/meta-data', 'private'],
+    ['https://0x7f.0.0.1/x', 'private'],
+    ['https://2130706433/x', 'private'],
+    ['https://[::1]/x', 'private'],
+    ['https://[fd00:ec2::254]/x', 'private'],
+    ['https://[::ffff:10.0.0.1]/x', 'private'],
+    ['https://u:p@hooks.example.com/x', 'credentials'],
+    ['ftp://hooks.example.com/x', 'https'],
+  ])('deployed: %s -> %s', (url, problem) => {
+    const found = webhookUrlProblem(url, deployed);
+    if (problem === undefined) expect(found).toBeUndefined();
+    else expect(found).toContain(problem);
+  });
+
+  it('on the local stack allows http only to localhost and 127.0.0.1', () => {
+    expect(webhookUrlProblem('http://127.0.0.1:4000/x', local)).toBeUndefined();
+    expect(webhookUrlProblem('http://localhost:4000/x', local)).toBeUndefined();
+    expect(webhookUrlProblem('http://192.168.1.5/x', local)).toContain('https');
+    expect(webhookUrlProblem('http://127.0.0.1:4000/x', deployed)).toContain('https');
+  });
+
+  it.each([
+    ['8.8.8.8', false], ['93.184.216.34', false], ['2606:4700::1111', false],
+    ['127.0.0.1', true], ['10.0.0.1', true], ['100.64.0.1', true], ['169.254.169.254', true], ['0.0.0.0', true], ['224.0.0.1', true],
+    ['::1', true], ['::', true], ['fe80::1', true], ['fc00::1', true], ['::ffff:192.168.0.1', true],
+  ])('resolved address %s blocked: %s', (address, blocked) => {
+    expect(isBlockedAddress(address)).toBe(blocked);
+  });
+});
