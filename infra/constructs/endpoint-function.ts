@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -8,6 +10,18 @@ import { Construct } from 'constructs';
 export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const FUNCTION_ARCHITECTURE = lambda.Architecture.ARM_64;
 export const LOG_RETENTION = logs.RetentionDays.ONE_MONTH;
+
+/**
+ * The folder of one function's bundle, as infra/build.ts writes it; a missing bundle is a clear
+ * error at synth rather than an asset that deploys nothing.
+ */
+export function bundleDirOf(functionsDir: string, name: string): string {
+  const codeDir = join(functionsDir, name);
+  if (!existsSync(join(codeDir, 'index.mjs'))) {
+    throw new Error(`No bundle for ${name} in ${functionsDir}: run buildFunctions() (npm run build) first`);
+  }
+  return codeDir;
+}
 
 export interface EndpointFunctionProps {
   /** Folder holding this function's `index.mjs` (+ map), as infra/build.ts writes it. */

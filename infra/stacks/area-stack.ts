@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Stack, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -8,7 +6,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions } from '#lib/db/table.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
-import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import { FunctionGroupAlarms } from '#infra/constructs/function-group-alarms.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
@@ -53,10 +51,7 @@ export class AreaStack extends Stack {
   ) {
     super(scope, id, props);
     for (const [name, spec] of Object.entries(props.routes)) {
-      const codeDir = join(props.functionsDir, name);
-      if (!existsSync(join(codeDir, 'index.mjs'))) {
-        throw new Error(`No bundle for ${name} in ${props.functionsDir}: run buildFunctions() (npm run build) first`);
-      }
+      const codeDir = bundleDirOf(props.functionsDir, name);
       const uses = new Set(spec.uses ?? []);
       const endpoint = new EndpointFunction(this, toPascalCase(name), {
         codeDir,

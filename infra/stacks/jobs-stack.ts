@@ -1,11 +1,9 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type { Construct } from 'constructs';
 import type { JobSpec } from '#lib/routes/jobs.ts';
-import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import { toPascalCase } from '#infra/stacks/area-stack.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
@@ -30,10 +28,7 @@ export class JobsStack extends Stack {
   constructor(scope: Construct, id: string, props: JobsStackProps) {
     super(scope, id, props);
     for (const [name, job] of Object.entries(props.jobs)) {
-      const codeDir = join(props.functionsDir, name);
-      if (!existsSync(join(codeDir, 'index.mjs'))) {
-        throw new Error(`No bundle for ${name} in ${props.functionsDir}: run buildFunctions() (npm run build) first`);
-      }
+      const codeDir = bundleDirOf(props.functionsDir, name);
       const jobFunction = new EndpointFunction(this, toPascalCase(name), {
         codeDir,
         description: job.summary.slice(0, 256),

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -8,7 +7,7 @@ import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
 
@@ -50,7 +49,7 @@ export class StoreWebhookStack extends Stack {
 
     const background = (name: string, description: string, timeout?: Duration) =>
       new EndpointFunction(this, name === 'webhook-router' ? 'Router' : 'Sender', {
-        codeDir: join(props.functionsDir, name),
+        codeDir: bundleDirOf(props.functionsDir, name),
         description,
         logRemovalPolicy: removalPolicyOf(props.stage),
         timeout,
