@@ -46,10 +46,9 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
   if (takesIdempotencyKey(route)) badRequest.push('Idempotency-Key longer than 255 characters');
   responses['400'] = errorResponse(badRequest.join('; '));
   if (route.body === 'multipart') responses['413'] = errorResponse('File larger than its limit');
-  if (route.body) {
-    responses['415'] = errorResponse('Unsupported content type');
-    responses['422'] = errorResponse('Input breaks a rule; `field` names it');
-  }
+  if (route.body) responses['415'] = errorResponse('Unsupported content type');
+  // A query value that is well formed but out of range (limit=101, status=DONE) is a 422 like a body's.
+  if (route.body || route.query) responses['422'] = errorResponse('Input breaks a rule; `field` names it');
   if (takesIdempotencyKey(route)) {
     responses['409'] = errorResponse('A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE), or a uniqueness conflict');
     responses['422'] ??= errorResponse('Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED)');

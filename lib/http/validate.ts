@@ -15,10 +15,6 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * Path ids that do not parse can name no resource: 404, like a missing one.
- * Malformed query: 400. A body that is not an object: 400. A body that breaks a rule: 422.
- */
-/**
  * The names a query schema knows: the entries of its object (under any `pipe`). The OpenAPI
  * document lists the same entries as the route's query parameters (test/unit/query-names.test.ts).
  */
@@ -62,6 +58,10 @@ export function checkQueryNames(
   }
 }
 
+/**
+ * Path ids that do not parse can name no resource: 404, like a missing one.
+ * Malformed query: 400. A body that is not an object: 400. A body that breaks a rule: 422.
+ */
 export function parsePart(part: 'params' | 'query' | 'body', schema: GenericSchema, value: unknown): unknown {
   if (part === 'body' && !isPlainObject(value)) {
     throw new HttpError(400, { message: 'Request body must be a JSON object', code: 'INVALID_BODY' });
