@@ -7,6 +7,7 @@
  *   key create --store ID --scope customers:identify -> {store_id, key, credential_id, scopes}
  *   key create --store ID --scope delivery --server ID -> {store_id, server_id, key, credential_id, scopes}
  *   key revoke --key KEY                       -> {revoked: true}
+ *   order index-clients --store ID             -> {store_id, orders, indexed}  (once, for orders written before the client_identifier filter)
  *
  * Without TABLE_NAME it talks to the local stack (`npm start`, DynamoDB Local on DYNAMODB_PORT
  * or 8000). With TABLE_NAME and AWS_REGION (and credentials) it talks to a deployed table.

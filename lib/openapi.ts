@@ -38,15 +38,18 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
   if (route.credential === 'operator' || route.credential === 'apiKey') responses['403'] = errorResponse('Credential valid but not allowed here');
   const findsStoreByDomain = ['buyer', 'buyerStore', 'buyerOptional', 'session', 'storeHost'].includes(route.credential);
   if (route.params || findsStoreByDomain) responses['404'] = errorResponse(findsStoreByDomain ? 'Unknown store domain, or not found in this store' : 'Not found in this store');
-  if (route.query) responses['400'] = errorResponse('Malformed query');
+  // Every route refuses a query parameter it does not take (lib/http/validate.ts checkQueryNames).
+  const badRequest = [
+    route.query ? 'Malformed query, or a query parameter it does not take or sent twice (INVALID_QUERY; `field` names it)' : 'Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it)',
+  ];
+  if (route.body) badRequest.push(route.body === 'multipart' ? 'Malformed multipart body (INVALID_MULTIPART)' : 'Body is not valid JSON or not an object');
+  if (takesIdempotencyKey(route)) badRequest.push('Idempotency-Key longer than 255 characters');
+  responses['400'] = errorResponse(badRequest.join('; '));
   if (route.body === 'multipart') responses['413'] = errorResponse('File larger than its limit');
-  if (route.body) {
-    responses['400'] = errorResponse('Body is not valid JSON or not an object');
-    responses['415'] = errorResponse('Unsupported content type');
-    responses['422'] = errorResponse('Input breaks a rule; `field` names it');
-  }
+  if (route.body) responses['415'] = errorResponse('Unsupported content type');
+  // A query value that is well formed but out of range (limit=101, status=DONE) is a 422 like a body's.
+  if (route.body || route.query) responses['422'] = errorResponse('Input breaks a rule; `field` names it');
   if (takesIdempotencyKey(route)) {
-    responses['400'] ??= errorResponse('Idempotency-Key longer than 255 characters');
     responses['409'] = errorResponse('A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE), or a uniqueness conflict');
     responses['422'] ??= errorResponse('Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED)');
   }

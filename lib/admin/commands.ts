@@ -1,8 +1,11 @@
 import * as v from 'valibot';
 import { createApiKey, createApiToken, DELIVERY_SCOPE, revokeCredential } from '#lib/db/credential.ts';
+import { indexOrderClient } from '#lib/db/order.ts';
+import { listOrdersByCursor } from '#lib/db/order-list.ts';
 import { createServerKey } from '#lib/db/server.ts';
 import { createStore, getStore } from '#lib/db/store.ts';
 import { HttpError, notFound } from '#lib/errors.ts';
+import { PAGE_SIZE_MAX, type OrderCursorPage } from '#lib/schemas/order.ts';
 import { domain } from '#lib/schemas/store.ts';
 
 /**
@@ -63,6 +66,25 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     if (flags.server !== undefined) throw new HttpError(422, { message: `--server goes only with --scope ${DELIVERY_SCOPE}` });
     const { key, credential_id, scopes } = await createApiKey(storeId, [scope]);
     return { store_id: storeId, key, credential_id, scopes };
+  },
+  /**
+   * Gives every order of the store written before the client_identifier index its entry (so that
+   * `GET /v1/app/order?client_identifier=` finds it): pages of 200 through the store's orders, one
+   * conditional update per order lacking it. Idempotent; safe to run while the store takes orders
+   * (new ones are indexed when written).
+   */
+  async 'order index-clients'(flags) {
+    const storeId = await existingStore(flags.store);
+    let orders = 0;
+    let indexed = 0;
+    for (let cursor: string | null = ''; cursor !== null; ) {
+      const page: OrderCursorPage = await listOrdersByCursor(storeId, {}, cursor, PAGE_SIZE_MAX);
+      const written = await Promise.all(page.data.map((order) => indexOrderClient(order)));
+      orders += page.data.length;
+      indexed += written.filter(Boolean).length;
+      cursor = page.next_cursor;
+    }
+    return { store_id: storeId, orders, indexed };
   },
   async 'key revoke'(flags) {
     const revoked = await revokeCredential(parsed(secretInput('--key'), flags.key), 'api_key');

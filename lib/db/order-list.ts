@@ -2,7 +2,8 @@ import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
-import { allOrdersPk, buyerPk, fromItem, listSk, orderKey, statusPk, toOrder } from '#lib/db/order.ts';
+import { getMany } from '#lib/db/entity.ts';
+import { allOrdersPk, buyerPk, clientPk, fromItem, listSk, orderKey, statusPk, toOrder, type OrderItem } from '#lib/db/order.ts';
 import { customerUnauthenticated } from '#lib/errors.ts';
 import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
 
@@ -13,31 +14,45 @@ import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schema
  * |---------------------------------|-----------------------------------------------------------------------------|-------|
  * | list, newest first              | Query gsi1 `STORE#<s>#ORDER`, gsi1sk `<created_at>#<id>` descending          | see below |
  * | list by status                  | Query gsi2 `STORE#<s>#ORDER#<status>`, same sort key (moved on status change) | see below |
- * | a buyer's orders (cursor mode)  | GetItem customer + Query gsi3 `STORE#<s>#BUYER#<lower email>`, same sort key | 2     |
+ * | `email` (operator), a buyer's   | Query gsi3 `STORE#<s>#BUYER#<lower email>`, same sort key (the buyer's route | see below |
+ * | own orders                      | first reads its customer: 1 more call)                                      |       |
+ * | `client_identifier`             | Query gsi3 `STORE#<s>#CLIENT#<identifier>` (the orders' internal_id          | see below |
+ * |                                 | sentinels, lib/db/order.ts) + BatchGet of those orders                      |       |
  * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
  * | `package`                       | FilterExpression `contains(package_ids, :id)` after the read                 |       |
  *
- * Cursor mode reads page_size + 1 matches (to know whether a next page exists): one
- * Query without the `package` filter; with it, Queries of 200 orders each until enough match
- * or 1000 orders were examined (a per-package index item would cost a write per line on every
- * order instead). A rare package therefore answers a short page, possibly empty, whose
- * next_cursor resumes after the last order examined: a request never reads a whole store's
- * history, and only `next_cursor: null` says the list is over. Page mode needs `total`, so it
- * reads every order of the range (one Query per MB) and slices the page in memory: deep pages
- * and large ranges cost what they read, which is why cursor mode is the one for full scans.
- * Both indexes are eventually consistent (an order shows in lists within about a second on
- * AWS); gets by id are strongly consistent.
+ * Filters combine. One partition answers: the buyer's when `email` is given (then `status` and
+ * `client_identifier` are FilterExpressions on it), else the client's (then `status` and `package`
+ * are checked on the orders the BatchGet reads), else the status's, else the store's. An `email`
+ * or `client_identifier` list therefore costs what that client's orders cost, never the store's.
+ * Orders written before the client_identifier index have no entry in it until the admin command
+ * `order index-clients` (README) gives them one.
+ *
+ * Cursor mode reads page_size + 1 matches (to know whether a next page exists): one Query (plus
+ * one BatchGet for a client's list) when nothing is checked after the read; otherwise batches of
+ * 200 orders until enough match or 1000 orders were examined (a per-package index item would
+ * cost a write per line on every order instead). A rare match therefore answers a short page,
+ * possibly empty, whose next_cursor resumes after the last order examined: a request never reads
+ * a whole store's history, and only `next_cursor: null` says the list is over. Page mode needs
+ * `total`, so it reads every order of the partition and range (one Query per MB) and slices the
+ * page in memory: deep pages and large ranges cost what they read, which is why cursor mode is
+ * the one for full scans; with `email` or `client_identifier` that is the client's orders only.
+ * The indexes are eventually consistent (an order shows in lists within about a second on AWS);
+ * gets by id, and the BatchGet of a client's list, are strongly consistent.
  *
  * The cursor (lib/db/cursor.ts) holds the position `{c: created_at, i: id}`, bound to the filters
  * (a buyer's list: and the buyer); besides the codec's own checks, a position outside the
- * `from`/`to` range is a 400.
+ * `from`/`to` range is a 400. The next page's Query starts below that position's sort key.
  */
 
 /** The filters of a list; `buyer` (a lower-case e-mail) lists one buyer's orders, and binds the cursor to that buyer. */
 type ListFilters = OrderFilters & { buyer?: string };
 
+/** The filters a cursor is bound to; the newer ones only when given, so that cursors issued before them stay valid. */
 const listFilters = (filters: ListFilters) => [
-  filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null, ...(filters.buyer === undefined ? [] : [filters.buyer]),
+  filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null,
+  ...(filters.buyer === undefined ? [] : [filters.buyer]),
+  ...(filters.email === undefined && filters.client_identifier === undefined ? [] : [{ email: filters.email ?? null, client_identifier: filters.client_identifier ?? null }]),
 ];
 const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const codec = cursorCodec('order', ({ c, i }) => (typeof c === 'string' && ISO_Z.test(c) && isId(i) ? { c, i } : undefined));
@@ -53,47 +68,89 @@ export function encodeCursor(storeId: number, filters: ListFilters, position: Po
 
 export function decodeCursor(storeId: number, filters: ListFilters, cursor: string): Position {
   const { c, i } = codec.decode(storeId, listFilters(filters), cursor);
-  // DynamoDB refuses a start key outside the key condition's range: that would be a 500.
+  // DynamoDB refuses a key condition whose range is empty (from above the position): that would be a 500.
   if ((filters.from !== undefined && c < filters.from) || (filters.to !== undefined && c > filters.to)) throw invalidCursor();
   return { created_at: c, id: i };
 }
 
-/** The Query of a filtered list (newest first) and the start key that resumes after `after`. */
-function listQuery(storeId: number, filters: ListFilters) {
-  const index = filters.buyer !== undefined ? ('gsi3' as const) : filters.status ? ('gsi2' as const) : ('gsi1' as const);
-  const partition = filters.buyer !== undefined ? buyerPk(storeId, filters.buyer) : filters.status ? statusPk(storeId, filters.status) : allOrdersPk(storeId);
+/**
+ * The greatest sort key below `sortKey` that a list entry can have, as an inclusive bound: keys
+ * are `<ISO time>#<digits>`, every character below `~`, so lowering the last character and
+ * appending `~` passes every smaller key and stops before `sortKey` itself.
+ */
+const justBelow = (sortKey: string) => `${sortKey.slice(0, -1)}${String.fromCharCode(sortKey.charCodeAt(sortKey.length - 1) - 1)}~`;
+
+/** What one batch of a list read found: the matching orders, and where the read stopped. */
+interface Batch {
+  orders: Order[];
+  examined: number;
+  lastKey: Record<string, unknown> | undefined;
+}
+
+/**
+ * The read of a filtered list (newest first), below `after` when resuming. `filtered` says whether
+ * some orders read may not match (checked after the read), so that a page reads in batches.
+ */
+function listRead(storeId: number, filters: ListFilters, after?: Position) {
+  const email = filters.buyer ?? filters.email;
+  const bySentinel = email === undefined && filters.client_identifier !== undefined;
+  const index = email !== undefined || bySentinel ? ('gsi3' as const) : filters.status ? ('gsi2' as const) : ('gsi1' as const);
+  const partition =
+    email !== undefined ? buyerPk(storeId, email)
+    : bySentinel ? clientPk(storeId, filters.client_identifier!)
+    : filters.status ? statusPk(storeId, filters.status)
+    : allOrdersPk(storeId);
   const names: Record<string, string> = { '#pk': `${index}pk` };
   const values: Record<string, unknown> = { ':pk': partition };
+  // `<to>$` sorts after every `<to>#<id>`: `to` is inclusive; a position is below `to` (decodeCursor).
+  const lower = filters.from;
+  const upper = after ? justBelow(listSk(after.created_at, after.id)) : filters.to ? `${filters.to}$` : undefined;
   let range = '';
-  // `<to>$` sorts after every `<to>#<id>`: `to` is inclusive.
-  if (filters.from && filters.to) {
-    range = ' AND #sk BETWEEN :from AND :to';
-    Object.assign(values, { ':from': filters.from, ':to': `${filters.to}$` });
-  } else if (filters.from) {
-    range = ' AND #sk >= :from';
-    values[':from'] = filters.from;
-  } else if (filters.to) {
-    range = ' AND #sk <= :to';
-    values[':to'] = `${filters.to}$`;
-  }
+  if (lower !== undefined && upper !== undefined) range = ' AND #sk BETWEEN :lower AND :upper';
+  else if (lower !== undefined) range = ' AND #sk >= :lower';
+  else if (upper !== undefined) range = ' AND #sk <= :upper';
   if (range) names['#sk'] = `${index}sk`;
-  let filter: string | undefined;
+  if (lower !== undefined) values[':lower'] = lower;
+  if (upper !== undefined) values[':upper'] = upper;
+  const conditions: string[] = [];
+  // On the buyer's partition the other filters are checked by DynamoDB; a client's sentinels carry none of them.
+  const matches: ((order: OrderItem) => boolean)[] = [];
   if (filters.package !== undefined) {
-    filter = 'contains(package_ids, :package)';
-    values[':package'] = filters.package;
+    if (bySentinel) matches.push((order) => order.package_ids.includes(filters.package!));
+    else {
+      conditions.push('contains(package_ids, :package)');
+      values[':package'] = filters.package;
+    }
+  }
+  if (filters.status && index !== 'gsi2') {
+    if (bySentinel) matches.push((order) => order.status === filters.status);
+    else {
+      conditions.push('#status = :status');
+      names['#status'] = 'status';
+      values[':status'] = filters.status;
+    }
+  }
+  if (filters.client_identifier !== undefined && !bySentinel) {
+    conditions.push('client_identifier = :client');
+    values[':client'] = filters.client_identifier;
   }
   const input: QueryCommandInput = {
     TableName: TABLE,
     IndexName: index,
     KeyConditionExpression: `#pk = :pk${range}`,
-    FilterExpression: filter,
+    FilterExpression: conditions.length > 0 ? conditions.join(' AND ') : undefined,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
     ScanIndexForward: false,
   };
-  const startAfter = (position: Position) => {
-    const sortKey = listSk(position.created_at, position.id);
-    return { ...orderKey(storeId, position.id), [`${index}pk`]: partition, [`${index}sk`]: sortKey };
+  /** One Query from `startKey` (and, for a client's list, the BatchGet of the orders its sentinels name). */
+  const read = async (startKey: Record<string, unknown> | undefined, limit?: number): Promise<Batch> => {
+    const page = await db.send(new QueryCommand({ ...input, Limit: limit, ExclusiveStartKey: startKey }));
+    const items = page.Items ?? [];
+    const orders = bySentinel
+      ? (await getMany(items.map((sentinel) => orderKey(storeId, sentinel.order_id as number)))).flatMap((item) => (item ? [fromItem(item)] : []))
+      : items.map(fromItem);
+    return { orders: orders.filter((order) => matches.every((match) => match(order))).map(toOrder), examined: page.ScannedCount ?? items.length, lastKey: page.LastEvaluatedKey };
   };
   /** The position of a LastEvaluatedKey: its index sort key is `<created_at>#<id>`. */
   const positionOf = (key: Record<string, unknown>): Position => {
@@ -101,40 +158,43 @@ function listQuery(storeId: number, filters: ListFilters) {
     const separator = sortKey.lastIndexOf('#');
     return { created_at: sortKey.slice(0, separator), id: Number(sortKey.slice(separator + 1)) };
   };
-  return { input, startAfter, positionOf };
+  return { read, positionOf, filtered: conditions.length + matches.length > 0 };
 }
 
-/** Every order matching the filters, newest first (page mode). One Query per MB of the range. */
+/**
+ * Every order matching the filters, newest first (page mode): one Query per MB of the partition
+ * and range (and, for a client's list, one BatchGet per 100 of its orders).
+ */
 export async function listOrders(storeId: number, filters: OrderFilters): Promise<Order[]> {
-  const { input } = listQuery(storeId, filters);
+  const { read } = listRead(storeId, filters);
   const orders: Order[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await db.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-    orders.push(...(page.Items ?? []).map((item) => toOrder(fromItem(item))));
-    startKey = page.LastEvaluatedKey;
+    const batch = await read(startKey);
+    orders.push(...batch.orders);
+    startKey = batch.lastKey;
   } while (startKey);
   return orders;
 }
 
-/** Orders examined per Query when the `package` filter drops some after the read. */
+/** Orders examined per Query when some are checked after the read. */
 const FILTERED_BATCH = 200;
-/** Orders one cursor page examines at most (only the `package` filter can make it examine more than it answers). */
+/** Orders one cursor page examines at most (only filters checked after the read can make it examine more than it answers). */
 const EXAMINED_MAX = 1000;
 
 /** One page in cursor mode: `cursor` empty on the first call. */
 export async function listOrdersByCursor(storeId: number, filters: ListFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
-  const { input, startAfter, positionOf } = listQuery(storeId, filters);
+  const after = cursor === '' ? undefined : decodeCursor(storeId, filters, cursor);
+  const { read, positionOf, filtered } = listRead(storeId, filters, after);
   const wanted = pageSize + 1;
   const orders: Order[] = [];
   let examined = 0;
-  let startKey: Record<string, unknown> | undefined = cursor === '' ? undefined : startAfter(decodeCursor(storeId, filters, cursor));
+  let startKey: Record<string, unknown> | undefined;
   do {
-    const limit = input.FilterExpression ? FILTERED_BATCH : wanted - orders.length;
-    const page = await db.send(new QueryCommand({ ...input, Limit: limit, ExclusiveStartKey: startKey }));
-    examined += page.ScannedCount ?? 0;
-    orders.push(...(page.Items ?? []).map((item) => toOrder(fromItem(item))));
-    startKey = page.LastEvaluatedKey;
+    const batch = await read(startKey, filtered ? FILTERED_BATCH : wanted - orders.length);
+    examined += batch.examined;
+    orders.push(...batch.orders);
+    startKey = batch.lastKey;
   } while (startKey && orders.length < wanted && examined < EXAMINED_MAX);
   if (orders.length > pageSize) {
     const data = orders.slice(0, pageSize);

@@ -3,6 +3,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { commandPuts } from '#lib/db/command.ts';
 import { customerKey } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
@@ -34,6 +35,7 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } f
  * |                                 | packages' releases                                                          |       |
  * | status by internal_id (public)  | GetItem sentinel + GetItem order                                            | 2     |
  * | a buyer's order by internal_id  | BatchGet (sentinel, customer: e-mails must match) + GetItem order           | 2     |
+ * | index an older order's client   | UpdateItem sentinel SET gsi3pk/gsi3sk if absent (`indexOrderClient`)        | 1     |
  *
  * Commands are rendered when the order is placed (every input of a template is known then) and
  * kept in the order item (`deliveries`): an approval delivers what was sold, even if the package
@@ -48,9 +50,10 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } f
  * Ids of commands allocated by an approval that then lost the race are skipped (gaps).
  *
  * The list indexes (gsi1 all orders, gsi2 by status, gsi3 a buyer's orders by lower-case
- * client_email) are keyed `<created_at>#<id>`; the status changes below move gsi2pk with the
- * status. gsi3 is an index rather than an index item per order because it costs no write of its
- * own and follows the order's status changes for free (its projection is the order itself).
+ * client_email; gsi3 also holds the internal_id sentinels by client_identifier) are keyed
+ * `<created_at>#<id>`; the status changes below move gsi2pk with the status. The buyer list is an
+ * index rather than an index item per order because it costs no write of its own and follows the
+ * order's status changes for free (its projection is the order itself).
  */
 const ORDER = 'ORDER';
 
@@ -61,6 +64,8 @@ const internalIdKey = (storeId: number, internalId: string) => ({ pk: storePk(st
 export const allOrdersPk = (storeId: number) => `${storePk(storeId)}#ORDER`;
 export const statusPk = (storeId: number, status: OrderStatus) => `${storePk(storeId)}#ORDER#${status}`;
 export const buyerPk = (storeId: number, email: string) => `${storePk(storeId)}#BUYER#${email.toLowerCase()}`;
+/** gsi3 partition of the internal_id sentinels of one client_identifier (exact: identifiers are case-sensitive). */
+export const clientPk = (storeId: number, clientIdentifier: string) => `${storePk(storeId)}#CLIENT#${clientIdentifier}`;
 export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${padId(orderId)}`;
 
 /** What a reversal still owes, on the order item between the status change and the last effect. */
@@ -150,7 +155,7 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
       item: {
         Put: {
           TableName: TABLE,
-          Item: { ...internalIdKey(storeId, item.internal_id), entity: 'ORDER_INTERNAL', store_id: storeId, order_id: item.id, client_email: item.client_email },
+          Item: { ...internalIdKey(storeId, item.internal_id), entity: 'ORDER_INTERNAL', store_id: storeId, order_id: item.id, client_email: item.client_email, ...clientIndex(storeId, item) },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -158,6 +163,40 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
     },
     ...writes,
   ]);
+}
+
+/**
+ * The sentinel's entry in the client_identifier index (gsi3, `STORE#<s>#CLIENT#<identifier>`,
+ * same sort key as the order lists). The order item's three index slots are taken (all orders,
+ * by status, by buyer), so the sentinel written in the same transaction carries it: no write of
+ * its own, and it never changes (an order's client does not). Sparse: no entry without an identifier.
+ */
+const clientIndex = (storeId: number, order: Pick<PlacedOrder, 'client_identifier' | 'created_at' | 'id'>) =>
+  order.client_identifier ? { gsi3pk: clientPk(storeId, order.client_identifier), gsi3sk: listSk(order.created_at, order.id) } : {};
+
+/**
+ * Gives the sentinel of an order written before the client_identifier index its entry (the admin
+ * command `order index-clients`): idempotent, and a no-op for a sentinel that already has one.
+ * Answers whether it wrote.
+ */
+export async function indexOrderClient(order: Pick<PlacedOrder, 'store_id' | 'internal_id' | 'client_identifier' | 'created_at' | 'id'>): Promise<boolean> {
+  const index = clientIndex(order.store_id, order);
+  if (!index.gsi3pk) return false;
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: internalIdKey(order.store_id, order.internal_id),
+        UpdateExpression: 'SET gsi3pk = :pk, gsi3sk = :sk',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(gsi3pk)',
+        ExpressionAttributeValues: { ':pk': index.gsi3pk, ':sk': index.gsi3sk },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalFailure(error)) return false;
+    throw error;
+  }
 }
 
 export async function getOrderItem(storeId: number, orderId: number): Promise<OrderItem> {

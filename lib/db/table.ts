@@ -5,7 +5,7 @@
  * Every item has `pk`/`sk` and `store_id` (except the global store sequence and the
  * domain/credential lookup items, which carry the store_id they point to).
  * GSI1 and GSI2 are overloaded: each entity module documents what it writes there. GSI3 holds
- * only orders, by buyer (lib/db/order.ts).
+ * only orders, by buyer, and their internal_id sentinels, by client_identifier (lib/db/order.ts).
  */
 export const tableKeys = {
   partitionKey: 'pk',

@@ -10,7 +10,7 @@ import { HttpError, unavailable } from '#lib/errors.ts';
 import { multipartFileBody } from '#lib/http/multipart.ts';
 import { BASE_HEADERS, jsonResponse, Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
-import { parsePart } from '#lib/http/validate.ts';
+import { checkQueryNames, parsePart } from '#lib/http/validate.ts';
 import { withRequestLog } from '#lib/http/request-log.ts';
 import type { MultipartFileBody } from '#lib/schemas/common.ts';
 
@@ -104,6 +104,8 @@ function inputValidation(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGate
   return {
     before: async (request) => {
       const { event } = request;
+      // A browser's preflight carries the query of the request it precedes: that request's route judges it.
+      if (route.method !== 'OPTIONS') checkQueryNames(route.query, event);
       event.input = {
         params: route.params ? parsePart('params', route.params, event.pathParameters ?? {}) : undefined,
         query: route.query ? parsePart('query', route.query, event.queryStringParameters ?? {}) : undefined,

@@ -149,7 +149,8 @@ export const CURSOR_MAX = 512;
 
 /**
  * Page mode (`page`, `limit`) or, when `page_cursor` is present (empty on the first call),
- * cursor mode (`page_size`); the filters work in both. In cursor mode `page`/`limit` are ignored.
+ * cursor mode (`page_size`); the filters work in both and combine (lib/db/order-list.ts says which
+ * index answers each combination). In cursor mode `page`/`limit` are ignored.
  */
 export const orderListQuery = v.pipe(
   v.object({
@@ -160,6 +161,19 @@ export const orderListQuery = v.pipe(
     from: v.optional(timestampInput),
     to: v.optional(timestampInput),
     package: v.optional(queryInt('package', Number.MAX_SAFE_INTEGER)),
+    /** The client e-mail, ignoring case (a buyer's orders, guest orders under that e-mail included). */
+    email: v.optional(
+      v.pipe(
+        v.string(),
+        v.trim(),
+        v.minLength(1, 'email must not be empty'),
+        v.maxLength(EMAIL_MAX, `email must be at most ${EMAIL_MAX} characters`),
+        v.email('email must be an e-mail address'),
+        v.toLowerCase(),
+      ),
+    ),
+    /** The client identifier exactly as the order holds it (case counts: it names an account in the game). */
+    client_identifier: v.optional(text('client_identifier', CLIENT_FIELD_MAX)),
   }),
   v.forward(
     v.check((query) => !query.from || !query.to || query.from <= query.to, 'from must not be after to'),
@@ -184,7 +198,7 @@ export type OrderPackageLine = Omit<v.InferOutput<typeof orderPackageResource>, 
 export type OrderVariable = v.InferOutput<typeof orderVariableResource>;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export type OrderListQuery = v.InferOutput<typeof orderListQuery>;
-export type OrderFilters = Pick<OrderListQuery, 'status' | 'from' | 'to' | 'package'>;
+export type OrderFilters = Pick<OrderListQuery, 'status' | 'from' | 'to' | 'package' | 'email' | 'client_identifier'>;
 export type OrderCursorPage = v.InferOutput<typeof orderCursorPage>;
 
 /** A command of the order, rendered when the order is placed (all it depends on is known then). */

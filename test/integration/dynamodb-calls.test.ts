@@ -32,6 +32,9 @@ describe('DynamoDB calls per request', () => {
     // invalid body: only the credential was read
     expect(calls(await store.post('/v1/app/tag', { name: '' }))).toBe(1);
     expect(calls(await store.as('sat_nope').get('/v1/app/tag'))).toBe(1);
+    // a query parameter the route does not take: only the credential was read
+    expect(calls(await store.get('/v1/app/order?email_address=a@example.com'))).toBe(1);
+    expect(calls(await store.get('/v1/app/order?status=PENDING&status=APPROVED'))).toBe(1);
   });
 });
 

@@ -28,6 +28,12 @@ describe('cursor pages filtered by package', () => {
     // The next page starts after that order.
     send.mockReset().mockResolvedValue({ Items: [], Count: 0, ScannedCount: 12 });
     expect(await listOrdersByCursor(1, { package: 7 }, page.next_cursor!, 50)).toEqual({ data: [], next_cursor: null });
-    expect(send.mock.calls[0]![0].input.ExclusiveStartKey).toEqual(lastExamined);
+    const resumed = send.mock.calls[0]![0].input;
+    expect(resumed.KeyConditionExpression).toBe('#pk = :pk AND #sk <= :upper');
+    expect(resumed.ExclusiveStartKey).toBeUndefined();
+    // Below order 700's key, above every key an earlier order (699, or 700's predecessors in time) can have.
+    const upper = resumed.ExpressionAttributeValues[':upper'] as string;
+    expect(upper < lastExamined.gsi1sk).toBe(true);
+    expect(upper > '2026-05-01T00:00:00.000Z#000000000699').toBe(true);
   });
 });
