@@ -47,7 +47,9 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     return { store_id: storeId, api_token, credential_id };
   },
   async 'token revoke'(flags) {
-    const revoked = await revokeCredential(parsed(secretInput('--token'), flags.token), 'api_token');
+    // The store is part of the revoke's condition: a token is revoked only as the store it belongs to.
+    const storeId = await existingStore(flags.store);
+    const revoked = await revokeCredential(parsed(secretInput('--token'), flags.token), 'api_token', storeId);
     if (!revoked) throw notFound('API token');
     return { revoked: true };
   },
@@ -65,7 +67,8 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     return { store_id: storeId, key, credential_id, scopes };
   },
   async 'key revoke'(flags) {
-    const revoked = await revokeCredential(parsed(secretInput('--key'), flags.key), 'api_key');
+    const storeId = await existingStore(flags.store);
+    const revoked = await revokeCredential(parsed(secretInput('--key'), flags.key), 'api_key', storeId);
     if (!revoked) throw notFound('API key');
     return { revoked: true };
   },

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
 import { issueLoginCode, LOGIN_CODE_TTL_SECONDS, loginCodeKey } from '#lib/db/login-code.ts';
+import { serverKeys } from '#lib/server-secret.ts';
 import { buyerLogin, lastCode, mailsTo, outbox, requestCode, sessionCookieOf, sessionLogin, uniqueEmail, verify } from '../support/buyer.ts';
 import { atTime, call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
@@ -172,7 +173,7 @@ describe('POST /v1/webstore/auth/verify', () => {
   it('refuses an expired code even when it is right', async () => {
     const store = await newStore();
     const email = uniqueEmail();
-    const { code } = await issueLoginCode(store.storeId, email, Date.now() - (LOGIN_CODE_TTL_SECONDS + 1) * 1000);
+    const { code } = await issueLoginCode(await serverKeys(), store.storeId, email, Date.now() - (LOGIN_CODE_TTL_SECONDS + 1) * 1000);
     const res = await verify(store.domain, email, code);
     expect(res.status).toBe(401);
     expect(firstError(res).code).toBe('LOGIN_CODE_INVALID');
