@@ -4,7 +4,7 @@ import { routeEntries } from '#lib/routes/index.ts';
 import { buyerLogin, lastCode, sessionCookieOf, sessionLogin, uniqueEmail } from '../support/buyer.ts';
 import { approvedOrder, claim, createServer } from '../support/delivery.ts';
 import { createPackage } from '../support/builders.ts';
-import { call, firstError, newStore } from '../support/client.ts';
+import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /**
  * Every credential is its store's: presented through another store's host or x-store-domain it
@@ -23,6 +23,8 @@ describe("store A's session cookie on store B's domain", () => {
     expect(res.status).toBe(401);
     expect(firstError(res).code).toBe('CUSTOMER_UNAUTHENTICATED');
     expect(res.headers['set-cookie']).toBeUndefined();
+    // The BatchGet (domain + cookie) that finds it foreign, and no delete.
+    expect(dynamoDbCalls(res)).toBe(1);
     expect((await handoffAt(a.domain, cookie)).status).toBe(200);
     // At its own store the same cookie logs out, once.
     expect((await call('POST', '/auth/logout', { host: a.domain, cookie })).status).toBe(200);
