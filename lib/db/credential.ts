@@ -17,8 +17,11 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | credential by secret               | pk `CRED#<sha256>`, sk `#CRED`       |
  * | store of a domain (+ its allowed origins) | GetItem `DOMAIN#<domain>`, `#DOMAIN`  |
  * | credential + store of a domain     | BatchGet of the above and `DOMAIN#<domain>` |
+ * | revoke (logout, new login, admin)  | DeleteItem `CRED#<sha256>` if `kind = :kind AND store_id = :store` |
  *
- * | revoke                             | DeleteItem `CRED#<sha256>` if `kind = :kind AND store_id = :store` |
+ * A lookup by secret cannot carry a condition (the operator's secret alone names its store), so
+ * lib/http/auth.ts compares the credential's store with the Host's or x-store-domain's after the
+ * read; every write that ends a credential holds the store in its own condition.
  *
  * Revocation deletes the item, so the next request with that secret finds nothing: lookups are
  * strongly consistent reads, because an eventually consistent one may still return a revoked
