@@ -8,6 +8,6 @@ import { buyerRoutes } from '#lib/routes/buyer.ts';
 const route = buyerRoutes['auth-store-verify'];
 
 export const handler = defineHandler(route, async ({ auth, body }) => {
-  const { session, customer } = await loginWithSession(auth.storeId, body.email, body.code, auth.secret);
+  const { session, customer } = await loginWithSession(auth.storeId, body.email, body.code, auth.sessionOfStore ? auth.secret : undefined);
   return reply(200, parse(route.response, { expires_in: session.maxAgeSeconds, customer }), { cookies: [sessionCookie(session.secret, session.maxAgeSeconds)] });
 });

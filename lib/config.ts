@@ -30,6 +30,14 @@ export const config = {
   get functionGroup(): string {
     return process.env.FUNCTION_GROUP ?? 'ungrouped';
   },
+  /** The server secret (keyed hashes, lib/server-secret.ts): its Secrets Manager ARN on AWS, set only on the functions that use it. */
+  get serverSecretArn(): string | undefined {
+    return optional('SERVER_SECRET_ARN');
+  },
+  /** The server secret's file on the local stack (`<LOCAL_DIR>/server-secret.json`, mode 0600). */
+  get serverSecretFile(): string | undefined {
+    return optional('SERVER_SECRET_FILE');
+  },
   /** Point the SDK at DynamoDB Local or another endpoint; unset on AWS. */
   dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
   s3Endpoint: optional('S3_ENDPOINT'),

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Secrets (API tokens, API keys, buyer access tokens, session ids, handoffs) are 256 random
@@ -20,3 +20,35 @@ export const SECRET_PREFIX = {
   session: 'sss',
   handoff: 'sho',
 } as const;
+
+/**
+ * The server secret (lib/server-secret.ts): `current` keys every new hash; `previous`, while a
+ * rotation's grace period lasts, is still accepted when a hash is checked.
+ */
+export interface ServerKeys {
+  current: string;
+  previous?: string;
+}
+
+/**
+ * HMAC-SHA256 under a server key, for what a table dump must not let anyone brute-force (a
+ * 6-digit login code has only 10^6 values) and what a client carries back (cursors, quote ids):
+ * without the key, neither can be recomputed.
+ */
+export function keyedHash(key: string, message: string): string {
+  return createHmac('sha256', key).update(message, 'utf8').digest('base64url');
+}
+
+/** The hashes a presented value may match: under the current key, then the previous one (rotation grace). */
+export function acceptedHashes(keys: ServerKeys, message: string): string[] {
+  return [keys.current, ...(keys.previous ? [keys.previous] : [])].map((key) => keyedHash(key, message));
+}
+
+/** True when `mac` is the (possibly truncated, `length` characters) keyed hash of `message` under an accepted key; constant time per key. */
+export function macMatches(keys: ServerKeys, message: string, mac: string, length: number): boolean {
+  const presented = Buffer.from(mac);
+  return acceptedHashes(keys, message).some((hash) => {
+    const expected = Buffer.from(hash.slice(0, length));
+    return presented.length === expected.length && timingSafeEqual(presented, expected);
+  });
+}

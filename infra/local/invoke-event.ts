@@ -29,7 +29,8 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
     },
     login_code: async () => {
       const { issueLoginCode } = await import('#lib/db/login-code.ts');
-      return storeId ? (await issueLoginCode(storeId, DEMO_BUYER_EMAIL)).code : undefined;
+      const { serverKeys } = await import('#lib/server-secret.ts');
+      return storeId ? (await issueLoginCode(await serverKeys(), storeId, DEMO_BUYER_EMAIL)).code : undefined;
     },
     handoff: async () => {
       const { issueHandoffForCustomer } = await import('#lib/flows/handoff.ts');

@@ -29,6 +29,8 @@ Object.assign(env, {
   INSECURE_COOKIES: '1',
   PLAIN_HTTP_STORE_ORIGINS: '1',
   WEBHOOK_LOCAL_TARGETS: '1',
+  // The running stack's secret (it made the file on its first start): codes and cursors it checks are made with it.
+  SERVER_SECRET_FILE: env.SERVER_SECRET_FILE || join(localDir, 'server-secret.json'),
 });
 env.IMAGES_BASE_URL ||= `${env.S3_ENDPOINT}/${env.IMAGES_BUCKET}`;
 

@@ -65,6 +65,7 @@ export class AreaStack extends Stack {
           IMAGES_BASE_URL: props.data.imagesBaseUrl,
           ...(uses.has('images') && { IMAGES_BUCKET: props.data.imagesBucketName }),
           ...(uses.has('mail') && { MAILER: 'ses', ...(props.mailFrom && { MAIL_FROM: props.mailFrom }) }),
+          ...(uses.has('secret') && { SERVER_SECRET_ARN: props.data.serverSecretArn }),
         },
       });
       this.grantRouteAccess(endpoint, spec);
@@ -96,7 +97,7 @@ export class AreaStack extends Stack {
 
   /**
    * Least privilege from the route entry: the table actions of its access (table-grant.ts);
-   * bucket and SES only for their users.
+   * bucket, SES and the server secret only for their users.
    */
   private grantRouteAccess(endpoint: EndpointFunction, spec: RouteSpec): void {
     const { data, mailFrom } = this.props;
@@ -125,6 +126,9 @@ export class AreaStack extends Stack {
         id: `AwsSolutions-IAM5[Resource::${this.exportNameOf(data.imagesBucketArn)}/*]`,
         reason: 'Image objects get a new random key per upload, so the keys are not known in advance.',
       });
+    }
+    if (uses.has('secret')) {
+      endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [data.serverSecretArn] }));
     }
     if (uses.has('mail')) {
       endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ses:SendEmail'], resources: this.mailIdentityArns(mailFrom) }));

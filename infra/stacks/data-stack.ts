@@ -3,6 +3,7 @@ import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { tableKeys, tableStream } from '#lib/db/table.ts';
 import { isProduction, removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
@@ -23,6 +24,8 @@ export interface DataExports {
   imagesBaseUrl: string;
   /** The table's stream, which the webhook router reads (infra/stacks/webhook-stack.ts). */
   tableStreamArn: string;
+  /** The server secret of the keyed hashes (lib/server-secret.ts), readable only by the functions whose route `uses: ['secret']`. */
+  serverSecretArn: string;
 }
 
 /**
@@ -33,6 +36,7 @@ export class StoreDataStack extends Stack {
   readonly table: dynamodb.Table;
   readonly imagesBucket: s3.Bucket;
   readonly imagesCdn: cloudfront.Distribution;
+  readonly serverSecret: secretsmanager.Secret;
   readonly exports: DataExports;
 
   constructor(scope: Construct, id: string, props: StageStackProps) {
@@ -80,6 +84,18 @@ export class StoreDataStack extends Stack {
       cors: [{ allowedMethods: [s3.HttpMethods.POST], allowedOrigins: ['*'], allowedHeaders: ['*'], maxAge: 3600 }],
     });
 
+    // The key of every keyed hash (login codes, cursors, quote ids), generated at deploy: no manual
+    // step. JSON {"current": ...}; a rotation adds "previous" (README, "The server secret").
+    this.serverSecret = new secretsmanager.Secret(this, 'ServerSecret', {
+      description: `${this.stackName}: key of the keyed hashes (login codes, cursors, quote ids)`,
+      generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'current', passwordLength: 64, excludePunctuation: true },
+      removalPolicy: removalPolicyOf(props.stage),
+    });
+    Validations.of(this.serverSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Rotated by hand in steps (README, "The server secret"): the previous key must stay accepted for a grace period, which a single-step rotation Lambda would not keep.',
+    });
+
     this.imagesCdn = this.createImagesCdn(accessLogsBucket);
     const imagesBaseUrl = `https://${this.imagesCdn.distributionDomainName}`;
 
@@ -91,6 +107,7 @@ export class StoreDataStack extends Stack {
       imagesBucketArn: exportAs('ImagesBucketArn', this.imagesBucket.bucketArn),
       imagesBaseUrl: exportAs('ImagesBaseUrl', imagesBaseUrl),
       tableStreamArn: exportAs('TableStreamArn', this.table.tableStreamArn!),
+      serverSecretArn: exportAs('ServerSecretArn', this.serverSecret.secretArn),
     };
 
     new CfnOutput(this, 'ImagesUrl', { value: imagesBaseUrl, description: 'Public base URL of package images' });

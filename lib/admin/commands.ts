@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { createApiKey, createApiToken, DELIVERY_SCOPE, revokeCredential } from '#lib/db/credential.ts';
 import { indexOrderClient } from '#lib/db/order.ts';
@@ -50,7 +51,9 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     return { store_id: storeId, api_token, credential_id };
   },
   async 'token revoke'(flags) {
-    const revoked = await revokeCredential(parsed(secretInput('--token'), flags.token), 'api_token');
+    // The store is part of the revoke's condition: a token is revoked only as the store it belongs to.
+    const storeId = await existingStore(flags.store);
+    const revoked = await revokeCredential(parsed(secretInput('--token'), flags.token), 'api_token', storeId);
     if (!revoked) throw notFound('API token');
     return { revoked: true };
   },
@@ -77,8 +80,10 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     const storeId = await existingStore(flags.store);
     let orders = 0;
     let indexed = 0;
+    // The cursors never leave this process: a throwaway key signs them instead of the server secret.
+    const keys = { current: randomBytes(32).toString('hex') };
     for (let cursor: string | null = ''; cursor !== null; ) {
-      const page: OrderCursorPage = await listOrdersByCursor(storeId, {}, cursor, PAGE_SIZE_MAX);
+      const page: OrderCursorPage = await listOrdersByCursor(storeId, {}, cursor, PAGE_SIZE_MAX, keys);
       const written = await Promise.all(page.data.map((order) => indexOrderClient(order)));
       orders += page.data.length;
       indexed += written.filter(Boolean).length;
@@ -87,7 +92,8 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     return { store_id: storeId, orders, indexed };
   },
   async 'key revoke'(flags) {
-    const revoked = await revokeCredential(parsed(secretInput('--key'), flags.key), 'api_key');
+    const storeId = await existingStore(flags.store);
+    const revoked = await revokeCredential(parsed(secretInput('--key'), flags.key), 'api_key', storeId);
     if (!revoked) throw notFound('API key');
     return { revoked: true };
   },

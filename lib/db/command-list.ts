@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { COMMAND, toCommand, toRecord } from '#lib/db/command.ts';
+import type { ServerKeys } from '#lib/crypto.ts';
 import { cursorCodec, isId } from '#lib/db/cursor.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
 import type { CommandCursorPage, CommandFilters, CommandRecord } from '#lib/schemas/command.ts';
@@ -19,9 +20,9 @@ import type { CommandCursorPage, CommandFilters, CommandRecord } from '#lib/sche
 
 const codec = cursorCodec('command', ({ i }) => (isId(i) ? { i } : undefined));
 const listFilters = (filters: CommandFilters) => [filters.status ?? null, filters.server ?? null, filters.order ?? null];
-export const encodeCommandCursor = (storeId: number, filters: CommandFilters, id: number) => codec.encode(storeId, listFilters(filters), { i: id });
+export const encodeCommandCursor = (storeId: number, filters: CommandFilters, id: number, keys: ServerKeys) => codec.encode(storeId, listFilters(filters), { i: id }, keys);
 /** The id a cursor resumes below (exclusive). */
-export const decodeCommandCursor = (storeId: number, filters: CommandFilters, cursor: string) => codec.decode(storeId, listFilters(filters), cursor).i;
+export const decodeCommandCursor = (storeId: number, filters: CommandFilters, cursor: string, keys: ServerKeys) => codec.decode(storeId, listFilters(filters), cursor, keys).i;
 
 /** Commands examined per Query when a filter drops some after the read, and at most per page. */
 const FILTERED_BATCH = 200;
@@ -32,8 +33,8 @@ const EXAMINED_MAX = 1000;
  * server after the read: a page examines at most 1000 commands, so it may be short, even empty,
  * and still carry a cursor. (The `order` filter is served from the order's own ids: lib/flows/command.ts.)
  */
-export async function listCommandsPage(storeId: number, filters: CommandFilters, cursor: string, pageSize: number): Promise<CommandCursorPage> {
-  const below = cursor === '' ? undefined : decodeCommandCursor(storeId, filters, cursor);
+export async function listCommandsPage(storeId: number, filters: CommandFilters, cursor: string, pageSize: number, keys: ServerKeys): Promise<CommandCursorPage> {
+  const below = cursor === '' ? undefined : decodeCommandCursor(storeId, filters, cursor, keys);
   const conditions: string[] = [];
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':pk': storePk(storeId), ':from': `${COMMAND}#`, ':to': below === undefined ? `${COMMAND}$` : entitySk(COMMAND, below - 1) };
@@ -71,8 +72,8 @@ export async function listCommandsPage(storeId: number, filters: CommandFilters,
   } while (startKey && records.length < wanted && examined < EXAMINED_MAX);
   if (records.length > pageSize) {
     const data = records.slice(0, pageSize);
-    return { data: data.map(toCommand), next_cursor: encodeCommandCursor(storeId, filters, data[data.length - 1]!.id) };
+    return { data: data.map(toCommand), next_cursor: encodeCommandCursor(storeId, filters, data[data.length - 1]!.id, keys) };
   }
   const lastExamined = startKey ? Number(String(startKey.sk).slice(COMMAND.length + 1)) : undefined;
-  return { data: records.map(toCommand), next_cursor: lastExamined ? encodeCommandCursor(storeId, filters, lastExamined) : null };
+  return { data: records.map(toCommand), next_cursor: lastExamined ? encodeCommandCursor(storeId, filters, lastExamined, keys) : null };
 }

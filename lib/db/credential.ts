@@ -17,6 +17,11 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | credential by secret               | pk `CRED#<sha256>`, sk `#CRED`       |
  * | store of a domain (+ its allowed origins) | GetItem `DOMAIN#<domain>`, `#DOMAIN`  |
  * | credential + store of a domain     | BatchGet of the above and `DOMAIN#<domain>` |
+ * | revoke (logout, new login, admin)  | DeleteItem `CRED#<sha256>` if `kind = :kind AND store_id = :store` |
+ *
+ * A lookup by secret cannot carry a condition (the operator's secret alone names its store), so
+ * lib/http/auth.ts compares the credential's store with the Host's or x-store-domain's after the
+ * read; every write that ends a credential holds the store in its own condition.
  *
  * Revocation deletes the item, so the next request with that secret finds nothing: lookups are
  * strongly consistent reads, because an eventually consistent one may still return a revoked
@@ -110,15 +115,20 @@ export async function issueSession(storeId: number, customerId: number, ttlSecon
   return { sessionId, expires_at: expiresAt, max_age: ttlSeconds };
 }
 
-/** Deletes the credential if it is of the given kind. False when there was none to revoke. */
-export async function revokeCredential(secret: string, kind: CredentialKind): Promise<boolean> {
+/**
+ * Deletes the credential if it is of the given kind AND belongs to the given store: both are in
+ * the delete's condition, so a secret presented through another store's host or domain (or as
+ * the wrong kind) revokes nothing, even when a caller skipped the lookup. False when there was
+ * no such credential to revoke.
+ */
+export async function revokeCredential(secret: string, kind: CredentialKind, storeId: number): Promise<boolean> {
   try {
     await db.send(
       new DeleteCommand({
         TableName: TABLE,
         Key: credentialKey(hashSecret(secret)),
-        ConditionExpression: 'kind = :kind',
-        ExpressionAttributeValues: { ':kind': kind },
+        ConditionExpression: 'kind = :kind AND store_id = :store',
+        ExpressionAttributeValues: { ':kind': kind, ':store': storeId },
       }),
     );
     return true;

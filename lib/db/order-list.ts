@@ -4,6 +4,7 @@ import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { allOrdersPk, buyerPk, clientPk, fromItem, listSk, orderKey, statusPk, toOrder, type OrderItem } from '#lib/db/order.ts';
+import type { ServerKeys } from '#lib/crypto.ts';
 import { customerUnauthenticated } from '#lib/errors.ts';
 import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
 
@@ -62,12 +63,12 @@ interface Position {
   id: number;
 }
 
-export function encodeCursor(storeId: number, filters: ListFilters, position: Position): string {
-  return codec.encode(storeId, listFilters(filters), { c: position.created_at, i: position.id });
+export function encodeCursor(storeId: number, filters: ListFilters, position: Position, keys: ServerKeys): string {
+  return codec.encode(storeId, listFilters(filters), { c: position.created_at, i: position.id }, keys);
 }
 
-export function decodeCursor(storeId: number, filters: ListFilters, cursor: string): Position {
-  const { c, i } = codec.decode(storeId, listFilters(filters), cursor);
+export function decodeCursor(storeId: number, filters: ListFilters, cursor: string, keys: ServerKeys): Position {
+  const { c, i } = codec.decode(storeId, listFilters(filters), cursor, keys);
   // DynamoDB refuses a key condition whose range is empty (from above the position): that would be a 500.
   if ((filters.from !== undefined && c < filters.from) || (filters.to !== undefined && c > filters.to)) throw invalidCursor();
   return { created_at: c, id: i };
@@ -182,9 +183,9 @@ const FILTERED_BATCH = 200;
 /** Orders one cursor page examines at most (only filters checked after the read can make it examine more than it answers). */
 const EXAMINED_MAX = 1000;
 
-/** One page in cursor mode: `cursor` empty on the first call. */
-export async function listOrdersByCursor(storeId: number, filters: ListFilters, cursor: string, pageSize: number): Promise<OrderCursorPage> {
-  const after = cursor === '' ? undefined : decodeCursor(storeId, filters, cursor);
+/** One page in cursor mode: `cursor` empty on the first call; `keys` make and check the cursors (lib/server-secret.ts). */
+export async function listOrdersByCursor(storeId: number, filters: ListFilters, cursor: string, pageSize: number, keys: ServerKeys): Promise<OrderCursorPage> {
+  const after = cursor === '' ? undefined : decodeCursor(storeId, filters, cursor, keys);
   const { read, positionOf, filtered } = listRead(storeId, filters, after);
   const wanted = pageSize + 1;
   const orders: Order[] = [];
@@ -198,15 +199,15 @@ export async function listOrdersByCursor(storeId: number, filters: ListFilters, 
   } while (startKey && orders.length < wanted && examined < EXAMINED_MAX);
   if (orders.length > pageSize) {
     const data = orders.slice(0, pageSize);
-    return { data, next_cursor: encodeCursor(storeId, filters, data[data.length - 1]!) };
+    return { data, next_cursor: encodeCursor(storeId, filters, data[data.length - 1]!, keys) };
   }
   // No match beyond this page: the list is over, or EXAMINED_MAX ran out first (resume after the last order examined).
-  return { data: orders, next_cursor: startKey ? encodeCursor(storeId, filters, positionOf(startKey)) : null };
+  return { data: orders, next_cursor: startKey ? encodeCursor(storeId, filters, positionOf(startKey), keys) : null };
 }
 
 /** The logged-in buyer's own orders (by e-mail, ignoring case; guest orders under it included), newest first. */
-export async function listBuyerOrders(storeId: number, customerId: number, cursor: string, pageSize: number): Promise<OrderCursorPage> {
+export async function listBuyerOrders(storeId: number, customerId: number, cursor: string, pageSize: number, keys: ServerKeys): Promise<OrderCursorPage> {
   const customer = await findCustomer(storeId, customerId);
   if (!customer) throw customerUnauthenticated();
-  return listOrdersByCursor(storeId, { buyer: customer.email.toLowerCase() }, cursor, pageSize);
+  return listOrdersByCursor(storeId, { buyer: customer.email.toLowerCase() }, cursor, pageSize, keys);
 }

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keyedHash, macMatches, type ServerKeys } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
 
@@ -11,9 +13,29 @@ import { storePk } from '#lib/db/keys.ts';
  * | issue                   | PutItem `STORE#<s> / QUOTE#<quote_id>` (TTL `expires_epoch`) | 1 |
  * | read at checkout        | in the cart's BatchGet (lib/db/cart.ts)               | 0 extra |
  *
- * The key holds the store, so a quote id of another store finds nothing. TTL deletion lags
+ * The key holds the store, so a quote id of another store finds nothing. A quote id is 128 random
+ * bits and an HMAC of them and the store under the server secret (`<random>.<mac>`): the checkout
+ * honours only an id whose MAC is right for ITS store (`quoteIdValid`, no read for any other), so
+ * an edited id, one of another store, or one put together from a table dump (which holds ids but
+ * not how to MAC a new one) is simply priced now. Made with the current key; the previous one is
+ * accepted while a rotation's grace period lasts (longer than a quote lives). TTL deletion lags
  * (days on AWS): the checkout compares `expires_at` with its own clock, never trusting absence.
  */
+const MAC_LENGTH = 22;
+const quoteMessage = (storeId: number, random: string) => `quote:v1:${storeId}:${random}`;
+
+/** A new quote id of this store. */
+export function newQuoteId(keys: ServerKeys, storeId: number): string {
+  const random = randomBytes(16).toString('base64url');
+  return `${random}.${keyedHash(keys.current, quoteMessage(storeId, random)).slice(0, MAC_LENGTH)}`;
+}
+
+/** True for an id this server issued for this store (under the current or the previous key). */
+export function quoteIdValid(keys: ServerKeys, storeId: number, quoteId: string): boolean {
+  const [random, mac, ...rest] = quoteId.split('.');
+  return Boolean(random && mac && rest.length === 0 && macMatches(keys, quoteMessage(storeId, random), mac, MAC_LENGTH));
+}
+
 export const quoteKey = (storeId: number, quoteId: string) => ({ pk: storePk(storeId), sk: `QUOTE#${quoteId}` });
 
 export interface StoredQuote<P = unknown> {

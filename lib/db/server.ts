@@ -138,7 +138,18 @@ export async function deleteServer(storeId: number, serverId: number): Promise<v
   for (let start = 0; start < keys.length; start += KEYS_PER_TRANSACTION) {
     await transactGuarded(
       keys.slice(start, start + KEYS_PER_TRANSACTION).flatMap((item) => [
-        { item: { Delete: { TableName: TABLE, Key: credentialKey(item.credential_hash as string) } } },
+        {
+          // A key is revoked only as this store's (as every revoke, lib/db/credential.ts); gone already is fine.
+          item: {
+            Delete: {
+              TableName: TABLE,
+              Key: credentialKey(item.credential_hash as string),
+              ConditionExpression: 'attribute_not_exists(pk) OR store_id = :store',
+              ExpressionAttributeValues: { ':store': storeId },
+            },
+          },
+          onConditionFailed: () => new Error(`server key index of store ${storeId} names another store's credential`),
+        },
         { item: { Delete: { TableName: TABLE, Key: { pk: item.pk as string, sk: item.sk as string } } } },
       ]),
     );

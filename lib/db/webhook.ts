@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
+import type { ServerKeys } from '#lib/crypto.ts';
 import { cursorCodec, isId } from '#lib/db/cursor.ts';
 import { deleteOne, getMany, patchOne, putNew } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
@@ -241,8 +242,8 @@ const toDelivery = (item: Record<string, unknown>): WebhookDelivery => {
 };
 
 /** A page of the delivery log, newest first; 404 for a webhook that is not the store's. */
-export async function listDeliveries(storeId: number, webhookId: number, cursor: string, pageSize: number): Promise<WebhookDeliveryPage> {
-  const after = cursor === '' ? undefined : deliveryCursor.decode(storeId, [webhookId], cursor).i;
+export async function listDeliveries(storeId: number, webhookId: number, cursor: string, pageSize: number, keys: ServerKeys): Promise<WebhookDeliveryPage> {
+  const after = cursor === '' ? undefined : deliveryCursor.decode(storeId, [webhookId], cursor, keys).i;
   const [webhook, page] = await Promise.all([
     db.send(new GetCommand({ TableName: TABLE, Key: webhookKey(storeId, webhookId) })),
     db.send(
@@ -263,7 +264,7 @@ export async function listDeliveries(storeId: number, webhookId: number, cursor:
   const items = (page.Items ?? []).map(toDelivery);
   const data = items.slice(0, pageSize);
   const last = data[data.length - 1];
-  return { data, next_cursor: items.length > pageSize && last ? deliveryCursor.encode(storeId, [webhookId], { i: last.id }) : null };
+  return { data, next_cursor: items.length > pageSize && last ? deliveryCursor.encode(storeId, [webhookId], { i: last.id }, keys) : null };
 }
 
 /** The webhook and one of its attempts, or 404 (another store's, another webhook's, or gone). */

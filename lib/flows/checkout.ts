@@ -1,11 +1,12 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { readCart } from '#lib/db/cart.ts';
 import { toOrder } from '#lib/db/order.ts';
-import { putQuote } from '#lib/db/quote.ts';
+import { newQuoteId, putQuote, quoteIdValid } from '#lib/db/quote.ts';
 import { assessCart, cartSignature, joinFields, type CartRequest } from '#lib/domain/cart.ts';
-import { newPublicId, placeOrder } from '#lib/flows/order.ts';
+import { placeOrder } from '#lib/flows/order.ts';
 import { QUOTE_TTL_SECONDS, type CheckoutBody, type Quote, type QuoteBody } from '#lib/schemas/checkout.ts';
 import type { Order } from '#lib/schemas/order.ts';
+import { serverKeys } from '#lib/server-secret.ts';
 
 /**
  * The storefront's quote and checkout (section 8): the same read (lib/db/cart.ts) and the same
@@ -18,6 +19,9 @@ import type { Order } from '#lib/schemas/order.ts';
  * |          | 4, or 5 with a coupon or a limited package and client_email                              |
  * | checkout | as placing any order (lib/flows/order.ts): 5, or 6; the quote and the buyer are read in   |
  * |          | the first BatchGet                                                                       |
+ *
+ * Quote ids carry a MAC bound to the store under the server secret (lib/db/quote.ts): read once
+ * per container (lib/server-secret.ts), no DynamoDB call.
  */
 
 /** The cart of a quote or checkout body as the cart rules read it. */
@@ -52,7 +56,7 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
   });
   const now = currentTimeMs();
   const { prices } = assessCart({ ...request, client_email: body.client_email }, { ...read, quoted: null }, now);
-  const quote = { quote_id: newPublicId(), expires_at: new Date(now + QUOTE_TTL_SECONDS * 1000).toISOString() };
+  const quote = { quote_id: newQuoteId(await serverKeys(), storeId), expires_at: new Date(now + QUOTE_TTL_SECONDS * 1000).toISOString() };
   await putQuote(storeId, { ...quote, signature, prices });
   return { ...quote, ...prices };
 }
@@ -60,11 +64,13 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
 /** A storefront order, PENDING until paid (or canceled 30 minutes on), by a guest or a logged-in buyer. */
 export async function checkout(storeId: number, customerId: number | null, body: CheckoutBody): Promise<Order & { order_id: string }> {
   const { request, signature } = storefrontCart(body);
+  // An id that is not this store's (edited, another store's, made up) is no quote: priced now, as an unknown one.
+  const quoteId = body.quote_id !== null && quoteIdValid(await serverKeys(), storeId, body.quote_id) ? body.quote_id : null;
   const order = await placeOrder(storeId, {
     request,
     client: { ...body, client_email: body.client_email ?? null },
     customerId,
-    quote: body.quote_id === null ? null : { id: body.quote_id, signature },
+    quote: quoteId === null ? null : { id: quoteId, signature },
     checkout: { client_document: body.client_document, client_phone: body.client_phone, gateway: body.gateway, terms: body.terms, customer_id: customerId },
   });
   return { ...toOrder(order), order_id: order.internal_id };

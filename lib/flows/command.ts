@@ -8,6 +8,7 @@ import {
   saveCommand,
   toCommand,
 } from '#lib/db/command.ts';
+import type { ServerKeys } from '#lib/crypto.ts';
 import { decodeCommandCursor, encodeCommandCursor, listCommandsPage } from '#lib/db/command-list.ts';
 import { getOrderItem, type OrderItem } from '#lib/db/order.ts';
 import { serverNames } from '#lib/db/server.ts';
@@ -130,11 +131,11 @@ export async function listOrderCommands(storeId: number, orderId: number): Promi
  * own command ids (at most 98), never from a filtered walk through the store's history; an order
  * that does not exist simply has no commands.
  */
-export async function listCommands(storeId: number, query: CommandListQuery): Promise<CommandCursorPage> {
+export async function listCommands(storeId: number, query: CommandListQuery, keys: ServerKeys): Promise<CommandCursorPage> {
   const filters = { status: query.status, server: query.server, order: query.order };
   const cursor = query.page_cursor ?? '';
-  if (filters.order === undefined) return listCommandsPage(storeId, filters, cursor, query.page_size);
-  const below = cursor === '' ? Number.POSITIVE_INFINITY : decodeCommandCursor(storeId, filters, cursor);
+  if (filters.order === undefined) return listCommandsPage(storeId, filters, cursor, query.page_size, keys);
+  const below = cursor === '' ? Number.POSITIVE_INFINITY : decodeCommandCursor(storeId, filters, cursor, keys);
   let order: OrderItem;
   try {
     order = await getOrderItem(storeId, filters.order);
@@ -148,7 +149,7 @@ export async function listCommands(storeId: number, query: CommandListQuery): Pr
     .reverse();
   const data = matching.slice(0, query.page_size);
   const more = matching.length > query.page_size;
-  return { data: data.map(toCommand), next_cursor: more ? encodeCommandCursor(storeId, filters, data[data.length - 1]!.id) : null };
+  return { data: data.map(toCommand), next_cursor: more ? encodeCommandCursor(storeId, filters, data[data.length - 1]!.id, keys) : null };
 }
 
 /** What the buyer sees of the order's delivery (never the command text). */

@@ -48,7 +48,7 @@ import { currentTimeMs } from '#lib/clock.ts';
  * again and decides again (`retrying`); ids allocated by a lost round are kept for the next one.
  */
 
-/** 128 random bits, URL-safe: the order's (and a quote's) unguessable public reference. */
+/** 128 random bits, URL-safe: the order's unguessable public reference. */
 export const newPublicId = () => randomBytes(16).toString('base64url');
 
 /** An order to place, from the operator (`POST /app/order`) or a storefront checkout. */

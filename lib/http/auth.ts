@@ -30,8 +30,10 @@ export interface StoreHostAuth {
   kind: 'buyerStore' | 'storeHost';
   storeId: number;
   domain: string;
-  /** Session cookie if one was sent (logout ends it). */
+  /** Session cookie if one was sent (logout ends it); never logged or returned. */
   secret?: string;
+  /** The cookie is a live session of THIS store (false without a cookie, or for another store's, an expired or a made-up one). */
+  sessionOfStore?: boolean;
 }
 /** A guest (`customerId` null) or a logged-in buyer of the store of `x-store-domain`. */
 export interface OptionalBuyerAuth {
@@ -136,7 +138,10 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
       const { store, credential } = await findDomainAndCredential(domain, secret);
       if (store === undefined) throw notFound('Store domain');
       const { storeId } = store;
-      if (route.credential === 'storeHost') return { kind: 'storeHost', storeId, domain, secret } satisfies StoreHostAuth;
+      if (route.credential === 'storeHost') {
+        const sessionOfStore = credential?.kind === 'session' && credential.store_id === storeId;
+        return { kind: 'storeHost', storeId, domain, secret, sessionOfStore } satisfies StoreHostAuth;
+      }
       if (!secret) throw customerUnauthenticated();
       return buyerFrom('session', credential, storeId, domain, secret);
     }

@@ -14,7 +14,8 @@ import type { GenericSchema } from 'valibot';
 export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'buyerOptional' | 'session' | 'storeHost' | 'public';
 
 /** AWS resources a function touches beyond the table; drives its IAM grants. */
-export type ResourceUse = 'images' | 'mail';
+/** `secret`: the server secret of the keyed hashes (lib/server-secret.ts): login codes, cursors, quote ids. */
+export type ResourceUse = 'images' | 'mail' | 'secret';
 
 export interface RouteSpec {
   /** `OPTIONS` only for CORS preflights (lib/http/cors.ts): served like any route, left out of the OpenAPI document. */

@@ -10,28 +10,28 @@ import { handoffResponse, identifyBody, identifyQuery, identifyResponse } from '
  */
 export const buyerRoutes = {
   'auth-login': route({
-    method: 'POST', path: '/v1/webstore/auth/login', api: 'api', credential: 'buyerStore', access: 'write', uses: ['mail'], tag: 'Auth',
+    method: 'POST', path: '/v1/webstore/auth/login', api: 'api', credential: 'buyerStore', access: 'write', uses: ['mail', 'secret'], tag: 'Auth',
     summary: 'E-mail a 6-digit login code (valid 10 minutes, 5 attempts; 5 codes per e-mail per 10 minutes)', body: loginBody, response: loginResponse,
     example: { body: { email: 'buyer@example.com' } },
   }),
   'auth-verify': route({
-    method: 'POST', path: '/v1/webstore/auth/verify', api: 'api', credential: 'buyerStore', access: 'write', tag: 'Auth',
+    method: 'POST', path: '/v1/webstore/auth/verify', api: 'api', credential: 'buyerStore', access: 'write', uses: ['secret'], tag: 'Auth',
     summary: 'Exchange the e-mailed code for a buyer access token (creates the customer on first login)', body: verifyBody, response: verifyResponse,
     example: { body: { email: 'buyer@demo.localhost', code: '{{login_code}}' } },
   }),
   'auth-store-login': route({
-    method: 'POST', path: '/auth/login', api: 'store', credential: 'storeHost', access: 'write', uses: ['mail'], tag: 'Auth',
+    method: 'POST', path: '/auth/login', api: 'store', credential: 'storeHost', access: 'write', uses: ['mail', 'secret'], tag: 'Auth',
     summary: "E-mail a login code, on the store's own domain", body: loginBody, response: loginResponse,
     example: { body: { email: 'buyer@example.com' } },
   }),
   'auth-store-verify': route({
-    method: 'POST', path: '/auth/verify', api: 'store', credential: 'storeHost', access: 'write', tag: 'Auth',
+    method: 'POST', path: '/auth/verify', api: 'store', credential: 'storeHost', access: 'write', uses: ['secret'], tag: 'Auth',
     summary: 'Exchange the code for the store_session cookie (HttpOnly; Secure; SameSite=Lax)', body: verifyBody, response: sessionVerifyResponse,
     example: { body: { email: 'buyer@demo.localhost', code: '{{login_code}}' } },
   }),
   'auth-store-logout': route({
     method: 'POST', path: '/auth/logout', api: 'store', credential: 'storeHost', access: 'write', tag: 'Auth',
-    summary: 'End the session and clear its cookie (answers 200 with or without a session)', response: v.object({ logged_out: v.literal(true) }),
+    summary: "End the session and clear its cookie (200 with or without a session; 401 for a cookie that is no live session of this store)", response: v.object({ logged_out: v.literal(true) }),
   }),
   'customer-me-get': route({
     method: 'GET', path: '/v1/webstore/customer/me', api: 'api', credential: 'buyer', access: 'read', tag: 'Customer',

@@ -25,13 +25,13 @@ const CART_EXAMPLE = {
  */
 export const checkoutRoutes = {
   'webstore-quote': route({
-    method: 'POST', path: '/v1/webstore/cart/quote', api: 'api', credential: 'buyerStore', access: 'write', tag: 'Storefront',
+    method: 'POST', path: '/v1/webstore/cart/quote', api: 'api', credential: 'buyerStore', access: 'write', uses: ['secret'], tag: 'Storefront',
     summary: 'Price a cart with the promos in force and the coupon, check every rule of an order at once (every problem in one 422), reserve nothing; the quote is kept 15 minutes',
     body: quoteBody, response: quoteResource,
     example: { body: { ...CART_EXAMPLE, client_email: 'steve@example.com' } },
   }),
   'webstore-checkout': route({
-    method: 'POST', path: '/v1/webstore/checkout', api: 'api', credential: 'buyerOptional', access: 'write', tag: 'Storefront',
+    method: 'POST', path: '/v1/webstore/checkout', api: 'api', credential: 'buyerOptional', access: 'write', uses: ['secret'], tag: 'Storefront',
     summary: "Place a PENDING order as a guest or a logged-in buyer: stock, limits and coupon reserved; a quote_id of the same cart keeps the quote's prices; canceled when still unpaid 30 minutes later",
     body: checkoutBody, response: checkoutResource,
     example: { body: { ...CART_EXAMPLE, client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'pix', terms: true } },
@@ -43,7 +43,7 @@ export const checkoutRoutes = {
     example: { params: { orderId: '{{order_internal_id}}' } },
   }),
   'webstore-order-list': route({
-    method: 'GET', path: '/v1/webstore/order', api: 'api', credential: 'buyer', access: 'read', tag: 'Storefront',
+    method: 'GET', path: '/v1/webstore/order', api: 'api', credential: 'buyer', access: 'read', uses: ['secret'], tag: 'Storefront',
     summary: "The buyer's own orders (same e-mail, guest orders included), newest first, in cursor mode (page_cursor, page_size up to 200)",
     query: buyerOrderListQuery, response: buyerOrderPage,
     example: { query: { page_cursor: '', page_size: '50' } },

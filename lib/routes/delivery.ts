@@ -47,7 +47,7 @@ export const deliveryRoutes = {
     example: { body: { lease_id: 'l3ZK2m9QeKx1bW0yVn4pTA', results: [{ id: 1, status: 'DONE', response: 'ok' }] } },
   }),
   'command-list': route({
-    method: 'GET', path: '/v1/app/command', api: 'api', credential: 'operator', access: 'read', tag: 'Command',
+    method: 'GET', path: '/v1/app/command', api: 'api', credential: 'operator', access: 'read', uses: ['secret'], tag: 'Command',
     summary: 'List commands, newest first (cursor mode: page_cursor, page_size); filters status, server, order',
     query: commandListQuery, response: commandCursorPage,
     example: { query: { page_cursor: '', page_size: '50', status: 'DEAD' } },

@@ -18,7 +18,7 @@ export const orderRoutes = {
     },
   }),
   'order-list': route({
-    method: 'GET', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'read', tag: 'Order',
+    method: 'GET', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'read', uses: ['secret'], tag: 'Order',
     summary: 'List orders, newest first: page mode (page, limit) or cursor mode (page_cursor, page_size); filters status, from, to, package, email (ignoring case), client_identifier',
     query: orderListQuery, response: v.union([pageOf(orderResource), orderCursorPage]),
     example: { query: { page_cursor: '', page_size: '50', status: 'APPROVED' } },

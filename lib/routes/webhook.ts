@@ -40,7 +40,7 @@ export const webhookRoutes = {
     summary: 'Delete a webhook: nothing more is sent to it', params: idParams('webhookId'), status: 204,
   }),
   'webhook-delivery-list': route({
-    method: 'GET', path: '/v1/app/webhook/{webhookId}/delivery', api: 'api', credential: 'operator', access: 'read', tag: 'Webhook',
+    method: 'GET', path: '/v1/app/webhook/{webhookId}/delivery', api: 'api', credential: 'operator', access: 'read', uses: ['secret'], tag: 'Webhook',
     summary: 'The delivery attempts of a webhook, newest first (cursor mode: page_cursor, page_size up to 200, default 50)',
     params: idParams('webhookId'), query: webhookDeliveryQuery, response: webhookDeliveryPage,
     example: { params: { webhookId: '1' }, query: { page_cursor: '', page_size: '50' } },

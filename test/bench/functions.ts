@@ -183,6 +183,8 @@ try {
     IMAGES_BASE_URL: 'http://images.invalid',
     MAILER: 'outbox',
     OUTBOX_FILE: join(benchDir, 'outbox.jsonl'),
+    // The stack's own secret file (on AWS: Secrets Manager, one GetSecretValue per container, which no local figure shows).
+    SERVER_SECRET_FILE: process.env.SERVER_SECRET_FILE,
     METRICS_NAMESPACE: 'StoreApi/bench',
     FUNCTION_GROUP: 'bench',
   };

@@ -7,8 +7,8 @@ import { routeEntries } from '#lib/routes/index.ts';
 
 /**
  * A function bundles only the AWS clients it runs: the SES client only where the route table
- * says `uses: ['mail']`, the S3 client only where it says `uses: ['images']` (the functions
- * granted those services). It follows from the imports alone, so one stray import (a mailer
+ * says `uses: ['mail']`, the S3 client only where it says `uses: ['images']`, the Secrets Manager
+ * client only where it says `uses: ['secret']` (the functions granted those services). It follows from the imports alone, so one stray import (a mailer
  * picked in a module every function loads) would put SES in every cold start; this test builds
  * every handler once, in memory, with the bundling options of infra/build.ts that decide what
  * is pulled in, and reads the metafile.
@@ -56,6 +56,13 @@ describe('function bundles', () => {
   it('carry the SES client exactly in the functions that send mail', () => {
     expect(functionsUsing('mail').length).toBeGreaterThan(0);
     expect(functionsBundling('@aws-sdk/client-sesv2')).toEqual(functionsUsing('mail'));
+  });
+
+  it('carry the Secrets Manager client exactly in the functions that read the server secret (keyed hashes)', () => {
+    expect(functionsUsing('secret')).toEqual(
+      ['auth-login', 'auth-store-login', 'auth-store-verify', 'auth-verify', 'command-list', 'order-list', 'webhook-delivery-list', 'webstore-checkout', 'webstore-order-list', 'webstore-quote'],
+    );
+    expect(functionsBundling('@aws-sdk/client-secrets-manager')).toEqual(functionsUsing('secret'));
   });
 
   it('carry the S3 client exactly in the image functions', () => {

@@ -32,6 +32,7 @@ const probeAreas: Areas = {
     'probe-write': probe('POST', '/v1/app/probe', 'api', 'write'),
     'probe-images': probe('POST', '/v1/app/probe/{probeId}/image', 'api', 'write', ['images']),
     'probe-mail': probe('POST', '/auth/probe', 'store', 'write', ['mail']),
+    'probe-secret': probe('GET', '/v1/app/probe/secret', 'api', 'read', ['secret']),
     'probe-store-read': probe('GET', '/probe', 'store', 'read'),
     'probe-no-table': probe('GET', '/v1/probe.json', 'api', 'none'),
   },
@@ -103,6 +104,16 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     const usesMail = spec.uses?.includes('mail') ?? false;
     expect(actions.some((action) => action.startsWith('ses:')), name).toBe(usesMail);
     expect(environment.MAILER === 'ses', name).toBe(usesMail);
+    const usesSecret = spec.uses?.includes('secret') ?? false;
+    const secretGrants = unconditioned.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
+    expect(secretGrants.length, name).toBe(usesSecret ? 1 : 0);
+    if (usesSecret) {
+      expect(secretGrants[0]!.Action, name).toBe('secretsmanager:GetSecretValue');
+      expect(secretGrants[0]!.Resource, name).toEqual(importOf(area, data.exports.serverSecretArn));
+      expect(environment.SERVER_SECRET_ARN, name).toEqual(importOf(area, data.exports.serverSecretArn));
+    } else {
+      expect('SERVER_SECRET_ARN' in environment, name).toBe(false);
+    }
     expect(actions.filter((action) => action.includes('*')), name).toEqual([]);
   }
 }
@@ -154,8 +165,16 @@ describe('StoreApi stacks from the route table', () => {
     // Pinned: a new logical id means CloudFormation replaces the resource, and a new, empty table.
     expect(ids.sort()).toEqual([
       'AccessLogs8B620ECA', 'AccessLogsPolicyABDC4D2D', 'ImageHeaders1ABF0C54', 'Images2D38C313', 'ImagesCdnBC2AA66B',
-      'ImagesCdnOrigin1S3OriginAccessControl216FD174', 'ImagesPolicyC62327FF', 'TableCD117FA1',
+      'ImagesCdnOrigin1S3OriginAccessControl216FD174', 'ImagesPolicyC62327FF', 'ServerSecret43E0D4DF', 'TableCD117FA1',
     ]);
+  });
+
+  it('generates the server secret at deploy as {"current": <64 characters>}, with no fixed name and no manual step', () => {
+    dataTemplate.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    dataTemplate.hasResourceProperties('AWS::SecretsManager::Secret', {
+      Name: Match.absent(),
+      GenerateSecretString: { SecretStringTemplate: '{}', GenerateStringKey: 'current', PasswordLength: 64, ExcludePunctuation: true },
+    });
   });
 
   it('keeps the images bucket private, encrypted, TLS-only and readable by CloudFront alone', () => {

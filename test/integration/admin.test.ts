@@ -31,10 +31,14 @@ describe('npm run admin', () => {
 
     const second = admin('token', 'create', '--store', String(created.out.store_id));
     expect(second.status).toBe(0);
-    expect(admin('token', 'revoke', '--token', created.out.api_token).out).toEqual({ revoked: true });
+    const other = admin('store', 'create', '--name', 'Other shop', '--domain', domain()).out;
+    // Named as another store's, the token is not revoked.
+    expect(admin('token', 'revoke', '--store', String(other.store_id), '--token', created.out.api_token).status).toBe(1);
+    expect((await call('GET', '/v1/app/store', { token: created.out.api_token })).status).toBe(200);
+    expect(admin('token', 'revoke', '--store', String(created.out.store_id), '--token', created.out.api_token).out).toEqual({ revoked: true });
     expect((await call('GET', '/v1/app/store', { token: created.out.api_token })).status).toBe(401);
     expect((await call('GET', '/v1/app/store', { token: second.out.api_token })).status).toBe(200);
-    expect(admin('token', 'revoke', '--token', created.out.api_token).status).toBe(1);
+    expect(admin('token', 'revoke', '--store', String(created.out.store_id), '--token', created.out.api_token).status).toBe(1);
   });
 
   it('creates and revokes an identify key', async () => {
@@ -42,9 +46,11 @@ describe('npm run admin', () => {
     const key = admin('key', 'create', '--store', String(store.store_id), '--scope', 'customers:identify');
     expect(key.status).toBe(0);
     expect(key.out).toMatchObject({ store_id: store.store_id, key: expect.stringMatching(/^sak_/), scopes: ['customers:identify'] });
-    expect(admin('key', 'revoke', '--key', key.out.key).out).toEqual({ revoked: true });
+    const other = admin('store', 'create', '--name', 'Other key shop', '--domain', domain()).out;
+    expect(admin('key', 'revoke', '--store', String(other.store_id), '--key', key.out.key).status).toBe(1);
+    expect(admin('key', 'revoke', '--store', String(store.store_id), '--key', key.out.key).out).toEqual({ revoked: true });
     // A token is not a key: revoking it as a key does nothing.
-    expect(admin('key', 'revoke', '--key', store.api_token).status).toBe(1);
+    expect(admin('key', 'revoke', '--store', String(store.store_id), '--key', store.api_token).status).toBe(1);
     expect((await call('GET', '/v1/app/store', { token: store.api_token })).status).toBe(200);
   });
 

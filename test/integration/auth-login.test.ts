@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
-import { issueLoginCode, LOGIN_CODE_TTL_SECONDS, loginCodeKey } from '#lib/db/login-code.ts';
+import { consumeLoginCode, issueLoginCode, LOGIN_CODE_TTL_SECONDS, loginCodeHash, loginCodeKey } from '#lib/db/login-code.ts';
+import { serverKeys } from '#lib/server-secret.ts';
 import { buyerLogin, lastCode, mailsTo, outbox, requestCode, sessionCookieOf, sessionLogin, uniqueEmail, verify } from '../support/buyer.ts';
 import { atTime, call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
@@ -172,7 +174,7 @@ describe('POST /v1/webstore/auth/verify', () => {
   it('refuses an expired code even when it is right', async () => {
     const store = await newStore();
     const email = uniqueEmail();
-    const { code } = await issueLoginCode(store.storeId, email, Date.now() - (LOGIN_CODE_TTL_SECONDS + 1) * 1000);
+    const { code } = await issueLoginCode(await serverKeys(), store.storeId, email, Date.now() - (LOGIN_CODE_TTL_SECONDS + 1) * 1000);
     const res = await verify(store.domain, email, code);
     expect(res.status).toBe(401);
     expect(firstError(res).code).toBe('LOGIN_CODE_INVALID');
@@ -326,5 +328,35 @@ describe('DynamoDB calls per request (x-local-dynamodb-calls)', () => {
     const { cookie } = await sessionLogin(store.domain);
     // BatchGet (domain + session) + conditional Delete
     expect(calls(await call('POST', '/auth/logout', { host: store.domain, cookie }))).toBe(2);
+  });
+});
+
+describe('login codes keyed with the server secret', () => {
+  const OLD = { current: 'o'.repeat(64) };
+  const ROTATING = { current: 'n'.repeat(64), previous: OLD.current };
+  const AFTER = { current: 'n'.repeat(64) };
+  const storedHash = async (storeId: number, email: string) =>
+    (await db.send(new GetCommand({ TableName: TABLE, Key: loginCodeKey(storeId, email), ConsistentRead: true }))).Item?.code_hash as string;
+
+  it('stores the HMAC under the running secret, never a hash anyone can recompute from store, e-mail and code', async () => {
+    const store = await newStore();
+    const email = uniqueEmail();
+    const code = await requestCode(store.domain, email);
+    const hash = await storedHash(store.storeId, email);
+    expect(hash).toBe(loginCodeHash(await serverKeys(), store.storeId, email, code));
+    expect(hash).not.toBe(createHash('sha256').update(`${store.storeId}\n${email.toLowerCase()}\n${code}`).digest('hex'));
+    expect(JSON.stringify(await db.send(new GetCommand({ TableName: TABLE, Key: loginCodeKey(store.storeId, email) })))).not.toContain(`"${code}"`);
+  });
+
+  it('a code issued before a rotation works within the grace period (previous key kept), and not once the previous key is dropped', async () => {
+    const store = await newStore();
+    const email = uniqueEmail();
+    const { code } = await issueLoginCode(OLD, store.storeId, email);
+    expect(await consumeLoginCode(ROTATING, store.storeId, email, code)).toBe(true);
+    const again = await issueLoginCode(OLD, store.storeId, email);
+    expect(await consumeLoginCode(AFTER, store.storeId, email, again.code)).toBe(false);
+    // Codes issued during the grace period are hashed with the new key: they outlive it.
+    const fresh = await issueLoginCode(ROTATING, store.storeId, email);
+    expect(await consumeLoginCode(AFTER, store.storeId, email, fresh.code)).toBe(true);
   });
 });

@@ -27,7 +27,7 @@ describe('operator API tokens', () => {
     const store = await newStore();
     const second = await createApiToken(store.storeId);
     expect((await store.as(second.api_token).get('/v1/app/tag')).status).toBe(200);
-    expect(await revokeCredential(second.api_token, 'api_token')).toBe(true);
+    expect(await revokeCredential(second.api_token, 'api_token', store.storeId)).toBe(true);
     const res = await store.as(second.api_token).get('/v1/app/tag');
     expect(res.status).toBe(401);
     expect(firstError(res).code).toBe('UNAUTHENTICATED');

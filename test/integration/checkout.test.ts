@@ -67,7 +67,7 @@ describe('POST /v1/webstore/cart/quote', () => {
     const res = await web(store).quote({ cart: [{ package_id: pkg.id, quantity: 1 }], fields: { server: 'creative' }, client_id: 'ignored', extra: { nested: true } });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
-      quote_id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      quote_id: expect.stringMatching(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/),
       expires_at: expect.any(String),
       items: [{ package_id: pkg.id, name: 'VIP', quantity: 1, unit_price: 10, options_price: 0, subtotal: 10, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 10 }],
       subtotal: 10, promo_discount: 0, coupon_discount: 0, discount: 0, total: 10, coupon: null,
@@ -193,6 +193,14 @@ describe('POST /v1/webstore/checkout', () => {
     expect(noQuote.body).toMatchObject({ total: 25, promo_discount: 0 });
     const unknownQuote = await web(store).checkout({ cart, fields: { server: 'creative' }, quote_id: 'nope', ...BUYER });
     expect(unknownQuote.body).toMatchObject({ total: 25 });
+    // An edited id (its random part or its MAC changed by one character) is no quote: priced now.
+    const [random, mac] = (quote.body.quote_id as string).split('.') as [string, string];
+    const flip = (text: string) => `${text.slice(0, -1)}${text.endsWith('A') ? 'B' : 'A'}`;
+    for (const edited of [`${flip(random)}.${mac}`, `${random}.${flip(mac)}`, random, `${quote.body.quote_id}.x`]) {
+      const res = await web(store).checkout({ cart, fields: { server: 'creative' }, quote_id: edited, ...BUYER });
+      expect(res.status, edited).toBe(200);
+      expect(res.body, edited).toMatchObject({ total: 25, promo_discount: 0 });
+    }
   });
 
   it("does not honour another store's quote_id", async () => {
@@ -205,6 +213,11 @@ describe('POST /v1/webstore/checkout', () => {
     const res = await web(b).checkout({ cart: [{ package_id: bPkg.id, quantity: 2 }], quote_id: quote.body.quote_id, ...BUYER });
     expect(res.status, res.text).toBe(200);
     expect(res.body.total).toBe(20);
+    // Tried at B, the quote is still A's: A's checkout honours it after the promo ended.
+    expect((await a.store.patch(`/v1/app/promo/${a.promo.id}`, { enabled: false })).status).toBe(200);
+    const atA = await web(a.store).checkout({ cart: [{ package_id: a.pkg.id, quantity: 2 }], quote_id: quote.body.quote_id, ...BUYER });
+    expect(atA.status, atA.text).toBe(200);
+    expect(atA.body.total).toBe(18);
   });
 
   it("makes a logged-in buyer's order the buyer's: client_email left out, or the buyer's in any case; another is 422, a bad token 401", async () => {

@@ -177,7 +177,7 @@ describe('POST /v1/app/customer/identify', () => {
     expect(firstError(scoped).code).toBe('INSUFFICIENT_SCOPE');
 
     // The key that just worked stops on the very next request after its revocation.
-    expect(await revokeCredential(key, 'api_key')).toBe(true);
+    expect(await revokeCredential(key, 'api_key', store.storeId)).toBe(true);
     const revoked = await identify(key, { handoff });
     expect(revoked.status).toBe(401);
     // None of those attempts consumed it.

@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
 import { discountKey } from '#lib/db/discount.ts';
 import { getOrder, getOrderByInternalId } from '#lib/db/order.ts';
 import { encodeCursor } from '#lib/db/order-list.ts';
+import { serverKeys } from '#lib/server-secret.ts';
 import { buyerLogin } from '../support/buyer.ts';
 import { atTime, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
@@ -779,8 +781,11 @@ describe('GET /v1/app/order', () => {
     const [body, check] = cursor.split('.');
     const payload = JSON.parse(Buffer.from(body!, 'base64url').toString());
     const reencoded = Buffer.from(JSON.stringify({ ...payload, i: 1 })).toString('base64url');
+    // What anyone could compute before the check was keyed: an edited position with a recomputed SHA-256.
+    const unkeyed = (text: string) => createHash('sha256').update(`order-cursor:v1:${text}`).digest('base64url').slice(0, 22);
     const cases = [
       `${reencoded}.${check}`,
+      `${reencoded}.${unkeyed(reencoded)}`,
       `${body}.${check!.slice(0, -1)}${check!.endsWith('A') ? 'B' : 'A'}`,
       'not-a-cursor',
       `${body}`,
@@ -805,13 +810,13 @@ describe('GET /v1/app/order', () => {
     const filters = { from: orders[1].created_at, to: orders[4].created_at };
     const query = `&from=${filters.from}&to=${filters.to}`;
     for (const created_at of [orders[0].created_at, orders[6].created_at]) {
-      const forged = encodeCursor(store.storeId, filters, { created_at, id: 1 });
+      const forged = encodeCursor(store.storeId, filters, { created_at, id: 1 }, await serverKeys());
       const res = await store.get(`/v1/app/order?page_cursor=${forged}${query}`);
       expect(res.status, res.text).toBe(400);
       expect(firstError(res)).toMatchObject({ code: 'INVALID_CURSOR', field: 'page_cursor' });
     }
     // A position on a bound is inside: the page resumes after it.
-    const onBound = encodeCursor(store.storeId, filters, { created_at: orders[4].created_at, id: 5 });
+    const onBound = encodeCursor(store.storeId, filters, { created_at: orders[4].created_at, id: 5 }, await serverKeys());
     expect(ids(await store.get(`/v1/app/order?page_cursor=${onBound}${query}`))).toEqual([4, 3, 2]);
   });
 

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { inject } from 'vitest';
 
 /**
@@ -14,6 +15,8 @@ Object.assign(process.env, {
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  // The run's own server secret, made by its stack in its LOCAL_DIR: codes and cursors made here are the stack's.
+  SERVER_SECRET_FILE: join(inject('localDir'), 'server-secret.json'),
   // Handlers run in this process (events.test.ts) judge webhook URLs by the local stack's rules, as the stack does.
   WEBHOOK_LOCAL_TARGETS: '1',
 });

@@ -33,7 +33,7 @@ export function layerOf(path: string): Layer | undefined {
   if (path.startsWith('lib/mail/')) return 'mail';
   if (path.startsWith('lib/s3/')) return 's3';
   if (path.startsWith('lib/queue/')) return 'queue';
-  if (path.startsWith('lib/schemas/') || ['lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts'].includes(path)) return 'base';
+  if (path.startsWith('lib/schemas/') || ['lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts', 'lib/server-secret.ts'].includes(path)) return 'base';
   return undefined;
 }
 
@@ -48,7 +48,7 @@ const FORBIDDEN: Partial<Record<Layer, readonly Layer[]>> = {
 
 /** Pure rules: no AWS SDK, no file system or network, no configuration read from the environment. */
 const DOMAIN_FORBIDDEN_PACKAGES = [/^@aws-sdk\//, /^@middy\//, /^node:(fs|http|https|net|child_process|dns)/, /^aws-lambda$/];
-const DOMAIN_FORBIDDEN_MODULES = ['lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts'];
+const DOMAIN_FORBIDDEN_MODULES = ['lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts', 'lib/server-secret.ts'];
 
 const isProjectPath = (target: string) => target.startsWith('lib/') || target.startsWith('functions/') || target.startsWith('infra/');
 

@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { decodeCursor, listOrdersByCursor } from '#lib/db/order-list.ts';
 import { orderListQuery } from '#lib/schemas/order.ts';
 
+const KEYS = { current: 'k'.repeat(40) };
 const send = vi.hoisted(() => vi.fn());
 vi.mock('#lib/db/client.ts', () => ({ db: { send }, TABLE: 'unit-table' }));
 
@@ -20,14 +21,14 @@ describe('cursor pages filtered by package', () => {
 
   it('examine at most 1000 orders, then answer the matches so far with a cursor after the last order examined', async () => {
     send.mockReset().mockResolvedValue({ Items: [], Count: 0, ScannedCount: 200, LastEvaluatedKey: lastExamined });
-    const page = await listOrdersByCursor(1, { package: 7 }, '', 50);
+    const page = await listOrdersByCursor(1, { package: 7 }, '', 50, KEYS);
     expect(send).toHaveBeenCalledTimes(5);
     expect(send.mock.calls[0]![0].input).toMatchObject({ IndexName: 'gsi1', Limit: 200, FilterExpression: 'contains(package_ids, :package)' });
     expect(page.data).toEqual([]);
-    expect(decodeCursor(1, { package: 7 }, page.next_cursor!)).toEqual({ created_at: '2026-05-01T00:00:00.000Z', id: 700 });
+    expect(decodeCursor(1, { package: 7 }, page.next_cursor!, KEYS)).toEqual({ created_at: '2026-05-01T00:00:00.000Z', id: 700 });
     // The next page starts after that order.
     send.mockReset().mockResolvedValue({ Items: [], Count: 0, ScannedCount: 12 });
-    expect(await listOrdersByCursor(1, { package: 7 }, page.next_cursor!, 50)).toEqual({ data: [], next_cursor: null });
+    expect(await listOrdersByCursor(1, { package: 7 }, page.next_cursor!, 50, KEYS)).toEqual({ data: [], next_cursor: null });
     const resumed = send.mock.calls[0]![0].input;
     expect(resumed.KeyConditionExpression).toBe('#pk = :pk AND #sk <= :upper');
     expect(resumed.ExclusiveStartKey).toBeUndefined();
