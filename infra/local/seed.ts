@@ -99,11 +99,6 @@ export async function seedDemoStore(apiUrl: string): Promise<DemoStore> {
   const store = await createStore({ name: 'Demo Store', domain: DEMO_DOMAIN });
   const { api_token } = await createApiToken(store.id);
   const { key } = await createApiKey(store.id, ['customers:identify']);
-  // First, so that every change below is one of its events.
-  const webhook = await createStoreWebhook(
-    store.id,
-    v.parse(webhookCreateBody, { url: `${apiUrl}${WEBHOOK_INBOX_PATH}`, events: ['order.approved', 'order.refunded', 'order.chargeback', 'affiliate.withdrawal_requested'], description: 'Local inbox' }),
-  );
   const fresh = await createTag(store.id, { name: 'New', color: '#22c55e' });
   const bestSeller = await createTag(store.id, { name: 'Best seller', color: '#f59e0b' });
   const ranks = await createCategory(store.id, { name: 'Ranks' });
@@ -161,6 +156,11 @@ export async function seedDemoStore(apiUrl: string): Promise<DemoStore> {
   // Players who came through the demo buyer's code: their approved orders are its balance.
   for (const name of ['Notch', 'Jeb', 'Dinnerbone', 'Grumm']) await approveOrder(store.id, (await order({ name, email: `${name.toLowerCase()}@example.com` }, 2, 'ana_games')).id);
   await updateWithdrawSettings(store.id, buyer.id, store.domain, v.parse(withdrawSettings, { full_name: 'Steve Miller', pix_key: 'buyer@demo.localhost', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' }));
+  // Late, so that the attempts of the seed's own changes are few: the withdrawals' (the port opens after the seed).
+  const webhook = await createStoreWebhook(
+    store.id,
+    v.parse(webhookCreateBody, { url: `${apiUrl}${WEBHOOK_INBOX_PATH}`, events: ['order.approved', 'order.refunded', 'order.chargeback', 'affiliate.withdrawal_requested'], description: 'Local inbox' }),
+  );
   for (const amount of [2, 1.5]) await requestWithdrawal(store.id, buyer.id, amount);
 
   await firstWebhookAttempt(store.id, webhook.id);
