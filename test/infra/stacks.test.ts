@@ -236,7 +236,7 @@ describe('StoreApi stacks from the route table', () => {
   });
 
   it('logs the access of both APIs to a log group, and auto-deploys the routes the area stacks attach', () => {
-    const stages = Object.values(resourcesOf(httpTemplate, 'AWS::ApiGatewayV2::Stage'));
+    const stages = Object.values(resourcesOf(Template.fromStack(synthesized.stacks.apiStage), 'AWS::ApiGatewayV2::Stage'));
     expect(stages).toHaveLength(2);
     for (const stage of stages) {
       expect(stage.Properties.StageName).toBe('$default');
