@@ -113,9 +113,11 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     jobs: props.jobs ?? jobTable,
     functionsDir: props.functionsDir,
     data: data.exports,
+    alarmTopicArn: http.alarmTopicArn,
     description: `store-api (${stage}): the scheduled jobs of lib/routes/jobs.ts`,
   });
   jobs.addStackDependency(data, 'imports the table exports');
+  jobs.addStackDependency(http, 'its alarms notify the alarm topic');
   const webhooks = new StoreWebhookStack(scope, `${prefix}-Webhooks`, {
     stage,
     functionsDir: props.functionsDir,

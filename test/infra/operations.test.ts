@@ -73,6 +73,30 @@ describe('observability', () => {
     }
   });
 
+  it('alarms on the Lambda errors and throttles of every scheduled job, to the same topic (the jobs serve no request: no 5xx or latency alarm)', () => {
+    const { jobs, http } = synthesized.stacks;
+    const template = Template.fromStack(jobs);
+    const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(alarmCountOf(jobs.functions.size, false));
+    const topicImport = jobs.resolve(http.alarmTopicArn);
+    type Stat = { MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: unknown }[] } } };
+    for (const lambdaMetric of ['Errors', 'Throttles']) {
+      const watched = alarms
+        .filter((alarm) => alarm.Properties.AlarmDescription.startsWith('Lambda '))
+        .flatMap((alarm) => (alarm.Properties.Metrics as Stat[]).filter((metric) => metric.MetricStat?.Metric.MetricName === lambdaMetric))
+        .map((metric) => metric.MetricStat!.Metric.Dimensions);
+      const jobFunctions = [...jobs.functions.values()].map((job) => [{ Name: 'FunctionName', Value: { Ref: jobs.getLogicalId(job.function.node.defaultChild as never) } }]);
+      expect(watched, lambdaMetric).toEqual(expect.arrayContaining(jobFunctions));
+      expect(watched, lambdaMetric).toHaveLength(jobs.functions.size);
+    }
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([topicImport]);
+      expect(alarm.Properties.OKActions).toEqual([topicImport]);
+      expect(JSON.stringify(alarm.Properties)).not.toContain('StoreApi/test');
+    }
+    expect(jobs.dependencies).toContain(http);
+  });
+
   it('gives every function the JSON log format, active tracing, the metrics namespace and its area as its group', () => {
     for (const [area, stack] of synthesized.stacks.areas) {
       for (const fn of Object.values(resourcesOf(Template.fromStack(stack), 'AWS::Lambda::Function'))) {
