@@ -10,9 +10,10 @@ import { seedDemoStore } from '#infra/local/seed.ts';
  * Every sample event of events/ answers 2xx on the demo store, as `npm run invoke <function>`
  * runs it (same filling of placeholders, same handler): the events are examples a reader runs,
  * so none may be a 404 or a 422. One pass over a fresh demo store: creations first (the updates
- * act on what they made), deletions last. What an event consumes (an approved order to refund,
- * a pending withdrawal, a failed command, a logged webhook attempt, an unconfirmed upload) the
- * seed prepared for that event alone, so the order of the pass does not matter beyond that.
+ * act on what they made), deletions last. What an event consumes (an approved order to refund or
+ * charge back, a pending withdrawal to pay or reject, a failed command, a logged webhook attempt,
+ * an unconfirmed upload, a link) the seed prepared for that event alone, and delivery-ack's lease
+ * is taken just before it, so no event spends what another one needs.
  */
 const phase = (name: string) => (name.endsWith('-create') ? 0 : name.endsWith('-delete') ? 2 : 1);
 const names = readdirSync('events')
