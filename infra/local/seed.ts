@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { createCategory } from '#lib/db/category.ts';
 import { createApiKey, createApiToken } from '#lib/db/credential.ts';
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
+import { createNote } from '#lib/db/note.ts';
 import { createServer, createServerKey } from '#lib/db/server.ts';
 import { listDeliveries } from '#lib/db/webhook.ts';
 import { createLink, joinAffiliate, requestWithdrawal, updateWithdrawSettings } from '#lib/flows/affiliate.ts';
@@ -17,6 +18,7 @@ import { createStore } from '#lib/db/store.ts';
 import { createTag } from '#lib/db/tag.ts';
 import { discountCreateBody } from '#lib/schemas/discount.ts';
 import { commandReportBody } from '#lib/schemas/command.ts';
+import { noteCreateBody } from '#lib/schemas/note.ts';
 import { orderCreateBody } from '#lib/schemas/order.ts';
 import { withdrawSettings } from '#lib/schemas/affiliate.ts';
 import { serverCreateBody } from '#lib/schemas/server.ts';
@@ -82,6 +84,7 @@ async function firstWebhookAttempt(storeId: number, webhookId: number, timeoutMs
  * promo and a coupon), and what every sample event of events/ acts on, each consumed target its
  * own (infra/local/invoke-event.ts fills the placeholders; test/integration/events.test.ts runs
  * them all):
+ * - category 2 (Kits, empty: category-update, category-delete), note 1 of order 1 (note-delete);
  * - the demo buyer's orders: 1 approved (with its delivery command), 2 pending (order-cancel),
  *   3 and 4 approved (order-chargeback, order-refund), 5 approved with its command reported
  *   FAILED (command 4: command-retry);
@@ -93,15 +96,18 @@ async function firstWebhookAttempt(storeId: number, webhookId: number, timeoutMs
  *   (webhook-redeliver);
  * - an image uploaded for package 1 and not yet confirmed (package-image-confirm).
  * Inputs go through the same schemas and flows as the API, so the seed gets the same defaults.
- * `apiUrl` is the local stack's address (the webhook's target).
+ * `apiUrl` is the local stack's address (the webhook's target); `domain` is unique to a store, so a
+ * second demo store in the same table (a test's) needs another.
  */
-export async function seedDemoStore(apiUrl: string): Promise<DemoStore> {
-  const store = await createStore({ name: 'Demo Store', domain: DEMO_DOMAIN });
-  const { api_token } = await createApiToken(store.id);
+export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promise<DemoStore> {
+  const store = await createStore({ name: 'Demo Store', domain });
+  const { api_token, credential_id: tokenId } = await createApiToken(store.id);
   const { key } = await createApiKey(store.id, ['customers:identify']);
   const fresh = await createTag(store.id, { name: 'New', color: '#22c55e' });
   const bestSeller = await createTag(store.id, { name: 'Best seller', color: '#f59e0b' });
   const ranks = await createCategory(store.id, { name: 'Ranks' });
+  // Empty, for category-update and category-delete.
+  await createCategory(store.id, { name: 'Kits' });
   const catalog = [
     { name: 'VIP rank', price: 9.99, tags: [fresh.id], stock: null, color: '#6366f1', description: 'Colored name, /kit vip every day.', command: 'lp user {client_identifier} parent add vip' },
     { name: 'MVP rank', price: 19.99, tags: [bestSeller.id], stock: 25, color: '#ec4899', description: 'Everything VIP has, plus /fly in the lobby.', command: 'lp user {client_identifier} parent add mvp' },
@@ -142,6 +148,7 @@ export async function seedDemoStore(apiUrl: string): Promise<DemoStore> {
   const steve = { name: DEMO_BUYER_NICK, email: DEMO_BUYER_EMAIL };
   const first = await order(steve);
   await approveOrder(store.id, first.id);
+  await createNote(store.id, first.id, tokenId, v.parse(noteCreateBody, { content: 'Asked for the rank before the weekend event' }));
   await order(steve);
   for (let reversible = 0; reversible < 2; reversible += 1) await approveOrder(store.id, (await order(steve)).id);
   const failing = await approveOrder(store.id, (await order(steve)).id);

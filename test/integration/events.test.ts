@@ -9,27 +9,32 @@ import { seedDemoStore } from '#infra/local/seed.ts';
 /**
  * Every sample event of events/ answers 2xx on the demo store, as `npm run invoke <function>`
  * runs it (same filling of placeholders, same handler): the events are examples a reader runs,
- * so none may be a 404 or a 422. One pass over a fresh demo store: creations first (the updates
- * act on what they made), deletions last. What an event consumes (an approved order to refund or
- * charge back, a pending withdrawal to pay or reject, a failed command, a logged webhook attempt,
- * an unconfirmed upload, a link) the seed prepared for that event alone, and delivery-ack's lease
- * is taken just before it, so no event spends what another one needs.
+ * so none may be a 404 or a 422. What an event consumes (an approved order to refund or charge
+ * back, a pending withdrawal to pay or reject, a failed command, a logged webhook attempt, an
+ * unconfirmed upload, a link, a category, a note) the seed prepared for that event alone, and
+ * delivery-ack's lease is taken just before it, so no event spends what another one needs, nor
+ * needs what another one made: two passes, each over a fresh demo store, show it. The first runs
+ * creations first, the second every read and update before any creation; deletions come last in
+ * both (they remove what others act on, such as package 1).
  */
-const phase = (name: string) => (name.endsWith('-create') ? 0 : name.endsWith('-delete') ? 2 : 1);
-const names = readdirSync('events')
+const kindOf = (name: string) => (name.endsWith('-create') ? 'create' : name.endsWith('-delete') ? 'delete' : 'other');
+const files = readdirSync('events')
   .filter((file) => file.endsWith('.json'))
-  .map((file) => file.slice(0, -5))
-  .sort((a, b) => phase(a) - phase(b) || a.localeCompare(b));
+  .map((file) => file.slice(0, -5));
+const pass = (rank: Record<ReturnType<typeof kindOf>, number>) => [...files].sort((a, b) => rank[kindOf(a)] - rank[kindOf(b)] || a.localeCompare(b));
 
-let localDir: string;
-beforeAll(async () => {
-  localDir = mkdtempSync(join(tmpdir(), 'store-api-events-'));
-  // The demo store as `npm start` seeds it, its webhook delivering to this run's stack.
-  writeFileSync(join(localDir, 'demo.json'), JSON.stringify(await seedDemoStore(inject('apiUrl'))));
-});
-afterAll(() => rmSync(localDir, { recursive: true, force: true }));
+describe.each([
+  ['creations first', pass({ create: 0, other: 1, delete: 2 }), 'demo.localhost'],
+  ['reads and updates before any creation', pass({ other: 0, create: 1, delete: 2 }), 'demo-2.localhost'],
+])('events/, %s', (_order, names, domain) => {
+  let localDir: string;
+  beforeAll(async () => {
+    localDir = mkdtempSync(join(tmpdir(), 'store-api-events-'));
+    // The demo store as `npm start` seeds it, its webhook delivering to this run's stack.
+    writeFileSync(join(localDir, 'demo.json'), JSON.stringify(await seedDemoStore(inject('apiUrl'), domain)));
+  });
+  afterAll(() => rmSync(localDir, { recursive: true, force: true }));
 
-describe('events/', () => {
   it.each(names)('%s answers 2xx on the demo store', async (name) => {
     const event = await runnableEvent(readFileSync(`events/${name}.json`, 'utf8'), localDir, {});
     const handler = await loadHandler(name);
