@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import type { App } from 'aws-cdk-lib';
+import type { StageThrottle, ThrottleSettings } from '#infra/stacks/api-stage-stack.ts';
 import type { StoreApiProps } from '#infra/store-api.ts';
 
 /**
@@ -10,15 +12,20 @@ import type { StoreApiProps } from '#infra/store-api.ts';
  * | `stage` | `dev` | stage name; `prod` retains data and needs `mailFrom` |
  * | `mailFrom` | none (refused on prod) | verified SES sender of the login codes |
  * | `metricsNamespace` | `StoreApi/<stage>` | CloudWatch namespace of the request metrics |
- * | `apiThrottleRate` / `apiThrottleBurst` | 100 / 200 | requests a second / burst, per route of the /v1 API |
- * | `storeThrottleRate` / `storeThrottleBurst` | 50 / 100 | the same on the stores' own domains (login, handoff) |
+ * | `apiThrottleRate` / `apiThrottleBurst` | cdk.json | requests a second / burst, per route of the /v1 API |
+ * | `storeThrottleRate` / `storeThrottleBurst` | cdk.json | the same on the stores' own domains (login, handoff) |
+ * | `storefrontPublicThrottleRate` / `storefrontPublicThrottleBurst` | cdk.json | the same, lower, for each public route of the storefront (no credential: `isPublicStorefrontRoute`) |
  * | `storeDomains` | none | comma-separated custom domains of the store API (`*.stores.example.com,shop.example.com`) |
  * | `storeDomainCertificateArn` | none | ACM certificate (same region) covering every name of `storeDomains` |
  */
-export const THROTTLE_DEFAULTS = {
-  api: { rateLimit: 100, burstLimit: 200 },
-  store: { rateLimit: 50, burstLimit: 100 },
-} as const;
+/**
+ * The throttles are tuned in cdk.json's `context` (the CDK CLI reads it for every synth and deploy;
+ * `-c` overrides a value): read here too, so that an app built without the CLI (the infra tests)
+ * gets the very same values.
+ */
+const CDK_JSON_CONTEXT = (JSON.parse(readFileSync(new URL('../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, number> }).context;
+const fromCdkJson = (name: keyof StageThrottle): ThrottleSettings => ({ rateLimit: CDK_JSON_CONTEXT[`${name}ThrottleRate`]!, burstLimit: CDK_JSON_CONTEXT[`${name}ThrottleBurst`]! });
+export const THROTTLE_DEFAULTS: StageThrottle = { api: fromCdkJson('api'), store: fromCdkJson('store'), storefrontPublic: fromCdkJson('storefrontPublic') };
 
 export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir'> {
   const context = (key: string) => app.node.tryGetContext(key) as string | number | undefined;
@@ -32,9 +39,9 @@ export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir'> 
     if (!Number.isFinite(value) || value <= 0) throw new Error(`${key} must be a positive number: ${context(key)}`);
     return value;
   };
-  const throttle = (prefix: keyof typeof THROTTLE_DEFAULTS) => ({
-    rateLimit: positive(`${prefix}ThrottleRate`, THROTTLE_DEFAULTS[prefix].rateLimit),
-    burstLimit: Math.round(positive(`${prefix}ThrottleBurst`, THROTTLE_DEFAULTS[prefix].burstLimit)),
+  const throttle = (name: keyof StageThrottle) => ({
+    rateLimit: positive(`${name}ThrottleRate`, THROTTLE_DEFAULTS[name].rateLimit),
+    burstLimit: Math.round(positive(`${name}ThrottleBurst`, THROTTLE_DEFAULTS[name].burstLimit)),
   });
 
   const storeDomains = String(context('storeDomains') ?? '').split(',').map((name) => name.trim()).filter(Boolean);
@@ -47,7 +54,7 @@ export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir'> 
     stage,
     mailFrom,
     metricsNamespace: String(context('metricsNamespace') ?? `StoreApi/${stage}`),
-    throttle: { api: throttle('api'), store: throttle('store') },
+    throttle: { api: throttle('api'), store: throttle('store'), storefrontPublic: throttle('storefrontPublic') },
     ...(certificateArn && { storeDomain: { domainNames: storeDomains, certificateArn } }),
   };
 }

@@ -4,7 +4,8 @@ import { routeAreas } from '#lib/routes/index.ts';
 import { jobs as jobTable, type JobSpec } from '#lib/routes/jobs.ts';
 import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
 import { StoreDataStack } from '#infra/stacks/data-stack.ts';
-import { StoreHttpStack, type StoreDomainSettings, type ThrottleSettings } from '#infra/stacks/http-stack.ts';
+import { ApiStageStack, type StageThrottle } from '#infra/stacks/api-stage-stack.ts';
+import { StoreHttpStack, type StoreDomainSettings } from '#infra/stacks/http-stack.ts';
 import { JobsStack } from '#infra/stacks/jobs-stack.ts';
 import { isProduction } from '#infra/stacks/stage.ts';
 import { THROTTLE_DEFAULTS } from '#infra/stage-context.ts';
@@ -18,8 +19,8 @@ export interface StoreApiProps {
   mailFrom?: string;
   /** CloudWatch namespace of the request metrics; `StoreApi/<stage>` by default. */
   metricsNamespace?: string;
-  /** Each API's throttle, applied to every one of its routes; THROTTLE_DEFAULTS by default. */
-  throttle?: Record<RouteSpec['api'], ThrottleSettings>;
+  /** Each API's throttle, applied to every one of its routes, and the public storefront routes' own; THROTTLE_DEFAULTS (cdk.json) by default. */
+  throttle?: StageThrottle;
   /** Custom domains of the store API; without them the stores' DNS points at the API's own endpoint. */
   storeDomain?: StoreDomainSettings;
   /** Defaults to the route table's areas; tests pass areas of probe routes. */
@@ -31,6 +32,8 @@ export interface StoreApiProps {
 export interface StoreApiStacks {
   data: StoreDataStack;
   http: StoreHttpStack;
+  /** The APIs' `$default` stages, deployed after every area (`StoreApi-<stage>-Stage`). */
+  apiStage: ApiStageStack;
   /** By area name (the file name in lib/routes). */
   areas: Map<string, AreaStack>;
   /** The scheduled jobs (`StoreApi-<stage>-Jobs`). */
@@ -44,6 +47,8 @@ export interface StoreApiStacks {
  * - `StoreApi-<stage>`: the data (table, images bucket, CDN). It keeps the name and the logical
  *   ids of the single stack it was carved from, so a stage deployed before keeps its table.
  * - `StoreApi-<stage>-Http`: the two HTTP APIs, whose URLs outlive any route.
+ * - `StoreApi-<stage>-Stage`: their `$default` stages, after every area: the public storefront
+ *   routes' throttles are stage settings keyed by route, which need their routes to exist.
  * - `StoreApi-<stage>-Webhooks`: webhook delivery (stream router, queue, sender, alarm).
  * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
  *   area file gets its stack from its line in `routeAreas`.
@@ -70,11 +75,11 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
   const http = new StoreHttpStack(scope, `${prefix}-Http`, {
     stage,
     description: `store-api (${stage}): the HTTP APIs and the alarm topic`,
-    throttle,
     storeDomain: props.storeDomain,
   });
   const areas = new Map<string, AreaStack>();
-  for (const [area, routes] of Object.entries(props.areas ?? routeAreas)) {
+  const areaRoutes = props.areas ?? routeAreas;
+  for (const [area, routes] of Object.entries(areaRoutes)) {
     const stack = new AreaStack(scope, `${prefix}-${toPascalCase(area)}`, {
       stage,
       area,
@@ -92,14 +97,27 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     stack.addStackDependency(http, 'attaches its routes to the HTTP APIs');
     areas.set(area, stack);
   }
+  const apiStage = new ApiStageStack(scope, `${prefix}-Stage`, {
+    stage,
+    apiIds: http.apiIds,
+    throttle,
+    routes: Object.values(areaRoutes).flatMap((routes) => Object.values(routes)),
+    storeDomainNames: props.storeDomain?.domainNames,
+    description: `store-api (${stage}): the stages of the HTTP APIs, with each route's throttle`,
+  });
+  apiStage.addStackDependency(http, 'deploys the stages of its APIs and maps its store domains');
+  // A route's throttle names a route that must exist: every area first.
+  for (const area of areas.values()) apiStage.addStackDependency(area, 'sets the throttle of its routes');
   const jobs = new JobsStack(scope, `${prefix}-Jobs`, {
     stage,
     jobs: props.jobs ?? jobTable,
     functionsDir: props.functionsDir,
     data: data.exports,
+    alarmTopicArn: http.alarmTopicArn,
     description: `store-api (${stage}): the scheduled jobs of lib/routes/jobs.ts`,
   });
   jobs.addStackDependency(data, 'imports the table exports');
+  jobs.addStackDependency(http, 'its alarms notify the alarm topic');
   const webhooks = new StoreWebhookStack(scope, `${prefix}-Webhooks`, {
     stage,
     functionsDir: props.functionsDir,
@@ -107,5 +125,5 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     description: `store-api (${stage}): webhook delivery from the table's stream`,
   });
   webhooks.addStackDependency(data, 'reads the table and its stream');
-  return { data, http, areas, jobs, webhooks };
+  return { data, http, apiStage, areas, jobs, webhooks };
 }

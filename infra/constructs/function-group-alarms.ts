@@ -9,8 +9,8 @@ export interface FunctionGroupAlarmsProps {
   /** The group's name in the request metrics (FUNCTION_GROUP, lib/http/request-log.ts). */
   group: string;
   functions: lambda.IFunction[];
-  /** Namespace of the request metrics (METRICS_NAMESPACE). */
-  metricsNamespace: string;
+  /** Namespace of the request metrics (METRICS_NAMESPACE); none for a group that serves no request (the scheduled jobs): errors and throttles only. */
+  metricsNamespace?: string;
   topic: sns.ITopic;
 }
 
@@ -24,9 +24,10 @@ const P99_LATENCY_PERIODS = 3;
 export const METRICS_PER_ALARM = 10;
 
 /**
- * The alarms of one group of functions (an area stack), all notifying the stage's topic, in state
- * ALARM and back to OK:
- * - 5xx rate and p99 latency, from the request metrics every request writes (EMF);
+ * The alarms of one group of functions (an area stack, the jobs stack), all notifying the stage's
+ * topic, in state ALARM and back to OK:
+ * - 5xx rate and p99 latency, from the request metrics every request writes (EMF), for a group
+ *   that serves requests;
  * - Lambda errors (crashes, timeouts, a failed init: nothing the handler answered) and throttles
  *   (concurrency exhausted), summed over the group's functions, at most 10 a sum: a group
  *   of 11 to 20 functions has two of each.
@@ -37,6 +38,12 @@ export class FunctionGroupAlarms extends Construct {
   constructor(scope: Construct, id: string, private readonly props: FunctionGroupAlarmsProps) {
     super(scope, id);
     const { group, metricsNamespace } = props;
+    if (metricsNamespace) this.requestAlarms(group, metricsNamespace);
+    this.sumOverFunctions('Errors', 'function errors (crash, timeout, failed init)', (fn) => fn.metricErrors({ period: PERIOD, statistic: 'Sum' }));
+    this.sumOverFunctions('Throttles', 'throttled invocations (concurrency exhausted)', (fn) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }));
+  }
+
+  private requestAlarms(group: string, metricsNamespace: string): void {
     const requests = (dimensions: Record<string, string>) =>
       new cloudwatch.Metric({ namespace: metricsNamespace, metricName: 'requests', dimensionsMap: { function_group: group, ...dimensions }, statistic: 'Sum', period: PERIOD });
     this.alarm('ServerErrorRate', {
@@ -56,8 +63,6 @@ export class FunctionGroupAlarms extends Construct {
       threshold: P99_LATENCY_MS,
       evaluationPeriods: P99_LATENCY_PERIODS,
     });
-    this.sumOverFunctions('Errors', 'function errors (crash, timeout, failed init)', (fn) => fn.metricErrors({ period: PERIOD, statistic: 'Sum' }));
-    this.sumOverFunctions('Throttles', 'throttled invocations (concurrency exhausted)', (fn) => fn.metricThrottles({ period: PERIOD, statistic: 'Sum' }));
   }
 
   private sumOverFunctions(name: string, what: string, metricOf: (fn: lambda.IFunction) => cloudwatch.IMetric): void {
@@ -85,5 +90,5 @@ export class FunctionGroupAlarms extends Construct {
   }
 }
 
-/** How many alarms a group of `functionCount` functions gets: 5xx rate, p99, and errors and throttles per 10 functions. */
-export const alarmCountOf = (functionCount: number) => 2 + 2 * Math.ceil(functionCount / METRICS_PER_ALARM);
+/** How many alarms a group of `functionCount` functions gets: 5xx rate and p99 (a group serving requests), and errors and throttles per 10 functions. */
+export const alarmCountOf = (functionCount: number, servesRequests = true) => (servesRequests ? 2 : 0) + 2 * Math.ceil(functionCount / METRICS_PER_ALARM);

@@ -9,16 +9,30 @@ import { buildEvent } from '#infra/local/server.ts';
  * sample event per route of the table, from the route's `example`. Credentials are
  * placeholders that `npm run invoke` fills from .local/demo.json (or the environment):
  * {{api_token}}, {{identify_key}}, {{store_domain}}, {{order_internal_id}}, {{access_token}},
- * {{session}}, {{login_code}}, {{handoff}} (infra/local/invoke-event.ts).
+ * {{session}}, {{login_code}}, {{handoff}}, {{delivery_key}}, ... (infra/local/invoke-event.ts).
  */
 const API_HOST = '127.0.0.1:3000';
+/** Fixed, so that the committed multipart sample stays the same from one generation to the next. */
+const MULTIPART_BOUNDARY = 'sample-boundary-7MA4YWxkTrZu0gW';
+
+/** The body and its Content-Type: the example's JSON, or its file as the one part of a multipart/form-data body (as curl -F sends it). */
+function sampleBody(example: NonNullable<RouteSpec['example']>): { body: Buffer; contentType?: string } {
+  if (example.file) {
+    const { filename, contentType, content } = example.file;
+    const part = `--${MULTIPART_BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="${filename}"\r\ncontent-type: ${contentType}\r\n\r\n${content}\r\n--${MULTIPART_BOUNDARY}--\r\n`;
+    return { body: Buffer.from(part), contentType: `multipart/form-data; boundary=${MULTIPART_BOUNDARY}` };
+  }
+  if (example.body === undefined) return { body: Buffer.alloc(0) };
+  return { body: Buffer.from(JSON.stringify(example.body)), contentType: 'application/json' };
+}
 
 function credentialHeaders(spec: RouteSpec): Record<string, string> {
   switch (spec.credential) {
     case 'operator':
       return { authorization: 'Bearer {{api_token}}' };
     case 'apiKey':
-      return { authorization: 'Bearer {{identify_key}}' };
+      // The demo store has one key per scope: the identify key, and its game server's delivery key.
+      return { authorization: spec.scope === 'delivery' ? 'Bearer {{delivery_key}}' : 'Bearer {{identify_key}}' };
     case 'buyer':
       return { authorization: 'Bearer {{access_token}}', 'x-store-domain': '{{store_domain}}' };
     case 'buyerStore':
@@ -36,13 +50,13 @@ export function sampleEvent(spec: RouteSpec) {
   const path = spec.path.replace(/\{([^}]+)\}/g, (_m, name: string) => example.params?.[name] ?? '1');
   const url = new URL(`http://${API_HOST}${path}`);
   for (const [name, value] of Object.entries(example.query ?? {})) url.searchParams.set(name, value);
-  const body = example.body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(example.body));
+  const { body, contentType } = sampleBody(example);
   const headers: Record<string, string> = {
     host: spec.api === 'store' ? '{{store_domain}}' : API_HOST,
     'user-agent': 'curl/8.0',
     ...credentialHeaders(spec),
     ...example.headers,
-    ...(body.length > 0 ? { 'content-type': 'application/json' } : {}),
+    ...(contentType ? { 'content-type': contentType } : {}),
   };
   const pathParameters = Object.fromEntries([...spec.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => [name!, example.params?.[name!] ?? '1']));
   const event = buildEvent({ method: spec.method, url, headers, body, sourceIp: '127.0.0.1' }, spec, pathParameters);

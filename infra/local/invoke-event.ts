@@ -1,24 +1,56 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { DEMO_BUYER_EMAIL } from '#infra/local/seed.ts';
+import { DEMO_BUYER_EMAIL, DEMO_BUYER_NICK } from '#infra/local/seed.ts';
+
+type Value = string | number;
+
+/** `{{name}}` placeholders of a sample event. */
+const PLACEHOLDER = /\{\{(\w+)\}\}/g;
+const WHOLE_PLACEHOLDER = /^\{\{(\w+)\}\}$/;
+
+/**
+ * A lease on one of the demo server's due commands, taken by the delivery flow as a game server
+ * would take it (delivery-ack acts on it moments later: a lease lives 60 s, so no file can hold
+ * one). When nothing is due, the demo buyer gets an approved order whose command is.
+ */
+async function demoLease(storeId: number, serverId: number): Promise<{ lease_id: string; command_id: number }> {
+  const v = await import('valibot');
+  const { claimCommands } = await import('#lib/flows/delivery.ts');
+  const { claimBody } = await import('#lib/schemas/delivery.ts');
+  const claim = () => claimCommands(storeId, serverId, v.parse(claimBody, { online: [DEMO_BUYER_NICK], limit: 1, lease_seconds: 60 }));
+  let claimed = await claim();
+  if (!claimed.lease_id) {
+    const { approveOrder, createOrder } = await import('#lib/flows/order.ts');
+    const { orderCreateBody } = await import('#lib/schemas/order.ts');
+    const order = await createOrder(storeId, v.parse(orderCreateBody, { client_identifier: DEMO_BUYER_NICK, client_email: DEMO_BUYER_EMAIL, client_name: DEMO_BUYER_NICK, packages: [{ package_id: 1, quantity: 1 }] }));
+    await approveOrder(storeId, order.id);
+    claimed = await claim();
+  }
+  if (!claimed.lease_id) throw new Error('the demo server has no command to lease (was package 1 deleted?)');
+  return { lease_id: claimed.lease_id, command_id: claimed.commands[0]!.id };
+}
 
 /**
  * A sample event of events/ made runnable: its placeholders filled from the demo store
- * (<LOCAL_DIR>/demo.json) or the environment (ACCESS_TOKEN, SESSION). What a static file cannot
- * hold because it is single-use or expires (a buyer token or a session without those two, a login
- * code, a handoff) is issued for the demo store's buyer, so every event runs as is.
+ * (<LOCAL_DIR>/demo.json, written by the seed: credentials and the targets it prepared) or the
+ * environment (ACCESS_TOKEN, SESSION). What a static file cannot hold because it is single-use or
+ * expires (a buyer token or a session without those two, a login code, a handoff, a delivery
+ * lease) is issued for the demo store's buyer, so every event runs as is. A JSON body's value
+ * that is one placeholder takes the value's type (`"{{leased_command_id}}"` becomes a number).
  * The caller has configured the environment (TABLE_NAME, endpoints) before calling.
  */
 export async function runnableEvent(eventText: string, localDir: string, env: NodeJS.ProcessEnv = process.env): Promise<APIGatewayProxyEventV2> {
   const demoFile = join(localDir, 'demo.json');
-  const demo: Record<string, string | number | undefined> = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : {};
+  const demo: Record<string, Value | undefined> = existsSync(demoFile) ? JSON.parse(readFileSync(demoFile, 'utf8')) : {};
   const storeId = Number(demo.store_id);
   const buyer = async () => {
     const { findOrCreateCustomer } = await import('#lib/db/customer.ts');
     return findOrCreateCustomer(storeId, DEMO_BUYER_EMAIL);
   };
-  const issue: Record<string, () => Promise<string | undefined>> = {
+  let lease: ReturnType<typeof demoLease> | undefined;
+  const leased = () => (lease ??= demoLease(storeId, Number(demo.delivery_server_id)));
+  const issue: Record<string, () => Promise<Value | undefined>> = {
     access_token: async () => {
       const { issueBuyerAccessToken } = await import('#lib/db/credential.ts');
       return env.ACCESS_TOKEN ?? (storeId ? (await issueBuyerAccessToken(storeId, (await buyer()).id)).token : undefined);
@@ -36,13 +68,25 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
       const { issueHandoffForCustomer } = await import('#lib/flows/handoff.ts');
       return storeId ? (await issueHandoffForCustomer(storeId, (await buyer()).id)).handoff : undefined;
     },
+    lease_id: async () => (storeId ? (await leased()).lease_id : undefined),
+    leased_command_id: async () => (storeId ? (await leased()).command_id : undefined),
   };
-  const values: Record<string, string | undefined> = {
-    api_token: demo.api_token as string,
-    identify_key: demo.identify_key as string,
-    store_domain: demo.store_domain as string,
-    order_internal_id: demo.order_internal_id as string,
+  const values: Record<string, Value | undefined> = { ...demo };
+  for (const [, key] of eventText.matchAll(PLACEHOLDER)) if (values[key!] === undefined && issue[key!]) values[key!] = await issue[key!]!();
+
+  const fillText = (text: string) => text.replace(PLACEHOLDER, (match, key: string) => (values[key] === undefined ? match : String(values[key])));
+  /** `typed`: inside a JSON body, where a value that is one placeholder takes the value's own type. */
+  const fill = (value: unknown, typed: boolean): unknown => {
+    if (typeof value === 'string') {
+      const whole = typed ? WHOLE_PLACEHOLDER.exec(value) : null;
+      return whole && typeof values[whole[1]!] === 'number' ? values[whole[1]!] : fillText(value);
+    }
+    if (Array.isArray(value)) return value.map((inner) => fill(inner, typed));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, fill(inner, typed)]));
+    return value;
   };
-  for (const [, key] of eventText.matchAll(/\{\{(\w+)\}\}/g)) if (!(key! in values) && issue[key!]) values[key!] = await issue[key!]!();
-  return JSON.parse(eventText.replace(/\{\{(\w+)\}\}/g, (match, key: string) => values[key] ?? match));
+  const { body, ...rest } = JSON.parse(eventText) as APIGatewayProxyEventV2;
+  const event = fill(rest, false) as APIGatewayProxyEventV2;
+  if (body === undefined || event.isBase64Encoded) return { ...event, ...(body === undefined ? {} : { body }) };
+  return { ...event, body: JSON.stringify(fill(JSON.parse(body), true)) };
 }

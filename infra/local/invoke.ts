@@ -36,6 +36,11 @@ env.IMAGES_BASE_URL ||= `${env.S3_ENDPOINT}/${env.IMAGES_BUCKET}`;
 
 const { runnableEvent } = await import('#infra/local/invoke-event.ts');
 const event = await runnableEvent(readFileSync(eventFile, 'utf8'), localDir);
+const unfilled = [...new Set([...JSON.stringify(event).matchAll(/\{\{(\w+)\}\}/g)].map(([, key]) => key))];
+if (unfilled.length > 0) {
+  // A demo store seeded by an older version lacks what newer samples act on.
+  console.error(`npm run invoke: ${localDir}/demo.json has no ${unfilled.join(', ')}; a demo store seeded before these existed gets them from \`npm run reset\` and a new start`);
+}
 const { loadHandler, lambdaContext } = await import('#infra/local/server.ts');
 const handler = await loadHandler(name);
 const result = await handler(event, lambdaContext(name, event.requestContext?.requestId ?? 'invoke'));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { watch } from 'node:fs';
+import { appendFileSync, watch } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -230,7 +230,17 @@ function pinnedTimeOf(headers: Record<string, string>): number | undefined {
   return Number.isFinite(epochMs) ? epochMs : undefined;
 }
 
-export function createLocalServer(options: { log?: boolean } = {}): Server {
+interface LocalServerOptions {
+  log?: boolean;
+  /**
+   * The demo webhook's receiver: `POST /local/webhook-inbox` on the API host appends each delivery
+   * (event headers and body) to this file as one JSON line and answers 204, as the mail outbox
+   * keeps e-mails. Absent: no inbox (404).
+   */
+  webhookInbox?: string;
+}
+
+export function createLocalServer(options: LocalServerOptions = {}): Server {
   const server = createServer((request, response) => {
     // A body cut off mid-way, a client gone before the answer: that request ends, never the server.
     answer(request, response, options).catch(() => response.destroy());
@@ -244,7 +254,17 @@ export function createLocalServer(options: { log?: boolean } = {}): Server {
   return server;
 }
 
-async function answer(request: IncomingMessage, response: ServerResponse, options: { log?: boolean }): Promise<void> {
+/** The demo store's webhook delivers here (infra/local/seed.ts). */
+export const WEBHOOK_INBOX_PATH = '/local/webhook-inbox';
+const INBOX_HEADERS = ['x-store-event', 'x-store-event-id', 'x-store-signature'];
+
+function receiveWebhook(file: string, headers: Record<string, string>, body: Buffer): APIGatewayProxyStructuredResultV2 {
+  const received = Object.fromEntries(INBOX_HEADERS.filter((name) => headers[name] !== undefined).map((name) => [name, headers[name]]));
+  appendFileSync(file, `${JSON.stringify({ received_at: new Date().toISOString(), headers: received, body: body.toString('utf8') })}\n`);
+  return { statusCode: 204, headers: { ...BASE_HEADERS } };
+}
+
+async function answer(request: IncomingMessage, response: ServerResponse, options: LocalServerOptions): Promise<void> {
   const started = Date.now();
   const url = new URL(request.url ?? '/', 'http://local');
   const host = (request.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
@@ -260,8 +280,11 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
   const body = await readBody(request);
   // The storefront example and /docs: static files outside the route table (infra/local/pages.ts).
   const staticResult = matched ? undefined : await staticPage(api, request.method ?? 'GET', url.pathname, request.headers.host ?? '');
+  const inbox = api === 'api' && request.method === 'POST' && url.pathname === WEBHOOK_INBOX_PATH ? options.webhookInbox : undefined;
   if (staticResult) {
     result = staticResult;
+  } else if (inbox && body) {
+    result = receiveWebhook(inbox, headers, body);
   } else if (!matched) {
     result = envelope(404, 'No such route', 'ROUTE_NOT_FOUND');
   } else if (body === undefined) {

@@ -105,12 +105,8 @@ async function seedDemo(localDir: string, apiUrl: string, port: number): Promise
     if (await getStore(demo.store_id)) return;
   }
   const { seedDemoStore } = await import('#infra/local/seed.ts');
-  const demo = await seedDemoStore();
-  writeFileSync(
-    demoFile,
-    `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.domain}:${port}`, store_domain: demo.domain, store_id: demo.store_id, api_token: demo.api_token, identify_key: demo.identify_key, order_internal_id: demo.order_internal_id }, null, 2)}\n`,
-    { mode: 0o600 },
-  );
+  const demo = await seedDemoStore(apiUrl);
+  writeFileSync(demoFile, `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.store_domain}:${port}`, ...demo }, null, 2)}\n`, { mode: 0o600 });
 }
 
 /** The address clients use: a wildcard bind is reached on loopback; an IPv6 literal needs brackets. */
@@ -190,7 +186,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   if (options.seedDemo) await seedDemo(localDir, apiUrl, port);
   const { createLocalServer, watchSourcesForReload } = await import('#infra/local/server.ts');
   const stopWatching = options.reload ? watchSourcesForReload() : () => undefined;
-  const server: Server = createLocalServer({ log: options.log });
+  const server: Server = createLocalServer({ log: options.log, webhookInbox: join(localDir, 'webhooks.jsonl') });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolveListen());

@@ -1,9 +1,11 @@
 import { Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import type { JobSpec } from '#lib/routes/jobs.ts';
 import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import { FunctionGroupAlarms } from '#infra/constructs/function-group-alarms.ts';
 import { toPascalCase } from '#infra/stacks/area-stack.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
@@ -15,12 +17,19 @@ export interface JobsStackProps extends StageStackProps {
   /** Output of infra/build.ts: one `<function name>/index.mjs` per route and per job. */
   functionsDir: string;
   data: DataExports;
+  /** The stage's alarm topic (exported by the HTTP stack). */
+  alarmTopicArn: string;
 }
+
+/** The jobs' group in the alarms. */
+export const JOBS_GROUP = 'jobs';
 
 /**
  * The scheduled jobs of lib/routes/jobs.ts: a Lambda each (the same defaults as the endpoints),
  * run by an EventBridge rule on the job's schedule, with the table access its entry states.
- * The local stack runs the same functions on a timer (infra/local/jobs.ts).
+ * The local stack runs the same functions on a timer (infra/local/jobs.ts). Their errors and
+ * throttles alarm on the stage's topic like an area's: a failed run is retried only by the next
+ * one, so a job that fails every time would otherwise go unseen.
  */
 export class JobsStack extends Stack {
   readonly functions = new Map<string, EndpointFunction>();
@@ -45,5 +54,10 @@ export class JobsStack extends Stack {
       });
       this.functions.set(name, jobFunction);
     }
+    new FunctionGroupAlarms(this, 'Alarms', {
+      group: JOBS_GROUP,
+      functions: [...this.functions.values()].map((job) => job.function),
+      topic: sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn),
+    });
   }
 }

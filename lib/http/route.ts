@@ -40,8 +40,17 @@ export interface RouteSpec {
   response?: GenericSchema;
   /** Status of a success; 200 unless said (202: accepted, done later in the background). */
   status?: 200 | 201 | 202 | 204;
-  /** A sample request: drives events/<name>.json (and `npm run invoke`). */
-  example?: { params?: Record<string, string>; query?: Record<string, string>; headers?: Record<string, string>; body?: unknown };
+  /**
+   * A sample request: drives events/<name>.json (and `npm run invoke`). `{{name}}` placeholders
+   * are filled by infra/local/invoke-event.ts; `file` is the one part of a multipart body.
+   */
+  example?: {
+    params?: Record<string, string>;
+    query?: Record<string, string>;
+    headers?: Record<string, string>;
+    body?: unknown;
+    file?: { filename: string; contentType: string; content: string };
+  };
   /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
   errorStyle?: 'envelope' | 'single';
 }

@@ -31,7 +31,8 @@ export const affiliateRoutes = {
     method: 'PATCH', path: '/v1/app/affiliate/{affiliateId}', api: 'api', credential: 'operator', access: 'write', tag: 'Affiliate (operator)',
     summary: "Change an affiliate's commission, minimum withdrawal (null: the store's) or status (blocked: no commission, withdrawal or new link)",
     params: idParams('affiliateId'), body: operatorAffiliatePatch, response: affiliatePanel,
-    example: { body: { percent_commission: 15, status: 'blocked' } },
+    // Affiliate 3 (alex), not the demo buyer (1), whom the buyer samples act as.
+    example: { params: { affiliateId: '3' }, body: { percent_commission: 15, status: 'blocked' } },
   }),
   'withdrawal-list': route({
     method: 'GET', path: '/v1/app/affiliate/withdrawal', api: 'api', credential: 'operator', access: 'read', tag: 'Affiliate (operator)',
@@ -42,12 +43,14 @@ export const affiliateRoutes = {
   'withdrawal-pay': route({
     method: 'POST', path: '/v1/app/affiliate/withdrawal/{transactionId}/pay', api: 'api', credential: 'operator', access: 'write', tag: 'Affiliate (operator)',
     summary: 'Mark a pending withdrawal paid (WITHDRAW_PAID), once; a rejected one is 409', params: idParams('transactionId'), response: withdrawalItem,
+    // The demo seed's withdrawal requests: 5 for this sample, 6 for withdrawal-reject.
+    example: { params: { transactionId: '5' } },
   }),
   'withdrawal-reject': route({
     method: 'POST', path: '/v1/app/affiliate/withdrawal/{transactionId}/reject', api: 'api', credential: 'operator', access: 'write', tag: 'Affiliate (operator)',
     summary: 'Reject a pending withdrawal (WITHDRAW_REJECTED, the message shown to the affiliate) and give the amount back, once; a paid one is 409',
     params: idParams('transactionId'), body: rejectBody, response: withdrawalItem,
-    example: { body: { message: 'The PIX key does not match the CPF' } },
+    example: { params: { transactionId: '6' }, body: { message: 'The PIX key does not match the CPF' } },
   }),
   'affiliate-link-create': route({
     method: 'POST', path: '/v1/webstore/affiliate/link', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate',
@@ -57,6 +60,8 @@ export const affiliateRoutes = {
   'affiliate-link-delete': route({
     method: 'DELETE', path: '/v1/webstore/affiliate/link/{linkId}', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate', status: 204,
     summary: 'Delete a link; its code is then unknown to orders and visits', params: idParams('linkId'),
+    // The demo buyer's Twitch link (1 is its main code, which stays).
+    example: { params: { linkId: '2' } },
   }),
   'affiliate-visit': route({
     method: 'POST', path: '/v1/webstore/affiliate/visit', api: 'api', credential: 'buyerStore', access: 'write', tag: 'Affiliate', status: 204,

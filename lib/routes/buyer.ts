@@ -64,7 +64,7 @@ export const buyerRoutes = {
   'affiliate-withdraw': route({
     method: 'POST', path: '/v1/webstore/affiliate/withdraw', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate',
     summary: 'Request a withdrawal: debits the balance and records a WITHDRAW_PENDING transaction', body: withdrawBody, response: affiliateTransaction,
-    example: { body: { amount: 50 } },
+    example: { body: { amount: 2 } },
   }),
   'handoff-issue': route({
     method: 'GET', path: '/auth/handoff', api: 'store', credential: 'session', access: 'write', tag: 'Handoff', errorStyle: 'single',

@@ -8,7 +8,7 @@ export const catalogRoutes = {
   'category-create': route({
     method: 'POST', path: '/v1/app/category', api: 'api', credential: 'operator', access: 'write', tag: 'Category',
     summary: 'Create a category', body: categoryCreateBody, response: categoryResource,
-    example: { body: { name: 'Kits' } },
+    example: { body: { name: 'Cosmetics' } },
   }),
   'category-list': route({
     method: 'GET', path: '/v1/app/category', api: 'api', credential: 'operator', access: 'read', tag: 'Category',

@@ -44,7 +44,8 @@ export const deliveryRoutes = {
     method: 'POST', path: '/v1/delivery/ack', api: 'api', credential: 'apiKey', scope: 'delivery', access: 'write', tag: 'Delivery',
     summary: 'Report the results of a lease: DONE is final, FAILED backs off (30 s x 2^(tries-1), at most 1 h), the 5th failure is DEAD',
     body: ackBody, response: ackResponse,
-    example: { body: { lease_id: 'l3ZK2m9QeKx1bW0yVn4pTA', results: [{ id: 1, status: 'DONE', response: 'ok' }] } },
+    // A lease lives 60 s: `npm run invoke` takes one for the demo server just before.
+    example: { body: { lease_id: '{{lease_id}}', results: [{ id: '{{leased_command_id}}', status: 'DONE', response: 'ok' }] } },
   }),
   'command-list': route({
     method: 'GET', path: '/v1/app/command', api: 'api', credential: 'operator', access: 'read', uses: ['secret'], tag: 'Command',
@@ -59,6 +60,8 @@ export const deliveryRoutes = {
   'command-retry': route({
     method: 'POST', path: '/v1/app/command/{commandId}/retry', api: 'api', credential: 'operator', access: 'write', tag: 'Command',
     summary: 'Put a FAILED, DEAD or CANCELED command back on the queue with tries 0 (PENDING or DONE: 409)', params: idParams('commandId'), response: commandResource,
+    // The demo seed's command reported FAILED (order 5's).
+    example: { params: { commandId: '4' } },
   }),
   'order-command-list': route({
     method: 'GET', path: '/v1/app/order/{orderId}/command', api: 'api', credential: 'operator', access: 'read', tag: 'Command',

@@ -43,11 +43,14 @@ export const orderRoutes = {
     method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
     summary: 'Refund an APPROVED order, once: cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
     params: idParams('orderId'), response: orderResource,
+    // Approved orders of their own in the demo seed: 4 for this sample, 3 for order-chargeback.
+    example: { params: { orderId: '4' } },
   }),
   'order-chargeback': route({
     method: 'POST', path: '/v1/app/order/{orderId}/chargeback', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
     summary: 'Record a chargeback of an APPROVED order, once: as a refund, with the CHARGEBACK-stage commands (a CHARGEBACK order is answered unchanged; other states, REFUNDED included, 409)',
     params: idParams('orderId'), response: orderResource,
+    example: { params: { orderId: '3' } },
   }),
   'command-resend': route({
     method: 'POST', path: '/v1/app/order/{orderId}/command/resend', api: 'api', credential: 'operator', access: 'write', tag: 'Command',

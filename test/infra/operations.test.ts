@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,30 @@ describe('observability', () => {
     }
   });
 
+  it('alarms on the Lambda errors and throttles of every scheduled job, to the same topic (the jobs serve no request: no 5xx or latency alarm)', () => {
+    const { jobs, http } = synthesized.stacks;
+    const template = Template.fromStack(jobs);
+    const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(alarmCountOf(jobs.functions.size, false));
+    const topicImport = jobs.resolve(http.alarmTopicArn);
+    type Stat = { MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: unknown }[] } } };
+    for (const lambdaMetric of ['Errors', 'Throttles']) {
+      const watched = alarms
+        .filter((alarm) => alarm.Properties.AlarmDescription.startsWith('Lambda '))
+        .flatMap((alarm) => (alarm.Properties.Metrics as Stat[]).filter((metric) => metric.MetricStat?.Metric.MetricName === lambdaMetric))
+        .map((metric) => metric.MetricStat!.Metric.Dimensions);
+      const jobFunctions = [...jobs.functions.values()].map((job) => [{ Name: 'FunctionName', Value: { Ref: jobs.getLogicalId(job.function.node.defaultChild as never) } }]);
+      expect(watched, lambdaMetric).toEqual(expect.arrayContaining(jobFunctions));
+      expect(watched, lambdaMetric).toHaveLength(jobs.functions.size);
+    }
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([topicImport]);
+      expect(alarm.Properties.OKActions).toEqual([topicImport]);
+      expect(JSON.stringify(alarm.Properties)).not.toContain('StoreApi/test');
+    }
+    expect(jobs.dependencies).toContain(http);
+  });
+
   it('gives every function the JSON log format, active tracing, the metrics namespace and its area as its group', () => {
     for (const [area, stack] of synthesized.stacks.areas) {
       for (const fn of Object.values(resourcesOf(Template.fromStack(stack), 'AWS::Lambda::Function'))) {
@@ -94,10 +118,11 @@ describe('observability', () => {
 
 describe('stage throttling', () => {
   const stageOf = (stacks: ReturnType<typeof fromContext>, api: 'api' | 'store') => {
-    const template = Template.fromStack(stacks.http);
-    const apiId = stacks.http.getLogicalId(stacks.http.apis[api].node.defaultChild as never);
-    return Object.values(resourcesOf(template, 'AWS::ApiGatewayV2::Stage')).find((stage) => stage.Properties.ApiId.Ref === apiId)!;
+    const template = Template.fromStack(stacks.apiStage);
+    return resourcesOf(template, 'AWS::ApiGatewayV2::Stage')[stacks.apiStage.getLogicalId(stacks.apiStage.stages[api].node.defaultChild as never)]!;
   };
+  /** Every route a client may call with no credential at all on /v1/webstore: the storefront's public surface. */
+  const publicStorefrontRoutes = routeEntries().filter(([, spec]) => spec.path.startsWith('/v1/webstore') && ['public', 'buyerStore', 'buyerOptional'].includes(spec.credential));
 
   it('puts the documented defaults on every route of both APIs', () => {
     const stacks = fromContext({});
@@ -113,6 +138,37 @@ describe('stage throttling', () => {
 
   it('refuses a value that is not a positive number', () => {
     expect(() => fromContext({ apiThrottleRate: 'lots' })).toThrow('apiThrottleRate must be a positive number: lots');
+    expect(() => fromContext({ storefrontPublicThrottleBurst: '0' })).toThrow('storefrontPublicThrottleBurst must be a positive number: 0');
+  });
+
+  it("reads its values from cdk.json's context, as the CDK CLI does, and keeps the public storefront's lower than the API's", () => {
+    const { context } = JSON.parse(readFileSync('cdk.json', 'utf8')) as { context: Record<string, number> };
+    for (const name of ['api', 'store', 'storefrontPublic'] as const) {
+      expect(THROTTLE_DEFAULTS[name], name).toEqual({ rateLimit: context[`${name}ThrottleRate`], burstLimit: context[`${name}ThrottleBurst`] });
+    }
+    expect(THROTTLE_DEFAULTS.storefrontPublic.rateLimit).toBeLessThan(THROTTLE_DEFAULTS.api.rateLimit);
+    expect(THROTTLE_DEFAULTS.storefrontPublic.burstLimit).toBeLessThan(THROTTLE_DEFAULTS.api.burstLimit);
+  });
+
+  it('gives every public storefront route of the table its own lower throttle, and no authenticated route one', () => {
+    expect(publicStorefrontRoutes.map(([name]) => name)).toEqual(expect.arrayContaining(['webstore-package-list', 'webstore-checkout', 'auth-login', 'webstore-preflight']));
+    const settings = stageOf(fromContext({}), 'api').Properties.RouteSettings as Record<string, unknown>;
+    const expected = { ThrottlingRateLimit: THROTTLE_DEFAULTS.storefrontPublic.rateLimit, ThrottlingBurstLimit: THROTTLE_DEFAULTS.storefrontPublic.burstLimit };
+    expect(settings).toEqual(Object.fromEntries(publicStorefrontRoutes.map(([, spec]) => [`${spec.method} ${spec.path}`, expected])));
+    expect(stageOf(fromContext({}), 'store').Properties.RouteSettings).toBeUndefined();
+  });
+
+  it('takes the public storefront throttle from the context too', () => {
+    const settings = stageOf(fromContext({ storefrontPublicThrottleRate: '5', storefrontPublicThrottleBurst: '9' }), 'api').Properties.RouteSettings as Record<string, unknown>;
+    expect(settings['GET /v1/webstore/package']).toEqual({ ThrottlingRateLimit: 5, ThrottlingBurstLimit: 9 });
+    expect(Object.keys(settings)).toHaveLength(publicStorefrontRoutes.length);
+  });
+
+  it('puts the stages in a stack deployed after every area stack (a route setting needs its route) and after the HTTP stack', () => {
+    const stacks = fromContext({});
+    expect(new Set(stacks.apiStage.dependencies)).toEqual(new Set([stacks.http, ...stacks.areas.values()]));
+    Template.fromStack(stacks.http).resourceCountIs('AWS::ApiGatewayV2::Stage', 0);
+    for (const api of ['api', 'store'] as const) expect(stageOf(stacks, api).Properties.ApiId).toEqual(stacks.apiStage.resolve(stacks.http.apiIds[api]));
   });
 });
 
@@ -120,9 +176,9 @@ describe("the stores' own domains", () => {
   const certificateArn = 'arn:aws:acm:eu-west-1:123456789012:certificate/0a1b2c3d-1111-2222-3333-444455556666';
 
   it('are not in the stack without their context', () => {
-    const http = Template.fromStack(fromContext({}).http);
-    http.resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
-    http.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 0);
+    const stacks = fromContext({});
+    Template.fromStack(stacks.http).resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
+    Template.fromStack(stacks.apiStage).resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 0);
   });
 
   it('map each domain (a wildcard too) to the store API with the given certificate, and output the CNAME target', () => {
@@ -134,10 +190,17 @@ describe("the stores' own domains", () => {
         DomainNameConfigurations: [Match.objectLike({ CertificateArn: certificateArn, EndpointType: 'REGIONAL', SecurityPolicy: 'TLS_1_2' })],
       });
     }
-    const storeApiId = stacks.http.getLogicalId(stacks.http.apis.store.node.defaultChild as never);
-    const mappings = Object.values(resourcesOf(http, 'AWS::ApiGatewayV2::ApiMapping'));
-    expect(mappings).toHaveLength(2);
-    for (const mapping of mappings) expect(mapping.Properties.ApiId).toEqual({ Ref: storeApiId });
+    // Mapped in the stage stack (a mapping names its stage), which deploys after the HTTP stack that creates the domains.
+    const stageStack = stacks.apiStage;
+    const mappings = resourcesOf(Template.fromStack(stageStack), 'AWS::ApiGatewayV2::ApiMapping');
+    expect(Object.values(mappings).map((mapping) => mapping.Properties.DomainName).sort()).toEqual(['*.stores.example.com', 'shop.example.com']);
+    const storeStage = stageStack.getLogicalId(stageStack.stages.store.node.defaultChild as never);
+    for (const mapping of Object.values(mappings)) {
+      expect(mapping.Properties.ApiId).toEqual(stageStack.resolve(stacks.http.apiIds.store));
+      expect(mapping.Properties.Stage).toBe('$default');
+      expect((mapping as unknown as { DependsOn: string[] }).DependsOn).toContain(storeStage);
+    }
+    expect(stageStack.dependencies).toContain(stacks.http);
     expect(Object.keys(http.findOutputs('*')).filter((name) => name.startsWith('StoreDomain') && name.endsWith('Target'))).toHaveLength(2);
   });
 

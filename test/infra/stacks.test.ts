@@ -255,7 +255,7 @@ describe('StoreApi stacks from the route table', () => {
   });
 
   it('logs the access of both APIs to a log group, and auto-deploys the routes the area stacks attach', () => {
-    const stages = Object.values(resourcesOf(httpTemplate, 'AWS::ApiGatewayV2::Stage'));
+    const stages = Object.values(resourcesOf(Template.fromStack(synthesized.stacks.apiStage), 'AWS::ApiGatewayV2::Stage'));
     expect(stages).toHaveLength(2);
     for (const stage of stages) {
       expect(stage.Properties.StageName).toBe('$default');
@@ -281,7 +281,7 @@ describe('StoreApi stacks from the route table', () => {
   });
 
   it('runs every scheduled job of lib/routes/jobs.ts by an EventBridge rule on its schedule, with its table access only', () => {
-    const { jobs, data } = synthesized.stacks;
+    const { jobs, data, http } = synthesized.stacks;
     const template = Template.fromStack(jobs);
     const rules = Object.values(resourcesOf(template, 'AWS::Events::Rule'));
     expect(rules.map((rule) => rule.Properties.ScheduleExpression).sort()).toEqual(jobEntries().map(([, job]) => job.schedule).sort());
@@ -295,7 +295,8 @@ describe('StoreApi stacks from the route table', () => {
         .filter((action) => action.startsWith('dynamodb:'));
       expect(actions.sort(), name).toEqual([...TABLE_ACTIONS[job.access]].sort());
     }
-    expect(jobs.dependencies).toEqual([data]);
+    // The table, and the alarm topic its alarms notify.
+    expect(jobs.dependencies).toEqual([data, http]);
   });
 });
 

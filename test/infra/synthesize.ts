@@ -29,7 +29,7 @@ export function stubBundles(names: Iterable<string>): string {
 /** Without CDK's built-in template linter (seconds to start, and not what most tests check); one test runs it. */
 export function synthesize(props: Omit<StoreApiProps, 'stage'>, app = new App({ builtinCloudFormationValidation: false })) {
   const stacks = addStoreApiStacks(app, { stage: 'test', ...props });
-  const all: Stack[] = [stacks.data, stacks.http, ...stacks.areas.values(), stacks.jobs, stacks.webhooks];
+  const all: Stack[] = [stacks.data, stacks.http, stacks.apiStage, ...stacks.areas.values(), stacks.jobs, stacks.webhooks];
   return { app, stacks, all };
 }
 

@@ -1,7 +1,11 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { IMAGE_ORIGIN_HEADERS } from '#infra/image-origin-headers.ts';
+import { WEBHOOK_INBOX_PATH } from '#infra/local/server.ts';
+import { createOrder } from '../support/builders.ts';
 import { call, newStore } from '../support/client.ts';
 
 /** The local server itself: it must outlive whatever a client sends, and answer with AWS's headers. */
@@ -66,5 +70,24 @@ describe('security headers', () => {
     expect(image.status).toBe(200);
     expect(image.headers.get('content-security-policy')).toBe(IMAGE_ORIGIN_HEADERS['Content-Security-Policy']);
     expect(image.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it("keeps a webhook's deliveries to its inbox route in <LOCAL_DIR>/webhooks.jsonl, signed, and logs them delivered", async () => {
+    const store = await newStore();
+    const hook = await store.post('/v1/app/webhook', { url: `${inject('apiUrl')}${WEBHOOK_INBOX_PATH}`, events: ['order.created'] });
+    expect(hook.status, hook.text).toBe(200);
+    const order = await createOrder(store);
+    const inbox = join(inject('localDir'), 'webhooks.jsonl');
+    const deadline = Date.now() + 20_000;
+    let line: { headers: Record<string, string>; body: string } | undefined;
+    while (!line && Date.now() < deadline) {
+      const lines = existsSync(inbox) ? readFileSync(inbox, 'utf8').trim().split('\n').map((text) => JSON.parse(text)) : [];
+      line = lines.find((entry) => JSON.parse(entry.body).data?.id === order.id && JSON.parse(entry.body).store_id === store.storeId);
+      if (!line) await new Promise((done) => setTimeout(done, 25));
+    }
+    expect(line, 'the delivery reached the inbox').toBeDefined();
+    expect(line!.headers).toMatchObject({ 'x-store-event': 'order.created', 'x-store-signature': expect.stringMatching(/^t=\d+,v1=[0-9a-f]{64}$/) });
+    const log = await store.get(`/v1/app/webhook/${hook.body.id}/delivery?page_cursor=&page_size=10`);
+    expect(log.body.data[0]).toMatchObject({ type: 'order.created', status_code: 204 });
   });
 });

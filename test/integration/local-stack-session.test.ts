@@ -64,6 +64,14 @@ describe('the local stack as a developer uses it', () => {
     expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{')))).toMatchObject({ statusCode: 200, body: { status: 'PENDING' } });
   });
 
+  it('answers the sample events that act on what the seed prepared through `npm run invoke` (a lease, a webhook attempt, a multipart file)', () => {
+    for (const [name, status] of [['delivery-ack', 200], ['webhook-redeliver', 202], ['package-image-put', 200]] as const) {
+      const result = spawnSync('npm', ['run', '--silent', 'invoke', name], { cwd: copy, env: stack.env, encoding: 'utf8' });
+      expect(result.status, `${name}: ${result.stdout}${result.stderr}`).toBe(0);
+      expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))), name).toMatchObject({ statusCode: status });
+    }
+  });
+
   it('reloads a changed lib/ module on the next request, without a restart', async () => {
     const probe = () => fetch(`http://127.0.0.1:${stack.port}/v1/openapi.json`).then((response) => response.headers.get('x-reload-probe'));
     expect(await probe()).toBeNull();
