@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { processLocalKeys } from '#lib/crypto.ts';
 import { createCategory } from '#lib/db/category.ts';
 import { createApiKey, createApiToken } from '#lib/db/credential.ts';
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
@@ -72,7 +73,7 @@ async function postToBucket(post: { url: string; fields: Record<string, string> 
  */
 async function firstWebhookAttempt(storeId: number, webhookId: number, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await listDeliveries(storeId, webhookId, '', 1)).data.length === 0) {
+  while ((await listDeliveries(storeId, webhookId, '', 1, processLocalKeys())).data.length === 0) {
     if (Date.now() > deadline) throw new Error('demo seed: the demo webhook logged no attempt (is webhook delivery running?)');
     await new Promise((done) => setTimeout(done, 100));
   }

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
+import { processLocalKeys } from '#lib/crypto.ts';
 import { createApiKey, createApiToken, DELIVERY_SCOPE, revokeCredential } from '#lib/db/credential.ts';
 import { indexOrderClient } from '#lib/db/order.ts';
 import { listOrdersByCursor } from '#lib/db/order-list.ts';
@@ -80,8 +80,7 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     const storeId = await existingStore(flags.store);
     let orders = 0;
     let indexed = 0;
-    // The cursors never leave this process: a throwaway key signs them instead of the server secret.
-    const keys = { current: randomBytes(32).toString('hex') };
+    const keys = processLocalKeys();
     for (let cursor: string | null = ''; cursor !== null; ) {
       const page: OrderCursorPage = await listOrdersByCursor(storeId, {}, cursor, PAGE_SIZE_MAX, keys);
       const written = await Promise.all(page.data.map((order) => indexOrderClient(order)));
