@@ -20,7 +20,7 @@ export const THROTTLE_DEFAULTS = {
   store: { rateLimit: 50, burstLimit: 100 },
 } as const;
 
-export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir'> {
+export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir' | 'docsDir'> {
   const context = (key: string) => app.node.tryGetContext(key) as string | number | undefined;
   const stage = String(context('stage') ?? 'dev');
   if (!/^[a-z][a-z0-9-]{0,30}$/.test(stage)) throw new Error(`stage must be lowercase letters, digits and dashes: ${stage}`);

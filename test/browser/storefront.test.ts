@@ -76,6 +76,8 @@ describe('the storefront journey', () => {
     await vip.locator('select[name=server]').selectOption('creative');
     await vip.locator('input.quantity').fill('2');
     await vip.getByRole('button', { name: 'Add to cart' }).click();
+    // The card is ready for the next add; the cart holds the 2.
+    expect(await vip.locator('input.quantity').inputValue()).toBe('1');
     // (9.99 + 1.00) x 2 = 21.98; Bundle deal 10% = 2.20
     await expect.poll(() => page.locator('#cart .total').textContent()).toBe('$19.78');
     expect(await page.locator('#cart .lines .discount').textContent()).toBe('Bundle deal −$2.20');
@@ -85,6 +87,9 @@ describe('the storefront journey', () => {
     await page.getByLabel('Coupon').fill('NOPE');
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => page.locator('#cart .error').textContent()).toMatch(/coupon/i);
+    // The refused coupon is dropped, not the cart: still priced, still ready to check out.
+    await expect.poll(() => page.locator('#cart .total').textContent()).toBe('$19.78');
+    expect(await page.getByRole('button', { name: 'Place order ($19.78)' }).isEnabled()).toBe(true);
     await shot('03-cart-coupon-refused');
 
     await page.getByLabel('Coupon').fill('welcome10');
