@@ -330,6 +330,9 @@ let customer: Customer | null = null;
 function signedOut() {
   sessionStorage.removeItem(TOKEN_KEY);
   customer = null;
+  // The next buyer on this tab never sees the last one's orders, not even for a moment.
+  orders = [];
+  opened = null;
   renderAccount();
   renderCheckout();
   renderOrders();
@@ -370,6 +373,8 @@ function renderAccount() {
     sessionStorage.setItem(TOKEN_KEY, answer.access_token);
     customer = answer.customer;
     renderAccount();
+    // The whole page switches to the buyer at once; the quote and the orders follow when they come.
+    renderCheckout();
     await Promise.all([refreshQuote(), loadOrders()]);
   });
   fill('account',
@@ -442,13 +447,19 @@ let orders: Order[] = [];
 let ordersError: unknown = null;
 let opened: Order | null = null;
 
+let ordersLoading = false;
+
 async function loadOrders() {
   ordersError = null;
   if (customer) {
+    ordersLoading = true;
+    renderOrders();
     try {
       orders = (await webstore<{ data: Order[] }>('GET', '/order?page_size=20', { auth: true })).data;
     } catch (error) {
       ordersError = error;
+    } finally {
+      ordersLoading = false;
     }
   }
   renderOrders();
@@ -473,7 +484,8 @@ function orderDetail(order: Order): HTMLElement {
     h('p', {}, `${order.status} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`, order.discount > 0 && ` (you saved ${money(order.discount)})`),
     h('ul', {}, ...order.packages.map((line) => h('li', {}, `${line.quantity} × ${line.name}: ${money(line.total)}`))),
     order.deliveries?.length === 0 && h('p', { className: 'muted' }, 'Nothing delivered yet: delivery starts once the order is paid and approved.'),
-    order.deliveries?.length &&
+    // `length &&` would render a 0 with no deliveries: the condition is a boolean.
+    order.deliveries !== undefined && order.deliveries.length > 0 &&
       h(
         'table',
         {},
@@ -488,6 +500,10 @@ function orderDetail(order: Order): HTMLElement {
 function renderOrders() {
   if (!customer) {
     fill('orders', h('h2', {}, 'My orders'), h('p', { className: 'muted' }, 'Log in to see your orders.'));
+    return;
+  }
+  if (ordersLoading && orders.length === 0) {
+    fill('orders', h('h2', {}, 'My orders'), h('p', { className: 'muted' }, 'Loading your orders…'));
     return;
   }
   const rows = orders.map((order) => {
