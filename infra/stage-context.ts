@@ -27,7 +27,7 @@ const CDK_JSON_CONTEXT = (JSON.parse(readFileSync(new URL('../cdk.json', import.
 const fromCdkJson = (name: keyof StageThrottle): ThrottleSettings => ({ rateLimit: CDK_JSON_CONTEXT[`${name}ThrottleRate`]!, burstLimit: CDK_JSON_CONTEXT[`${name}ThrottleBurst`]! });
 export const THROTTLE_DEFAULTS: StageThrottle = { api: fromCdkJson('api'), store: fromCdkJson('store'), storefrontPublic: fromCdkJson('storefrontPublic') };
 
-export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir'> {
+export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir' | 'docsDir'> {
   const context = (key: string) => app.node.tryGetContext(key) as string | number | undefined;
   const stage = String(context('stage') ?? 'dev');
   if (!/^[a-z][a-z0-9-]{0,30}$/.test(stage)) throw new Error(`stage must be lowercase letters, digits and dashes: ${stage}`);

@@ -5,6 +5,7 @@ import { jobs as jobTable, type JobSpec } from '#lib/routes/jobs.ts';
 import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
 import { StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { ApiStageStack, type StageThrottle } from '#infra/stacks/api-stage-stack.ts';
+import { StoreDocsStack } from '#infra/stacks/docs-stack.ts';
 import { StoreHttpStack, type StoreDomainSettings } from '#infra/stacks/http-stack.ts';
 import { JobsStack } from '#infra/stacks/jobs-stack.ts';
 import { isProduction } from '#infra/stacks/stage.ts';
@@ -15,6 +16,8 @@ export interface StoreApiProps {
   stage: string;
   /** Output of infra/build.ts: one `<function name>/index.mjs` per route. */
   functionsDir: string;
+  /** Output of infra/docs.ts: the API reference page's files. */
+  docsDir: string;
   /** Sender of the mails; its address or domain must be a verified SES identity. Required on prod. */
   mailFrom?: string;
   /** CloudWatch namespace of the request metrics; `StoreApi/<stage>` by default. */
@@ -39,6 +42,8 @@ export interface StoreApiStacks {
   /** The scheduled jobs (`StoreApi-<stage>-Jobs`). */
   jobs: JobsStack;
   webhooks: StoreWebhookStack;
+  /** The API reference page, deployed to the images bucket's `docs/` (`StoreApi-<stage>-Docs`). */
+  docs: StoreDocsStack;
 }
 
 /**
@@ -53,10 +58,11 @@ export interface StoreApiStacks {
  * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
  *   area file gets its stack from its line in `routeAreas`.
  * - `StoreApi-<stage>-Jobs`: the scheduled jobs of lib/routes/jobs.ts (EventBridge rules).
+ * - `StoreApi-<stage>-Docs`: the API reference page's static files, served by the CDN at `/docs`.
  * Top-level stacks rather than nested ones: an area deploys, diffs and rolls back alone
  * (`cdk deploy StoreApi-prod-Order`), its template is a plain file in cdk.out, and the data
  * stack cannot be deleted while a function still imports the table or the bucket. The price,
- * cross-stack exports that cannot change while imported, stays small: eight values, named in
+ * cross-stack exports that cannot change while imported, stays small: ten values, named in
  * DataExports, StoreHttpStack.apiIds and StoreHttpStack.alarmTopicArn.
  */
 export function addStoreApiStacks(scope: Construct, props: StoreApiProps): StoreApiStacks {
@@ -125,5 +131,12 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     description: `store-api (${stage}): webhook delivery from the table's stream`,
   });
   webhooks.addStackDependency(data, 'reads the table and its stream');
-  return { data, http, apiStage, areas, jobs, webhooks };
+  const docs = new StoreDocsStack(scope, `${prefix}-Docs`, {
+    stage,
+    docsDir: props.docsDir,
+    data: data.exports,
+    description: `store-api (${stage}): the API reference page, static files behind the CDN's /docs`,
+  });
+  docs.addStackDependency(data, 'writes to the images bucket and invalidates the CDN');
+  return { data, http, apiStage, areas, jobs, webhooks, docs };
 }

@@ -160,6 +160,8 @@ function packageCard(item: Package): HTMLElement {
   add.onclick = () => {
     const fields = Object.fromEntries(inputs.filter((input) => input.value !== '').map((input) => [input.name, input.value]));
     addToCart(item, Math.max(1, Number(quantity.value) || 1), fields);
+    // The card is ready for the next add; the cart holds what was added.
+    quantity.value = '1';
   };
   const stock = item.stock.quantity === null ? 'In stock' : item.stock.available ? `${item.stock.quantity} left` : 'Sold out';
   return h(
@@ -225,6 +227,8 @@ let quote: Quote | null = null;
 /** Made once, so a code being typed survives the cart's re-render when a quote comes back. */
 const couponInput = h('input', { placeholder: 'Coupon', ariaLabel: 'Coupon' });
 let quoteError: unknown = null;
+/** Why the last coupon applied was refused; the cart is priced without it. */
+let couponError: unknown = null;
 /** Quotes can overtake each other; only the answer to the latest cart is shown. */
 let quoteRound = 0;
 
@@ -242,10 +246,11 @@ const cartBody = () => ({
 });
 
 /** The total a buyer sees is always the API's: prices, promos and the coupon are never computed here. */
-async function refreshQuote() {
+async function refreshQuote(refusedCoupon: unknown = null) {
   const round = ++quoteRound;
   quote = null;
   quoteError = null;
+  couponError = refusedCoupon;
   if (cart.length > 0) {
     try {
       const answer = await webstore<Quote>('POST', '/cart/quote', { body: { ...cartBody(), ...(customer ? { client_email: customer.email } : {}) } });
@@ -253,6 +258,12 @@ async function refreshQuote() {
       quote = answer;
     } catch (error) {
       if (round !== quoteRound) return;
+      // A refused coupon drops the coupon, not the cart: the prices without it stay on screen (and
+      // checkout possible), the reason beside the coupon field.
+      if (coupon && error instanceof ApiError && error.problems.some((problem) => problem.field === 'coupon')) {
+        coupon = '';
+        return refreshQuote(error);
+      }
       quoteError = error;
     }
   }
@@ -294,6 +305,7 @@ function renderCart() {
     h('h2', {}, 'Cart'),
     cart.length === 0 ? h('p', { className: 'muted' }, 'Your cart is empty.') : h('ul', { className: 'lines' }, ...lines),
     h('div', { className: 'row' }, couponInput, apply),
+    couponError !== null && errorBox(couponError),
     quote && h(
       'dl',
       { className: 'totals' },
@@ -318,6 +330,9 @@ let customer: Customer | null = null;
 function signedOut() {
   sessionStorage.removeItem(TOKEN_KEY);
   customer = null;
+  // The next buyer on this tab never sees the last one's orders, not even for a moment.
+  orders = [];
+  opened = null;
   renderAccount();
   renderCheckout();
   renderOrders();
@@ -358,6 +373,8 @@ function renderAccount() {
     sessionStorage.setItem(TOKEN_KEY, answer.access_token);
     customer = answer.customer;
     renderAccount();
+    // The whole page switches to the buyer at once; the quote and the orders follow when they come.
+    renderCheckout();
     await Promise.all([refreshQuote(), loadOrders()]);
   });
   fill('account',
@@ -430,13 +447,19 @@ let orders: Order[] = [];
 let ordersError: unknown = null;
 let opened: Order | null = null;
 
+let ordersLoading = false;
+
 async function loadOrders() {
   ordersError = null;
   if (customer) {
+    ordersLoading = true;
+    renderOrders();
     try {
       orders = (await webstore<{ data: Order[] }>('GET', '/order?page_size=20', { auth: true })).data;
     } catch (error) {
       ordersError = error;
+    } finally {
+      ordersLoading = false;
     }
   }
   renderOrders();
@@ -461,7 +484,8 @@ function orderDetail(order: Order): HTMLElement {
     h('p', {}, `${order.status} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`, order.discount > 0 && ` (you saved ${money(order.discount)})`),
     h('ul', {}, ...order.packages.map((line) => h('li', {}, `${line.quantity} × ${line.name}: ${money(line.total)}`))),
     order.deliveries?.length === 0 && h('p', { className: 'muted' }, 'Nothing delivered yet: delivery starts once the order is paid and approved.'),
-    order.deliveries?.length &&
+    // `length &&` would render a 0 with no deliveries: the condition is a boolean.
+    order.deliveries !== undefined && order.deliveries.length > 0 &&
       h(
         'table',
         {},
@@ -476,6 +500,10 @@ function orderDetail(order: Order): HTMLElement {
 function renderOrders() {
   if (!customer) {
     fill('orders', h('h2', {}, 'My orders'), h('p', { className: 'muted' }, 'Log in to see your orders.'));
+    return;
+  }
+  if (ordersLoading && orders.length === 0) {
+    fill('orders', h('h2', {}, 'My orders'), h('p', { className: 'muted' }, 'Loading your orders…'));
     return;
   }
   const rows = orders.map((order) => {

@@ -2,15 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { build } from 'esbuild';
-import { renderApiReference } from '#infra/docs.ts';
-import { buildOpenApiDocument } from '#lib/openapi.ts';
-import { routes } from '#lib/routes/index.ts';
+import { defaultDocsDir } from '#infra/docs.ts';
+import { DOCS_FILES, DOCS_HEADERS, DOCS_PATH, type DocsFile } from '#infra/docs-headers.ts';
 
 /**
  * The static pages of the local stack, beside the route table:
  * - on a store's own domain, the storefront example (examples/storefront): `/`, `/storefront.js`,
  *   `/storefront.css`. The store-domain API routes all live under `/auth/`, so nothing collides.
- * - on the API host, the API reference at `/docs` (on AWS a static file, see infra/docs.ts).
+ * - on the API host, the API reference at `/docs`: the files of `.build/docs` (infra/docs.ts, written
+ *   when the stack starts), with the Content-Security-Policy CloudFront sends for them on AWS.
  * The example is read and compiled on every request, so an edit shows on the next reload.
  */
 const storefrontDir = join(process.cwd(), 'examples', 'storefront');
@@ -23,7 +23,21 @@ const page = (contentType: string, body: string): APIGatewayProxyStructuredResul
   body,
 });
 
-let reference: string | undefined;
+/** A file of the reference page, or undefined for a name that is not one of them (no path is ever joined from the URL). */
+async function docsFile(pathname: string): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
+  const name = pathname === DOCS_PATH || pathname === `${DOCS_PATH}/` ? 'index.html' : pathname.slice(DOCS_PATH.length + 1);
+  if (!pathname.startsWith(`${DOCS_PATH}/`) && pathname !== DOCS_PATH) return undefined;
+  if (!Object.hasOwn(DOCS_FILES, name)) return undefined;
+  const content = await readFile(join(defaultDocsDir, name));
+  const contentType = DOCS_FILES[name as DocsFile];
+  const text = contentType !== 'image/png';
+  return {
+    statusCode: 200,
+    headers: { 'content-type': contentType, 'cache-control': 'no-store', ...DOCS_HEADERS },
+    body: content.toString(text ? 'utf8' : 'base64'),
+    isBase64Encoded: !text,
+  };
+}
 
 async function storefrontScript(): Promise<string> {
   const result = await build({ entryPoints: [join(storefrontDir, 'main.ts')], bundle: true, write: false, format: 'esm', target: 'es2022', logLevel: 'silent' });
@@ -33,11 +47,7 @@ async function storefrontScript(): Promise<string> {
 /** The page for a GET the route table does not serve, or undefined (then the usual 404). */
 export async function staticPage(api: 'api' | 'store', method: string, pathname: string, hostWithPort: string): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
   if (method !== 'GET') return undefined;
-  if (api === 'api') {
-    if (pathname !== '/docs' && pathname !== '/docs/') return undefined;
-    reference ??= renderApiReference(buildOpenApiDocument(routes));
-    return page('text/html', reference);
-  }
+  if (api === 'api') return docsFile(pathname);
   if (pathname === '/') {
     // The API answers on the same port at 127.0.0.1: another origin, as on AWS.
     const port = /:(\d+)$/.exec(hostWithPort)?.[1];

@@ -29,6 +29,8 @@ export interface LocalStackOptions {
   inMemory?: boolean;
   /** Create the demo store and write demo.json (npm start; not the tests). */
   seedDemo?: boolean;
+  /** Port of the owner backend example (examples/owner-backend), run for the demo store on 127.0.0.1 (default 3001); only with seedDemo. */
+  ownerPort?: number;
   log?: boolean;
   /** Reload a changed handler or lib/ module on the next request (npm start; not the tests). */
   reload?: boolean;
@@ -42,6 +44,8 @@ export interface LocalStack {
   tableName: string;
   bucket: string;
   localDir: string;
+  /** The owner backend example holding the demo store's identify key, when the demo store is seeded. */
+  ownerBackendUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -96,18 +100,39 @@ async function ensureBucket(endpoint: string, bucket: string): Promise<void> {
   }
 }
 
+interface DemoFile {
+  api_url: string;
+  store_url: string;
+  store_id: number;
+  identify_key: string;
+}
+
 /** Seeds the demo store once; reseeds if the data was reset but demo.json was left behind. */
-async function seedDemo(localDir: string, apiUrl: string, port: number): Promise<void> {
+async function seedDemo(localDir: string, apiUrl: string, port: number): Promise<DemoFile> {
   const demoFile = join(localDir, 'demo.json');
   const { getStore } = await import('#lib/db/store.ts');
+  const read = () => JSON.parse(readFileSync(demoFile, 'utf8')) as DemoFile;
   if (existsSync(demoFile)) {
-    const demo = JSON.parse(readFileSync(demoFile, 'utf8')) as { store_id: number };
-    if (await getStore(demo.store_id)) return;
+    const demo = read();
+    if (await getStore(demo.store_id)) return demo;
   }
   const { seedDemoStore } = await import('#infra/local/seed.ts');
   const demo = await seedDemoStore(apiUrl);
   writeFileSync(demoFile, `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.store_domain}:${port}`, ...demo }, null, 2)}\n`, { mode: 0o600 });
+  return read();
 }
+
+const listen = (server: Server, port: number, host: string) =>
+  new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolveListen());
+  });
+
+/** Every connection cut, then the server closed: a keep-alive browser must not hold a stop. */
+const closeServer = async (server: Server) => {
+  server.closeAllConnections();
+  await new Promise((done) => server.close(done));
+};
 
 /** The address clients use: a wildcard bind is reached on loopback; an IPv6 literal needs brackets. */
 const urlHost = (host: string) => (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host);
@@ -118,6 +143,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const port = options.port ?? 3000;
   const dynamodbPort = options.dynamodbPort ?? 8000;
   const s3Port = options.s3Port ?? 4569;
+  const ownerPort = options.ownerPort ?? 3001;
   const dataDir = join(localDir, 'data');
   mkdirSync(localDir, { recursive: true });
 
@@ -127,6 +153,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   await assertPortFree(port, host, 'PORT', 'the API');
   if (!process.env.DYNAMODB_ENDPOINT) await assertPortFree(dynamodbPort, DYNAMODB_LOCAL_HOST, 'DYNAMODB_PORT', 'DynamoDB Local');
   if (!process.env.S3_ENDPOINT) await assertPortFree(s3Port, host, 'S3_PORT', 'the S3 emulator');
+  // Holds an identify key: loopback only, whatever HOST says.
+  if (options.seedDemo) await assertPortFree(ownerPort, '127.0.0.1', 'OWNER_PORT', 'the owner backend example');
 
   let java: ChildProcess | undefined;
   let dynamodbEndpoint = process.env.DYNAMODB_ENDPOINT;
@@ -179,18 +207,29 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
 
   const apiUrl = `http://${urlHost(host)}:${port}`;
+  // The API reference the stack serves at /docs is the one `npm run build` ships: written now, from this route table.
+  const { writeApiReference } = await import('#infra/docs.ts');
+  writeApiReference();
   // Webhooks are delivered from the first change on, the demo seed's included (infra/local/webhooks.ts).
   const { startWebhookDelivery } = await import('#infra/local/webhooks.ts');
   const webhooks = await startWebhookDelivery({ endpoint: dynamodbEndpoint, tableName, region: process.env.AWS_REGION! });
   // Seeded before the port opens: whoever waits for the port finds the demo store ready.
-  if (options.seedDemo) await seedDemo(localDir, apiUrl, port);
+  const demo = options.seedDemo ? await seedDemo(localDir, apiUrl, port) : undefined;
+  let ownerBackend: Server | undefined;
+  let ownerBackendUrl: string | undefined;
+  if (demo) {
+    // The storefront's "verify my account" works out of the box: the owner's side of the handoff runs in this process.
+    const { createOwnerBackend } = await import('../../examples/owner-backend/server.ts');
+    ownerBackend = createOwnerBackend({ identifyKey: demo.identify_key, apiUrl: demo.api_url, storeOrigin: demo.store_url });
+    await listen(ownerBackend, ownerPort, '127.0.0.1');
+    ownerBackendUrl = `http://127.0.0.1:${ownerPort}`;
+    // The storefront page reads it (infra/local/pages.ts).
+    process.env.OWNER_BACKEND_URL = ownerBackendUrl;
+  }
   const { createLocalServer, watchSourcesForReload } = await import('#infra/local/server.ts');
   const stopWatching = options.reload ? watchSourcesForReload() : () => undefined;
   const server: Server = createLocalServer({ log: options.log, webhookInbox: join(localDir, 'webhooks.jsonl') });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolveListen());
-  });
+  await listen(server, port, host);
 
   let stopped = false;
   return {
@@ -201,13 +240,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     tableName,
     bucket,
     localDir,
+    ownerBackendUrl,
     async stop() {
       if (stopped) return;
       stopped = true;
       await webhooks.stop();
       stopWatching();
-      server.closeAllConnections();
-      await new Promise((done) => server.close(done));
+      await closeServer(server);
+      if (ownerBackend) await closeServer(ownerBackend);
       await s3?.close();
       if (java) await stopDynamoDbLocal(java);
       releaseLock();

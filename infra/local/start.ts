@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startJobTimers } from '#infra/local/jobs.ts';
 import { startLocalStack } from '#infra/local/stack.ts';
 import { LocalStackError } from '#infra/local/preflight.ts';
 
 /**
  * `npm start`: the whole service on this machine. Environment:
- * HOST (127.0.0.1; 0.0.0.0 to open the API and S3 to the network), PORT (3000), DYNAMODB_PORT (8000), S3_PORT (4569), DYNAMODB_ENDPOINT / S3_ENDPOINT to use
+ * HOST (127.0.0.1; 0.0.0.0 to open the API and S3 to the network), PORT (3000), DYNAMODB_PORT (8000), S3_PORT (4569),
+ * OWNER_PORT (3001: the owner backend example, on 127.0.0.1, run with the demo store), DYNAMODB_ENDPOINT / S3_ENDPOINT to use
  * services you already run, LOCAL_DIR (.local), LOCAL_BIN_DIR (.local/bin), LOCAL_IN_MEMORY=1 and
  * LOCAL_SEED=0 (the test run), LOCAL_LOG=0 (no request lines), LOCAL_RELOAD=0 (no reload of
  * changed handlers); WEBHOOK_RETRY_SCALE (shrinks the webhook retry schedule, e.g. 0.00001 in
@@ -20,6 +23,7 @@ const stack = await startLocalStack({
   port: Number(env.PORT ?? 3000),
   dynamodbPort: Number(env.DYNAMODB_PORT ?? 8000),
   s3Port: Number(env.S3_PORT ?? 4569),
+  ownerPort: Number(env.OWNER_PORT ?? 3001),
   inMemory: env.LOCAL_IN_MEMORY === '1',
   seedDemo: env.LOCAL_SEED !== '0',
   log: env.LOCAL_LOG !== '0',
@@ -32,8 +36,12 @@ const stack = await startLocalStack({
 });
 
 // One machine-readable line first (the test run waits for it), then the human summary.
-console.log(JSON.stringify({ ready: true, api_url: stack.apiUrl, dynamodb_endpoint: stack.dynamodbEndpoint, s3_endpoint: stack.s3Endpoint, table: stack.tableName, bucket: stack.bucket }));
-console.log(`store-api is up: ${stack.apiUrl}/v1  (demo store: ${stack.localDir}/demo.json)`);
+console.log(JSON.stringify({ ready: true, api_url: stack.apiUrl, dynamodb_endpoint: stack.dynamodbEndpoint, s3_endpoint: stack.s3Endpoint, table: stack.tableName, bucket: stack.bucket, owner_backend_url: stack.ownerBackendUrl }));
+console.log(`store-api is up: ${stack.apiUrl}/v1  (API reference: ${stack.apiUrl}/docs)`);
+if (stack.ownerBackendUrl) {
+  const demo = JSON.parse(readFileSync(join(stack.localDir, 'demo.json'), 'utf8')) as { store_url: string };
+  console.log(`demo store: ${demo.store_url}/  (${stack.localDir}/demo.json; its owner backend: ${stack.ownerBackendUrl})`);
+}
 
 // The scheduled jobs (lib/routes/jobs.ts), as EventBridge runs them on AWS.
 const stopJobs = startJobTimers(env.LOCAL_LOG !== '0');

@@ -8,6 +8,7 @@ import type { Construct } from 'constructs';
 import { tableKeys, tableStream } from '#lib/db/table.ts';
 import { isProduction, removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
 import { IMAGE_CONTENT_SECURITY_POLICY } from '#infra/image-origin-headers.ts';
+import { DOCS_CONTENT_SECURITY_POLICY, DOCS_PATH } from '#infra/docs-headers.ts';
 
 export { IMAGE_CONTENT_SECURITY_POLICY };
 
@@ -26,7 +27,22 @@ export interface DataExports {
   tableStreamArn: string;
   /** The server secret of the keyed hashes (lib/server-secret.ts), readable only by the functions whose route `uses: ['secret']`. */
   serverSecretArn: string;
+  /** The CDN, whose `/docs*` cache the API reference's deployment invalidates (infra/stacks/docs-stack.ts). */
+  imagesCdnId: string;
 }
+
+/** Where the API reference lives in the images bucket, served by the CDN's `/docs*` behaviour. */
+export const DOCS_KEY_PREFIX = `${DOCS_PATH.slice(1)}/`;
+
+/**
+ * CloudFront Function (viewer request, not a Lambda): S3 has no index document behind origin access
+ * control, so `/docs` and `/docs/` are answered with `/docs/index.html`. Rewrites, renders nothing.
+ */
+export const DOCS_INDEX_FUNCTION_CODE = `function handler(event) {
+  var request = event.request;
+  if (request.uri === '${DOCS_PATH}' || request.uri === '${DOCS_PATH}/') request.uri = '${DOCS_PATH}/index.html';
+  return request;
+}`;
 
 /**
  * The state of a stage, in a stack of its own that route changes never touch: the table, the
@@ -37,6 +53,9 @@ export class StoreDataStack extends Stack {
   readonly imagesBucket: s3.Bucket;
   readonly imagesCdn: cloudfront.Distribution;
   readonly serverSecret: secretsmanager.Secret;
+  /** The API reference's behaviour on the CDN: its viewer-request function and its response headers. */
+  readonly docsIndexFunction: cloudfront.Function;
+  readonly docsHeaders: cloudfront.ResponseHeadersPolicy;
   readonly exports: DataExports;
 
   constructor(scope: Construct, id: string, props: StageStackProps) {
@@ -96,7 +115,9 @@ export class StoreDataStack extends Stack {
       reason: 'Rotated by hand in steps (README, "The server secret"): the previous key must stay accepted for a grace period, which a single-step rotation Lambda would not keep.',
     });
 
-    this.imagesCdn = this.createImagesCdn(accessLogsBucket);
+    const imagesOrigin = origins.S3BucketOrigin.withOriginAccessControl(this.imagesBucket);
+    this.imagesCdn = this.createImagesCdn(imagesOrigin, accessLogsBucket);
+    ({ indexFunction: this.docsIndexFunction, headers: this.docsHeaders } = this.addDocsBehavior(imagesOrigin));
     const imagesBaseUrl = `https://${this.imagesCdn.distributionDomainName}`;
 
     const exportAs = (name: string, value: string) => this.exportValue(value, { name: `${this.stackName}-${name}` });
@@ -108,13 +129,45 @@ export class StoreDataStack extends Stack {
       imagesBaseUrl: exportAs('ImagesBaseUrl', imagesBaseUrl),
       tableStreamArn: exportAs('TableStreamArn', this.table.tableStreamArn!),
       serverSecretArn: exportAs('ServerSecretArn', this.serverSecret.secretArn),
+      imagesCdnId: exportAs('ImagesCdnId', this.imagesCdn.distributionId),
     };
 
     new CfnOutput(this, 'ImagesUrl', { value: imagesBaseUrl, description: 'Public base URL of package images' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'ApiReferenceUrl', { value: `${imagesBaseUrl}${DOCS_PATH}`, description: 'The API reference page (Swagger UI, static files)' });
   }
 
-  private createImagesCdn(logBucket: s3.IBucket): cloudfront.Distribution {
+  /**
+   * The API reference, as static files under `docs/` of the images bucket (deployed by
+   * infra/stacks/docs-stack.ts), on the same origin as the images but with headers of its own:
+   * the images' policy (`sandbox`, no script) would stop Swagger UI, and Swagger UI's must not reach the images.
+   */
+  private addDocsBehavior(origin: cloudfront.IOrigin) {
+    const headers = new cloudfront.ResponseHeadersPolicy(this, 'DocsHeaders', {
+      comment: 'The API reference runs its own script only and loads nothing from elsewhere',
+      securityHeadersBehavior: {
+        contentSecurityPolicy: { contentSecurityPolicy: DOCS_CONTENT_SECURITY_POLICY, override: true },
+        contentTypeOptions: { override: true },
+        frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
+      },
+    });
+    const indexFunction = new cloudfront.Function(this, 'DocsIndex', {
+      comment: 'Serves /docs/index.html for /docs and /docs/',
+      code: cloudfront.FunctionCode.fromInline(DOCS_INDEX_FUNCTION_CODE),
+      runtime: cloudfront.FunctionRuntime.JS_2_0,
+    });
+    this.imagesCdn.addBehavior(`${DOCS_PATH}*`, origin, {
+      viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+      allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+      // Each deployment invalidates /docs*: cached until the next one.
+      cachePolicy: cloudfront.CachePolicy.CACHING_OPTIMIZED,
+      responseHeadersPolicy: headers,
+      functionAssociations: [{ function: indexFunction, eventType: cloudfront.FunctionEventType.VIEWER_REQUEST }],
+    });
+    return { indexFunction, headers };
+  }
+
+  private createImagesCdn(origin: cloudfront.IOrigin, logBucket: s3.IBucket): cloudfront.Distribution {
     const imageHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ImageHeaders', {
       comment: 'Images never run script nor get sniffed into another type',
       securityHeadersBehavior: {
@@ -125,7 +178,7 @@ export class StoreDataStack extends Stack {
     const cdn = new cloudfront.Distribution(this, 'ImagesCdn', {
       comment: `${this.stackName} package images`,
       defaultBehavior: {
-        origin: origins.S3BucketOrigin.withOriginAccessControl(this.imagesBucket),
+        origin,
         viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
         allowedMethods: cloudfront.AllowedMethods.ALLOW_GET_HEAD,
         // Every upload gets a new key, so an object never changes under its URL.

@@ -6,7 +6,7 @@ import { alarmCountOf, METRICS_PER_ALARM } from '#infra/constructs/function-grou
 import { addStoreApiStacks } from '#infra/store-api.ts';
 import { stageFromContext, THROTTLE_DEFAULTS } from '#infra/stage-context.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
-import { resourcesOf, stubBundles, synthesize } from './synthesize.ts';
+import { resourcesOf, stubBundles, stubDocs, synthesize } from './synthesize.ts';
 
 /**
  * What tells the team something is wrong (JSON logs, metrics, alarms to one topic, tracing), what
@@ -22,7 +22,7 @@ afterAll(() => rmSync(functionsDir, { recursive: true, force: true }));
 /** The stacks of a stage as `cdk synth -c ...` builds them from the context. */
 const fromContext = (context: Record<string, string>) => {
   const app = new App({ builtinCloudFormationValidation: false, context });
-  return addStoreApiStacks(app, { ...stageFromContext(app), functionsDir });
+  return addStoreApiStacks(app, { ...stageFromContext(app), functionsDir, docsDir: stubDocs() });
 };
 
 describe('observability', () => {

@@ -164,7 +164,7 @@ describe('StoreApi stacks from the route table', () => {
     const ids = Object.entries(resourcesOf(dataTemplate)).filter(([, resource]) => resource.Type !== 'AWS::CDK::Metadata').map(([id]) => id);
     // Pinned: a new logical id means CloudFormation replaces the resource, and a new, empty table.
     expect(ids.sort()).toEqual([
-      'AccessLogs8B620ECA', 'AccessLogsPolicyABDC4D2D', 'ImageHeaders1ABF0C54', 'Images2D38C313', 'ImagesCdnBC2AA66B',
+      'AccessLogs8B620ECA', 'AccessLogsPolicyABDC4D2D', 'DocsHeaders1EA4BF85', 'DocsIndex12DEF3DE', 'ImageHeaders1ABF0C54', 'Images2D38C313', 'ImagesCdnBC2AA66B',
       'ImagesCdnOrigin1S3OriginAccessControl216FD174', 'ImagesPolicyC62327FF', 'ServerSecret43E0D4DF', 'TableCD117FA1',
     ]);
   });

@@ -26,10 +26,18 @@ export function stubBundles(names: Iterable<string>): string {
   return dir;
 }
 
+/** A temp dir standing for `.build/docs`: the docs stack needs a folder to ship, not Swagger UI itself. */
+let stubDocsDir: string | undefined;
+export function stubDocs(): string {
+  stubDocsDir ??= mkdtempSync(join(tmpdir(), 'store-api-docs-'));
+  writeFileSync(join(stubDocsDir, 'index.html'), '<!doctype html><title>API reference</title>\n');
+  return stubDocsDir;
+}
+
 /** Without CDK's built-in template linter (seconds to start, and not what most tests check); one test runs it. */
-export function synthesize(props: Omit<StoreApiProps, 'stage'>, app = new App({ builtinCloudFormationValidation: false })) {
-  const stacks = addStoreApiStacks(app, { stage: 'test', ...props });
-  const all: Stack[] = [stacks.data, stacks.http, stacks.apiStage, ...stacks.areas.values(), stacks.jobs, stacks.webhooks];
+export function synthesize(props: Omit<StoreApiProps, 'stage' | 'docsDir'> & { docsDir?: string }, app = new App({ builtinCloudFormationValidation: false })) {
+  const stacks = addStoreApiStacks(app, { stage: 'test', docsDir: stubDocs(), ...props });
+  const all: Stack[] = [stacks.data, stacks.http, stacks.apiStage, ...stacks.areas.values(), stacks.jobs, stacks.webhooks, stacks.docs];
   return { app, stacks, all };
 }
 

@@ -36,13 +36,15 @@ export default async function setup(project: TestProject) {
 /** The local stack in a child process on free ports, in its own LOCAL_DIR; `env` adds to or overrides its environment. */
 export async function startStackProcess(env: Record<string, string>) {
   const localDir = resolve('.local', `test-${process.pid}-${env.LOCAL_SEED === '1' ? 'seeded' : 'empty'}`);
-  const [port, dynamodbPort, s3Port] = [await freePort(), await freePort(), await freePort()];
+  const [port, dynamodbPort, s3Port, ownerPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/start.ts'], {
     env: {
       ...process.env,
       PORT: String(port),
       DYNAMODB_PORT: String(dynamodbPort),
       S3_PORT: String(s3Port),
+      // The owner backend example runs with a seeded demo store only; on a port of its own all the same.
+      OWNER_PORT: String(ownerPort),
       LOCAL_DIR: localDir,
       LOCAL_BIN_DIR: resolve('.local', 'bin'),
       LOCAL_IN_MEMORY: '1',

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,6 +22,18 @@ const listenOn = (port: number, host: string) =>
   new Promise<Server>((done) => {
     const server = createServer((socket) => socket.end());
     server.listen(port, host, () => done(server));
+  });
+
+/** The storefront page as the demo store's domain gets it (Host header: demo.localhost need not resolve here). */
+const storefrontPage = (port: number, domain: string) =>
+  new Promise<string>((done, fail) => {
+    request({ host: '127.0.0.1', port, path: '/', headers: { host: `${domain}:${port}` } }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => (body += chunk));
+      response.on('end', () => done(body));
+    })
+      .on('error', fail)
+      .end();
   });
 
 async function expectEveryProcessToStop(stack: SpawnedStack, signal: NodeJS.Signals) {
@@ -64,13 +77,37 @@ describe('npm start', () => {
     await expectEveryProcessToStop(stack, 'SIGHUP');
   });
 
+  it('runs the owner backend example for the demo store on 127.0.0.1:OWNER_PORT, which the storefront page calls, and stops it with the rest on SIGINT', async () => {
+    const stack = await start({ LOCAL_SEED: '1' });
+    const ready = await stack.ready;
+    const ownerUrl = `http://127.0.0.1:${stack.env.OWNER_PORT}`;
+    expect(ready.owner_backend_url).toBe(ownerUrl);
+    expect(spawnSync('ss', ['-ltnH'], { encoding: 'utf8' }).stdout).toMatch(new RegExp(`127\\.0\\.0\\.1:${stack.env.OWNER_PORT}\\s`));
+    const demo = JSON.parse(readFileSync(join(stack.localDir, 'demo.json'), 'utf8')) as { store_url: string; store_domain: string };
+    // The storefront page is told where the owner backend is, and the owner backend lets that page (and only it) call.
+    expect(await storefrontPage(stack.port, demo.store_domain)).toContain(`<meta name="owner-backend-url" content="${ownerUrl}">`);
+    const preflight = await fetch(`${ownerUrl}/identify`, { method: 'OPTIONS' });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(demo.store_url);
+    // It holds the demo store's identify key: a bogus handoff is refused by the API itself, not for want of a credential.
+    const identify = await fetch(`${ownerUrl}/identify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ handoff: 'not-a-handoff' }) });
+    expect(identify.status).not.toBe(401);
+    expect(identify.status).toBeGreaterThanOrEqual(400);
+    expect(identify.status).toBeLessThan(500);
+
+    await expectEveryProcessToStop(stack, 'SIGINT');
+    const reopened = await listenOn(Number(stack.env.OWNER_PORT), '127.0.0.1');
+    reopened.close();
+  });
+
   for (const [variable, service] of [
     ['PORT', 'the API'],
     ['DYNAMODB_PORT', 'DynamoDB Local'],
     ['S3_PORT', 'the S3 emulator'],
+    ['OWNER_PORT', 'the owner backend example'],
   ] as const) {
     it(`refuses a taken ${variable} in one line naming the variable, and starts nothing`, async () => {
-      const env = await stackEnv();
+      // The owner backend runs with the demo store only.
+      const env = await stackEnv(variable === 'OWNER_PORT' ? { LOCAL_SEED: '1' } : {});
       // A DynamoDB Local left by another run listens on every interface.
       const holder = await listenOn(Number(env[variable]), variable === 'DYNAMODB_PORT' ? '0.0.0.0' : '127.0.0.1');
       try {

@@ -15,7 +15,7 @@ let stack: SpawnedStack;
 
 beforeAll(async () => {
   copy = mkdtempSync(join(tmpdir(), 'store-api-copy-'));
-  for (const entry of ['functions', 'lib', 'infra', 'events', 'package.json', 'tsconfig.json']) cpSync(entry, join(copy, entry), { recursive: true });
+  for (const entry of ['functions', 'lib', 'infra', 'events', 'examples', 'package.json', 'tsconfig.json']) cpSync(entry, join(copy, entry), { recursive: true });
   symlinkSync(resolve('node_modules'), join(copy, 'node_modules'));
   mkdirSync(join(copy, '.local'));
   // The session reads ./.local/demo.json, as on a developer's machine.

@@ -29,6 +29,7 @@ export async function stackEnv(overrides: NodeJS.ProcessEnv = {}): Promise<NodeJ
     PORT: String(await freePort()),
     DYNAMODB_PORT: String(await freePort()),
     S3_PORT: String(await freePort()),
+    OWNER_PORT: String(await freePort()),
     LOCAL_DIR: localDir,
     LOCAL_BIN_DIR: resolve('.local', 'bin'),
     LOCAL_IN_MEMORY: '1',
