@@ -40,6 +40,7 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
   if (route.params || findsStoreByDomain) responses['404'] = errorResponse(findsStoreByDomain ? 'Unknown store domain, or not found in this store' : 'Not found in this store');
   if (route.query) responses['400'] = errorResponse('Malformed query');
   if (route.body === 'multipart') responses['413'] = errorResponse('File larger than its limit');
+  else if (route.access === 'write') responses['413'] = errorResponse('The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen');
   if (route.body) {
     responses['400'] = errorResponse('Body is not valid JSON or not an object');
     responses['415'] = errorResponse('Unsupported content type');
