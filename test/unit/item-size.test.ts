@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { routeEntries } from '#lib/routes/index.ts';
+import { buildOpenApiDocument } from '#lib/openapi.ts';
+import type { RouteSpec } from '#lib/http/route.ts';
+import { routeEntries, routes } from '#lib/routes/index.ts';
 import { cartSignature, joinFields } from '#lib/domain/cart.ts';
 import { newChain } from '#lib/domain/delivery.ts';
 import { approvalPlan, ORDER_COMMANDS_BYTES_MAX, ORDER_COMMANDS_MAX, renderDeliveries } from '#lib/domain/order.ts';
 import { resolveOptions, STORED_OPTIONS_MAX } from '#lib/domain/variable.ts';
 import { jsonBytes } from '#lib/schemas/common.ts';
-import { CLIENT_FIELD_MAX, EMAIL_MAX, ORDER_PACKAGES_MAX, ORDER_VARIABLES_MAX, type PlacedOrder } from '#lib/schemas/order.ts';
-import { packageCreateBody, type Package } from '#lib/schemas/package.ts';
+import { CLIENT_FIELD_MAX, EMAIL_MAX, ORDER_PACKAGES_MAX, ORDER_VALUES_BYTES_MAX, ORDER_VARIABLES_MAX, type PlacedOrder } from '#lib/schemas/order.ts';
+import { COMMANDS_BYTES_MAX, packageCreateBody, type Package } from '#lib/schemas/package.ts';
 import { variableCreateBody, type StoredOption } from '#lib/schemas/variable.ts';
 import { checkoutBody } from '#lib/schemas/checkout.ts';
 import { itemBytes, ITEM_MAX_BYTES, TRANSACTION_MAX_BYTES, valueBytes } from '../support/item-size.ts';
@@ -73,6 +75,17 @@ describe('the largest accepted body of every route, in the worst characters', ()
     ]);
     const ascii = packageCreateBody['~run']({ value: { name: 'P', price: 1, commands: commands('a'.repeat(2000)) } }, {});
     expect(ascii.issues).toBeUndefined();
+  });
+
+  it('the byte bounds are in the OpenAPI document (x-maxBytes), and a size refusal (413) on every route that writes', () => {
+    const paths = buildOpenApiDocument(routes as Record<string, RouteSpec>).paths as Record<string, Record<string, any>>;
+    const bodyOf = (path: string, method: string) => paths[path]![method].requestBody.content['application/json'].schema.properties;
+    expect(bodyOf('/v1/app/package', 'post').commands['x-maxBytes']).toBe(COMMANDS_BYTES_MAX);
+    expect(bodyOf('/v1/app/order', 'post').variables['x-maxBytes']).toBe(ORDER_VALUES_BYTES_MAX);
+    expect(bodyOf('/v1/webstore/checkout', 'post').fields['x-maxBytes']).toBe(ORDER_VALUES_BYTES_MAX);
+    for (const [, route] of routeEntries().filter(([, route]) => route.access === 'write' && route.method !== 'OPTIONS')) {
+      expect(paths[route.path]![route.method.toLowerCase()].responses['413'], `${route.method} ${route.path}`).toBeDefined();
+    }
   });
 });
 
