@@ -46,6 +46,7 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
   if (takesIdempotencyKey(route)) badRequest.push('Idempotency-Key longer than 255 characters');
   responses['400'] = errorResponse(badRequest.join('; '));
   if (route.body === 'multipart') responses['413'] = errorResponse('File larger than its limit');
+  else if (route.access === 'write') responses['413'] = errorResponse('The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen');
   if (route.body) responses['415'] = errorResponse('Unsupported content type');
   // A query value that is well formed but out of range (limit=101, status=DONE) is a 422 like a body's.
   if (route.body || route.query) responses['422'] = errorResponse('Input breaks a rule; `field` names it');

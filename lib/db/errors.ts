@@ -25,3 +25,24 @@ export function isTransactionConflict(error: unknown): boolean {
 export function isTransactionThrottled(error: unknown): boolean {
   return cancellationCodes(error).some((code) => code === 'ThrottlingError' || code === 'ProvisionedThroughputExceeded');
 }
+
+/**
+ * DynamoDB's size refusals: an item over 400 KB, a transaction over 4 MB, a key over its 2048 /
+ * 1024 bytes, an item collection over 10 GB. The schemas bound every body so that none should
+ * happen (test/unit/item-size.test.ts); one that still does is the request's size, not a fault.
+ * Matched on the message, which is all DynamoDB gives (a ValidationException, or the reason of a
+ * cancelled transaction's item).
+ */
+const SIZE_REFUSAL =
+  /item size (to update )?has exceeded the maximum allowed size|transaction (request|payload size) cannot (be larger than|exceed) 4 ?MB|primary key values must be under|size of (the )?(hash ?key|range ?key)|size of all range keys|size limit exceeded|item collection size limit/i;
+
+export function isSizeRefusal(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'ItemCollectionSizeLimitExceededException') return true;
+  if (error.name === 'ValidationException') return SIZE_REFUSAL.test(error.message);
+  const reasons = (error as Error & { CancellationReasons?: { Code?: string; Message?: string }[] }).CancellationReasons ?? [];
+  return (
+    error.name === 'TransactionCanceledException' &&
+    reasons.some((reason) => reason.Code === 'ItemCollectionSizeLimitExceeded' || (reason.Code === 'ValidationError' && SIZE_REFUSAL.test(reason.Message ?? '')))
+  );
+}

@@ -27,8 +27,8 @@ export interface IdempotencyRecord {
   store_id: number;
   status: 'RUNNING' | 'DONE';
   fingerprint: string;
-  /** The kept answer, sealed (lib/http/idempotency.ts): only a holder of the key can open it. */
-  answer?: string;
+  /** The kept answer, sealed (lib/http/idempotency.ts): only a holder of the key can open it. A string on records kept before answers were bytes. */
+  answer?: Uint8Array | string;
 }
 
 export interface Claim {
@@ -68,7 +68,7 @@ export async function claimIdempotencyKey(
 }
 
 /** Keeps the first answer for the rest of the retention; a claim taken over meanwhile is left alone. */
-export async function keepAnswer(claim: Claim, answer: string): Promise<void> {
+export async function keepAnswer(claim: Claim, answer: Uint8Array): Promise<void> {
   try {
     await db.send(
       new UpdateCommand({

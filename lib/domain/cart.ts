@@ -3,7 +3,8 @@ import { priceCart, type PricedCart, type PricingPromo } from '#lib/domain/prici
 import { checkVariables, optionsPriceOf, type GivenValue, type ResolvedVariable } from '#lib/domain/variable.ts';
 import { couponNotFound, customerUnauthenticated, HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
-import type { Reserved } from '#lib/schemas/order.ts';
+import { jsonBytes } from '#lib/schemas/common.ts';
+import { ORDER_VALUES_BYTES_MAX, ORDER_VARIABLES_MAX, type Reserved } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
 
@@ -160,7 +161,8 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
 /**
  * A storefront cart's variable values: the order's `fields` and each line's `fields` joined into
  * one set (names ignoring case). The same name with two different values is a problem on the
- * later one; the same value twice is one value.
+ * later one; the same value twice is one value. Joined, they are held to the bounds of an order's
+ * `variables` (count and bytes): the order and each of its commands carry them.
  */
 export function joinFields(orderFields: Readonly<Record<string, string>>, lines: readonly { fields?: Readonly<Record<string, string>> }[]): { values: GivenValue[]; problems: ErrorDetail[] } {
   const byName = new Map<string, GivenValue>();
@@ -177,7 +179,16 @@ export function joinFields(orderFields: Readonly<Record<string, string>>, lines:
   };
   add(orderFields, 'fields');
   lines.forEach((line, index) => add(line.fields ?? {}, `cart.${index}.fields`));
-  return { values: [...byName.values()], problems };
+  const values = [...byName.values()];
+  if (values.length > ORDER_VARIABLES_MAX) {
+    problems.push({ message: `The fields of a cart may name at most ${ORDER_VARIABLES_MAX} variables; these name ${values.length}`, code: 'VALIDATION_FAILED', field: 'fields' });
+  }
+  // Measured as the body carries them (`{name: value}`), so that one `fields` the schema accepts is never refused here.
+  const bytes = jsonBytes(Object.fromEntries(values.map(({ name, value }) => [name, value])));
+  if (bytes > ORDER_VALUES_BYTES_MAX) {
+    problems.push({ message: `The fields of a cart together must be at most ${ORDER_VALUES_BYTES_MAX} bytes as JSON (UTF-8); these are ${bytes}`, code: 'VALIDATION_FAILED', field: 'fields' });
+  }
+  return { values, problems };
 }
 
 /** What a quote is issued for: the same packages and quantities in any line order, the same values, coupon and ref_code. */

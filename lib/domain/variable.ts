@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { addAmounts } from '#lib/domain/pricing.ts';
 import { unprocessable, type ErrorDetail } from '#lib/errors.ts';
+import { jsonBytes } from '#lib/schemas/common.ts';
 import type { OrderVariable } from '#lib/schemas/order.ts';
 import type { StoredOption, Variable, VariableOptionInput, VariableType } from '#lib/schemas/variable.ts';
 
@@ -27,8 +28,13 @@ try {
   throw new Error('V8 linear-time regexp engine unavailable (the `l` flag): variable regexes cannot run safely on buyer input', { cause });
 }
 
-/** Deactivated options accumulate; this keeps the variable item far below DynamoDB's 400 KB. */
+/**
+ * Deactivated options accumulate; these keep the variable item below DynamoDB's 400 KB: a count
+ * (500 options of ASCII are about 210 KB as JSON) and, for text of 3-byte characters that would
+ * not fit (500 x 1.1 KB), the bytes of all the stored options as JSON.
+ */
 export const STORED_OPTIONS_MAX = 500;
+export const STORED_OPTIONS_BYTES_MAX = 256 * 1024;
 
 /**
  * The stored options after a write. `submitted` undefined keeps them as they are (a PATCH
@@ -65,6 +71,9 @@ export function resolveOptions(
   const options = [...active, ...deactivated];
   if (options.length > STORED_OPTIONS_MAX) {
     throw unprocessable(`A variable keeps at most ${STORED_OPTIONS_MAX} options, deactivated ones included; reuse old option names`, 'options');
+  }
+  if (jsonBytes(options) > STORED_OPTIONS_BYTES_MAX) {
+    throw unprocessable(`A variable keeps at most ${STORED_OPTIONS_BYTES_MAX} bytes of options as JSON (UTF-8), deactivated ones included; reuse old option names or shorten them`, 'options');
   }
   return { options, nextOptionId: next };
 }

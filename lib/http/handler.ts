@@ -2,11 +2,11 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { parse, type GenericSchema, type InferOutput } from 'valibot';
-import { isTransactionThrottled } from '#lib/db/errors.ts';
+import { isSizeRefusal, isTransactionThrottled } from '#lib/db/errors.ts';
 import { authenticate, type AuthFor } from '#lib/http/auth.ts';
 import { cors } from '#lib/http/cors.ts';
 import { idempotency } from '#lib/http/idempotency.ts';
-import { HttpError, unavailable } from '#lib/errors.ts';
+import { HttpError, tooLarge, unavailable } from '#lib/errors.ts';
 import { multipartFileBody } from '#lib/http/multipart.ts';
 import { BASE_HEADERS, jsonResponse, Reply } from '#lib/http/reply.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
@@ -48,7 +48,7 @@ function isDependencyUnavailable(error: Error & { $metadata?: { httpStatusCode?:
   );
 }
 
-function toHttpError(error: Error): HttpError | undefined {
+export function toHttpError(error: Error): HttpError | undefined {
   if (error instanceof HttpError) return error;
   const middyError = error as Error & { statusCode?: number; cause?: { package?: string } };
   if (middyError.cause?.package === '@middy/http-json-body-parser') {
@@ -56,6 +56,7 @@ function toHttpError(error: Error): HttpError | undefined {
       ? new HttpError(415, { message: 'Content-Type must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' })
       : new HttpError(400, { message: 'Request body is not valid JSON', code: 'INVALID_JSON' });
   }
+  if (isSizeRefusal(error)) return tooLarge();
   return isDependencyUnavailable(error) ? unavailable() : undefined;
 }
 
@@ -70,10 +71,12 @@ function errorEnvelope(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGatewa
       const error = request.error ?? new Error('unknown');
       const requestId = requestIdOf(request as Request);
       const known = toHttpError(error);
-      if (!known || known.status >= 500) {
+      // A size refusal is answered 413, and logged too: the schemas' byte bounds should have made it a 422.
+      const sizeRefusal = !(error instanceof HttpError) && known?.code === 'TOO_LARGE';
+      if (!known || known.status >= 500 || sizeRefusal) {
         console.error(
           JSON.stringify({
-            level: 'error',
+            level: sizeRefusal ? 'warn' : 'error',
             request_id: requestId,
             route: `${route.method} ${route.path}`,
             error: { name: error.name, message: error.message, stack: error.stack },

@@ -38,18 +38,29 @@ const claims = new WeakMap<APIGatewayProxyEventV2, ClaimState>();
 
 const digest = (purpose: string, scope: string) => createHash('sha256').update(`${purpose}:${scope}`, 'utf8').digest();
 
-function seal(key: Buffer, answer: APIGatewayProxyStructuredResultV2): string {
+/**
+ * Sealed as bytes (a DynamoDB binary): the answer's status and headers as JSON, a newline, then
+ * its body as it was sent. A body kept inside the JSON would be escaped again (a `\"` of the
+ * body becomes `\\\"`) and base64 would add a third: an answer the size of its body is what lets
+ * any response the schemas allow (lib/schemas, `maxBytes`) be kept in a 400 KB item.
+ */
+function seal(key: Buffer, answer: APIGatewayProxyStructuredResultV2): Uint8Array {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const sealed = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64');
+  const { body = '', ...head } = answer;
+  const sealed = Buffer.concat([cipher.update(`${JSON.stringify(head)}\n${body}`, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]);
 }
 
-function open(key: Buffer, text: string): APIGatewayProxyStructuredResultV2 {
-  const raw = Buffer.from(text, 'base64');
+/** Opens a kept answer; a string is one kept before answers were bytes (base64 of the whole answer as JSON). */
+function open(key: Buffer, kept: Uint8Array | string): APIGatewayProxyStructuredResultV2 {
+  const raw = typeof kept === 'string' ? Buffer.from(kept, 'base64') : Buffer.from(kept);
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
   decipher.setAuthTag(raw.subarray(12, 28));
-  return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'));
+  const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  if (typeof kept === 'string') return JSON.parse(text);
+  const newline = text.indexOf('\n');
+  return { ...JSON.parse(text.slice(0, newline)), body: text.slice(newline + 1) };
 }
 
 const storeOf = (event: APIGatewayProxyEventV2) => (event as { auth?: { storeId?: number } }).auth?.storeId ?? 0;

@@ -140,7 +140,7 @@ const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} mu
 export const operatorAffiliatePatch = patchBody(
   v.strictObject({
     percent_commission: v.optional(
-      v.pipe(v.number('percent_commission must be a number'), v.finite('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100')),
+      storableAmount('percent_commission', v.pipe(v.number('percent_commission must be a number'), v.finite('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100'))),
     ),
     /** null: the store's min_withdraw applies. */
     min_withdraw: v.optional(v.nullable(money('min_withdraw'))),

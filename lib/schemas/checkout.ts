@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { queryInt, text, timestamp } from '#lib/schemas/common.ts';
+import { maxBytes, queryInt, text, timestamp } from '#lib/schemas/common.ts';
 import {
   CLIENT_FIELD_MAX,
   COUPON_INPUT_MAX,
@@ -8,6 +8,7 @@ import {
   lineBreakdown,
   noRepeat,
   ORDER_PACKAGES_MAX,
+  ORDER_VALUES_BYTES_MAX,
   ORDER_VARIABLES_MAX,
   orderResource,
   PAGE_SIZE_DEFAULT,
@@ -32,14 +33,22 @@ export const GATEWAY_MAX = 50;
 /** A quote id is 22 characters (128 random bits); anything longer names no quote. */
 export const QUOTE_ID_MAX = 64;
 
-/** `{<variable name>: value}`; a NUMBER variable's value may come as a JSON number. */
-const fields = v.pipe(
-  v.record(
-    v.pipe(v.string(), v.minLength(1, 'a field name is required'), v.maxLength(50, 'a field name is at most 50 characters')),
-    v.union([text('field value', VARIABLE_VALUE_MAX), v.pipe(v.number(), v.finite(), v.transform(String))], 'a field value must be a string or a number'),
-    'fields must be an object of {<variable name>: value}',
+/**
+ * `{<variable name>: value}`; a NUMBER variable's value may come as a JSON number. Each record
+ * is bounded like an order's `variables`; the values of the whole cart joined are held to the
+ * same bounds by the cart rules (lib/domain/cart.ts `joinFields`).
+ */
+const fields = maxBytes(
+  'fields',
+  ORDER_VALUES_BYTES_MAX,
+  v.pipe(
+    v.record(
+      v.pipe(v.string(), v.minLength(1, 'a field name is required'), v.maxLength(50, 'a field name is at most 50 characters')),
+      v.union([text('field value', VARIABLE_VALUE_MAX), v.pipe(v.number(), v.finite(), v.transform(String))], 'a field value must be a string or a number'),
+      'fields must be an object of {<variable name>: value}',
+    ),
+    v.maxEntries(ORDER_VARIABLES_MAX, `fields may hold at most ${ORDER_VARIABLES_MAX} values`),
   ),
-  v.check((value) => Object.keys(value).length <= ORDER_VARIABLES_MAX, `fields may hold at most ${ORDER_VARIABLES_MAX} values`),
 );
 
 const cartLine = v.object({ package_id: positiveId('package_id'), quantity, fields: v.optional(fields) });

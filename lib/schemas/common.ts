@@ -63,6 +63,24 @@ export const text = (name: string, max: number) =>
     v.check((value) => !LONE_SURROGATE.test(value), `${name} must be valid Unicode text`),
   );
 
+/** The UTF-8 bytes of a value's JSON text: at least what DynamoDB stores for it, and what a response repeating it carries. */
+export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
+
+/**
+ * A bound in bytes where a bound in characters is not enough: a character can take 3 bytes of
+ * UTF-8 (4 for two UTF-16 units), a control character 6 bytes of JSON, so `COMMANDS_MAX` lists of
+ * `COMMAND_MAX` characters that fit as ASCII would not fit a 400 KB item in other scripts.
+ * Counted as the UTF-8 bytes of the value's JSON (`jsonBytes`), which bounds both the stored item
+ * and the answer kept for an Idempotency-Key. Shown in the OpenAPI document as `x-maxBytes`; the
+ * 422 names the field it is set on.
+ */
+export const maxBytes = <S extends v.GenericSchema>(name: string, max: number, schema: S) =>
+  v.pipe(
+    schema,
+    v.check((value: v.InferOutput<S>) => jsonBytes(value) <= max, `${name} must be at most ${max} bytes as JSON (UTF-8)`),
+    v.metadata({ 'x-maxBytes': max }),
+  );
+
 export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export const pageMeta = v.object({

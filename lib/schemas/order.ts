@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { CommandStage } from '#lib/schemas/package.ts';
-import { pageQueryEntries, queryInt, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
+import { maxBytes, pageQueryEntries, queryInt, text, timestamp, timestampInput } from '#lib/schemas/common.ts';
 
 export const ORDER_STATUSES = ['PENDING', 'APPROVED', 'CANCELED', 'REFUNDED', 'CHARGEBACK'] as const;
 /**
@@ -10,6 +10,13 @@ export const ORDER_STATUSES = ['PENDING', 'APPROVED', 'CANCELED', 'REFUNDED', 'C
 export const ORDER_PACKAGES_MAX = 50;
 export const QUANTITY_MAX = 1000;
 export const ORDER_VARIABLES_MAX = 50;
+/**
+ * An order's variable values together, as JSON (`[{name, value}, ...]`): 50 values of 255 ASCII
+ * characters fit (about 16,250 bytes). Every queued command carries them (its `order`), and an
+ * approval puts up to 98 commands in one transaction: 98 x 16 KB plus 256 KB of rendered
+ * commands stays far below the transaction's 4 MB, where 255 characters of 3-byte UTF-8 would not.
+ */
+export const ORDER_VALUES_BYTES_MAX = 16 * 1024;
 export const VARIABLE_VALUE_MAX = 255;
 export const CLIENT_FIELD_MAX = 255;
 export const EMAIL_MAX = 254;
@@ -62,8 +69,11 @@ const variable = v.strictObject({
 });
 
 const variables = v.pipe(
-  v.array(variable, 'variables must be an array of {name, value}'),
-  v.maxLength(ORDER_VARIABLES_MAX, `variables may hold at most ${ORDER_VARIABLES_MAX} values`),
+  maxBytes(
+    'variables',
+    ORDER_VALUES_BYTES_MAX,
+    v.pipe(v.array(variable, 'variables must be an array of {name, value}'), v.maxLength(ORDER_VARIABLES_MAX, `variables may hold at most ${ORDER_VARIABLES_MAX} values`)),
+  ),
   noRepeat<{ name: string; value: string }>('name', (name) => String(name).toLowerCase(), 'variable'),
 );
 

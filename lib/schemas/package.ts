@@ -1,9 +1,16 @@
 import * as v from 'valibot';
-import { LONE_SURROGATE, patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
+import { LONE_SURROGATE, maxBytes, patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
 
 export const PACKAGE_NAME_MAX = 100;
 export const COMMAND_MAX = 2000;
 export const COMMANDS_MAX = 100;
+/**
+ * The commands of a package together, as JSON: 100 commands of 2,000 ASCII characters (about
+ * 215 KB with their fields) fit, 100 of 2,000 characters of 3-byte UTF-8 (600 KB) would not fit
+ * the package's 400 KB item. With the description (at most 30 KB as JSON) and the rest, the
+ * package and the answer kept for its Idempotency-Key stay under 300 KB.
+ */
+export const COMMANDS_BYTES_MAX = 256 * 1024;
 /** A delivery delayed by more than a year is a typo, not a plan. */
 export const DELAY_SECONDS_MAX = 31_536_000;
 
@@ -50,8 +57,7 @@ const command = v.strictObject({
 });
 
 const commands = v.pipe(
-  v.array(command, 'commands must be an array'),
-  v.maxLength(COMMANDS_MAX, `commands holds at most ${COMMANDS_MAX} commands`),
+  maxBytes('commands', COMMANDS_BYTES_MAX, v.pipe(v.array(command, 'commands must be an array'), v.maxLength(COMMANDS_MAX, `commands holds at most ${COMMANDS_MAX} commands`))),
   v.check(
     (list) => new Set(list.flatMap((template) => template.servers ?? [])).size <= PACKAGE_SERVERS_MAX,
     `the commands of a package may name at most ${PACKAGE_SERVERS_MAX} different servers`,

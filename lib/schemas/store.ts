@@ -26,6 +26,8 @@ const origin = v.pipe(
   v.maxLength(ORIGIN_MAX, `allowed_origins entries must be at most ${ORIGIN_MAX} characters`),
   v.regex(ORIGIN_SHAPE, 'allowed_origins entries must be written scheme://host[:port], such as https://shop.example.com'),
   v.check((value) => Number(/:(\d+)$/.exec(value)?.[1] ?? 1) <= 65_535, 'the port of an origin must be at most 65535'),
+  // The shape alone lets through hosts a URL refuses (a last label of digits is read as an IPv4 address: `http://a.b.6`).
+  v.check((value) => URL.canParse(value), 'allowed_origins entries must be web origins a browser can send'),
   v.transform((value) => new URL(value).origin),
 );
 
@@ -36,7 +38,7 @@ const allowedOrigins = v.pipe(
   v.transform((origins) => [...new Set(origins)]),
 );
 
-const percent = v.pipe(v.number('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100'));
+const percent = storableAmount('percent_commission', v.pipe(v.number('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100')));
 const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
 
 export const affiliateSettingsPatch = patchBody(

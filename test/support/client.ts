@@ -30,7 +30,11 @@ export function call<T = any>(method: string, path: string, options: CallOptions
   const payload = options.raw ?? (options.json === undefined ? undefined : JSON.stringify(options.json));
   const headers: Record<string, string | string[]> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (payload !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+  if (payload !== undefined) {
+    headers['content-type'] = options.contentType ?? 'application/json';
+    // A length rather than chunks: node's server refuses a chunked GET body before any handler sees it.
+    headers['content-length'] = String(Buffer.byteLength(payload));
+  }
   if (options.host) headers.host = `${options.host}:${port}`;
   if (options.cookie) headers.cookie = options.cookie;
   return new Promise((resolve, reject) => {

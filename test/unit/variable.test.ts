@@ -4,7 +4,7 @@ import { getDotPath, safeParse } from 'valibot';
 /** Option matching and the variable input schemas, without the table. */
 process.env.TABLE_NAME ??= 'unit-test-table';
 const { toVariable } = await import('#lib/db/variable.ts');
-const { resolveOptions, STORED_OPTIONS_MAX } = await import('#lib/domain/variable.ts');
+const { resolveOptions, STORED_OPTIONS_BYTES_MAX, STORED_OPTIONS_MAX } = await import('#lib/domain/variable.ts');
 const { APPLIES_TO_MAX, variableCreateBody, variablePatchBody } = await import('#lib/schemas/variable.ts');
 const { HttpError } = await import('#lib/errors.ts');
 type StoredOption = import('#lib/schemas/variable.ts').StoredOption;
@@ -66,6 +66,16 @@ describe('resolveOptions', () => {
     const next = STORED_OPTIONS_MAX;
     expect(resolveOptions(many, [{ name: 'o0', value: 'v' }, { name: 'new', value: 'v' }], 'SELECT', next).options).toHaveLength(STORED_OPTIONS_MAX);
     expect(rejection(() => resolveOptions(many, [{ name: 'x', value: 'v' }, { name: 'y', value: 'v' }], 'SELECT', next))).toEqual({ status: 422, field: 'options' });
+  });
+
+  it(`keeps at most ${STORED_OPTIONS_BYTES_MAX} bytes of options as JSON: 3-byte text reaches it before the count`, () => {
+    const option = (i: number) => ({ id: i + 1, name: `${i}${'€'.repeat(95)}`, value: '€'.repeat(255), price: null, active: false });
+    // 200 options of 3-byte text: about 230 KB; 100 more would make the item 345 KB of options alone.
+    const kept: StoredOption[] = Array.from({ length: 200 }, (_, i) => option(i));
+    const fresh = Array.from({ length: 100 }, (_, i) => ({ name: option(200 + i).name, value: option(200 + i).value }));
+    expect(kept.length + fresh.length).toBeLessThan(STORED_OPTIONS_MAX);
+    expect(rejection(() => resolveOptions(kept, fresh, 'SELECT', 201))).toEqual({ status: 422, field: 'options' });
+    expect(resolveOptions(kept, fresh.slice(0, 2), 'SELECT', 201).options).toHaveLength(202);
   });
 });
 
