@@ -1,6 +1,6 @@
 import { TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
-import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
+import { countedPage, countMove, enabledInCategoryCounter, startCounted, storeList } from '#lib/db/list-count.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { plural, referableKey, unreferencedCondition } from '#lib/db/references.ts';
@@ -33,7 +33,8 @@ export async function createCategory(storeId: number, input: CategoryCreate): Pr
   const id = await nextId(storeId, CATEGORY);
   const now = nowIso();
   const category: Category = { id, store_id: storeId, name: input.name, created_at: now, updated_at: now };
-  await putNewCounted(categoryKey(storeId, id), CATEGORY, category, storeId, CATEGORY);
+  // Its storefront list of enabled packages starts empty, counted (ids are never reused).
+  await putNewCounted(categoryKey(storeId, id), CATEGORY, category, storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id))]);
   return category;
 }
 

@@ -3,7 +3,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { nowIso, stripKeys } from '#lib/db/keys.ts';
 import { countMove } from '#lib/db/list-count.ts';
-import { retrying, transactGuarded } from '#lib/db/transact.ts';
+import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { notFound, unavailable } from '#lib/errors.ts';
 
@@ -31,7 +31,14 @@ export async function putNew(key: Key, entity: string, attributes: Record<string
  * Put a new item of a counted list (lib/db/list-count.ts): the item and its list's count in one
  * TransactWrite, the same one call as a Put.
  */
-export async function putNewCounted(key: Key, entity: string, attributes: Record<string, unknown>, storeId: number, counter: string): Promise<void> {
+export async function putNewCounted(
+  key: Key,
+  entity: string,
+  attributes: Record<string, unknown>,
+  storeId: number,
+  counter: string,
+  alsoWrite: readonly GuardedWrite[] = [],
+): Promise<void> {
   await retrying(() =>
     transactGuarded([
       {
@@ -39,6 +46,7 @@ export async function putNewCounted(key: Key, entity: string, attributes: Record
         onConditionFailed: () => new Error(`${key.pk} / ${key.sk} written twice`),
       },
       countMove(storeId, counter, 1),
+      ...alsoWrite,
     ]),
   );
 }

@@ -55,6 +55,30 @@ export interface CountedList {
   count: ListRange & { index?: undefined; filter?: Pick<QueryCommandInput, 'FilterExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> };
 }
 
+/**
+ * The store-wide counted lists, by counter name (each entity module counts under its own name):
+ * a new store starts each of them counted at 0 (`startCounted`), so that only stores older than the
+ * counters ever pay a first count. A list missing here still answers right, after one count.
+ */
+export const STORE_WIDE_LISTS = ['TAG', 'CATEGORY', 'PACKAGE', 'PACKAGE#ENABLED', 'PROMO', 'VARIABLE', 'DISCOUNT', 'SERVER', 'WEBHOOK'] as const;
+
+/** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
+export const enabledInCategoryCounter = (categoryId: number) => `PACKAGE#ENABLED#CATEGORY#${categoryId}`;
+
+/** A counter known to be exact from the start: written with the item whose creation starts the list (a store, a category). */
+export function startCounted(storeId: number, counter: string): GuardedWrite {
+  return {
+    item: {
+      Put: {
+        TableName: TABLE,
+        Item: { ...listCounterKey(storeId, counter), n: 0, counted: true, store_id: storeId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new Error(`list counter ${counter} of store ${storeId} started twice`),
+  };
+}
+
 /** The write that moves a list's count, to put in the transaction that adds or removes the item. */
 export function countMove(storeId: number, counter: string, delta: number): GuardedWrite {
   return {

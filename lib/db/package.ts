@@ -3,7 +3,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
-import { countedPage, countMove, storeList, type CountedList } from '#lib/db/list-count.ts';
+import { countedPage, countMove, enabledInCategoryCounter, storeList, type CountedList } from '#lib/db/list-count.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
@@ -181,7 +181,7 @@ function enabledPackageList(storeId: number, categoryId?: number): CountedList {
     };
   }
   return {
-    counter: `${PACKAGE}#ENABLED#CATEGORY#${categoryId}`,
+    counter: enabledInCategoryCounter(categoryId),
     page: { index: 'gsi2', pk: storefrontCategoryPk(storeId, categoryId), skPrefix: `${PACKAGE}#` },
     count: { ...table, filter: { FilterExpression: 'gsi2pk = :index_pk', ExpressionAttributeValues: { ':index_pk': storefrontCategoryPk(storeId, categoryId) } } },
   };
