@@ -60,7 +60,10 @@ export interface CountedList {
  * a new store starts each of them counted at 0 (`startCounted`), so that only stores older than the
  * counters ever pay a first count. A list missing here still answers right, after one count.
  */
-export const STORE_WIDE_LISTS = ['TAG', 'CATEGORY', 'PACKAGE', 'PACKAGE#ENABLED', 'PROMO', 'VARIABLE', 'DISCOUNT', 'SERVER', 'WEBHOOK'] as const;
+export const STORE_WIDE_LISTS = [
+  'TAG', 'CATEGORY', 'PACKAGE', 'PACKAGE#ENABLED', 'PROMO', 'VARIABLE', 'DISCOUNT', 'SERVER', 'WEBHOOK',
+  'WITHDRAWAL', 'WITHDRAWAL#PENDING', 'WITHDRAWAL#PAID', 'WITHDRAWAL#REJECTED',
+] as const;
 
 /** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
 export const enabledInCategoryCounter = (categoryId: number) => `PACKAGE#ENABLED#CATEGORY#${categoryId}`;
