@@ -1,8 +1,8 @@
-import { listCategories } from '#lib/db/category.ts';
+import { categoryPage } from '#lib/db/category.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { paginate, requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 
 export const handler = defineHandler(catalogRoutes['category-list'], async ({ auth, query, event }) =>
-  paginate(await listCategories(auth.storeId), query.page, query.limit, requestLocation(event)),
+  pageAnswer(await categoryPage(auth.storeId, query.page, query.limit), query.page, query.limit, requestLocation(event)),
 );

@@ -1,8 +1,8 @@
-import { listPackages } from '#lib/db/package.ts';
+import { packagePage } from '#lib/db/package.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { paginate, requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 
 export const handler = defineHandler(catalogRoutes['package-list'], async ({ auth, query, event }) =>
-  paginate(await listPackages(auth.storeId), query.page, query.limit, requestLocation(event)),
+  pageAnswer(await packagePage(auth.storeId, query.page, query.limit), query.page, query.limit, requestLocation(event)),
 );

@@ -1,8 +1,8 @@
-import { listPromos } from '#lib/db/promo.ts';
+import { promoPage } from '#lib/db/promo.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { paginate, requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
 
 export const handler = defineHandler(promoRoutes['promo-list'], async ({ auth, query, event }) =>
-  paginate(await listPromos(auth.storeId), query.page, query.limit, requestLocation(event)),
+  pageAnswer(await promoPage(auth.storeId, query.page, query.limit), query.page, query.limit, requestLocation(event)),
 );

@@ -1,8 +1,8 @@
-import { listTags } from '#lib/db/tag.ts';
+import { tagPage } from '#lib/db/tag.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { paginate, requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
 
 export const handler = defineHandler(coreRoutes['tag-list'], async ({ auth, query, event }) =>
-  paginate(await listTags(auth.storeId), query.page, query.limit, requestLocation(event)),
+  pageAnswer(await tagPage(auth.storeId, query.page, query.limit), query.page, query.limit, requestLocation(event)),
 );

@@ -1,8 +1,8 @@
-import { listVariables } from '#lib/db/variable.ts';
+import { variablePage } from '#lib/db/variable.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { paginate, requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
 
 export const handler = defineHandler(variableRoutes['variable-list'], async ({ auth, query, event }) =>
-  paginate(await listVariables(auth.storeId), query.page, query.limit, requestLocation(event)),
+  pageAnswer(await variablePage(auth.storeId, query.page, query.limit), query.page, query.limit, requestLocation(event)),
 );

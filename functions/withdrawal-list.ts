@@ -1,8 +1,8 @@
-import { listStoreWithdrawals } from '#lib/flows/affiliate-admin.ts';
+import { storeWithdrawalPage } from '#lib/flows/affiliate-admin.ts';
 import { defineHandler } from '#lib/http/handler.ts';
-import { paginate, requestLocation } from '#lib/http/paginate.ts';
+import { pageAnswer, requestLocation } from '#lib/http/paginate.ts';
 import { affiliateRoutes } from '#lib/routes/affiliate.ts';
 
 export const handler = defineHandler(affiliateRoutes['withdrawal-list'], async ({ auth, query, event }) =>
-  paginate(await listStoreWithdrawals(auth.storeId, query.status), query.page, query.limit, requestLocation(event)),
+  pageAnswer(await storeWithdrawalPage(auth.storeId, query.status, query.page, query.limit), query.page, query.limit, requestLocation(event)),
 );

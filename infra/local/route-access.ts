@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, tableActions } from '#lib/db/table.ts';
+import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, LIST_COUNT_PK_PREFIX, listCountTableActions, tableActions } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
 /**
@@ -12,13 +12,16 @@ export interface RouteGrant {
   access: RouteSpec['access'];
   /** What the CDK grants every POST route besides its access: idempotency writes on the IDEMPOTENCY# partitions only (dynamodb:LeadingKeys). */
   idempotencyWrites?: boolean;
+  /** What the CDK grants every page-mode list besides its access: a list's first count, on the COUNT# partitions only. */
+  listCountWrites?: boolean;
 }
 export const routeAccess = new AsyncLocalStorage<RouteGrant>();
 
-function isIdempotencyWrite(action: string, input: unknown): boolean {
+/** A write of `actions` whose item is in a partition starting with `prefix` (IAM dynamodb:LeadingKeys). */
+function isWriteOn(prefix: string, actions: readonly string[], action: string, input: unknown): boolean {
   const { Key, Item } = (input ?? {}) as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
   const pk = Key?.pk ?? Item?.pk;
-  return (idempotencyTableActions as readonly string[]).includes(action) && typeof pk === 'string' && pk.startsWith(IDEMPOTENCY_PK_PREFIX);
+  return actions.includes(action) && typeof pk === 'string' && pk.startsWith(prefix);
 }
 
 /** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
@@ -34,7 +37,11 @@ export function enforceRouteAccess(db: DynamoDBDocumentClient): void {
     (next, context) => async (args) => {
       const grant = routeAccess.getStore();
       const action = actionOf(context.commandName ?? '');
-      const allowed = !grant || (tableActions[grant.access] as readonly string[]).includes(action) || (grant.idempotencyWrites && isIdempotencyWrite(action, args.input));
+      const allowed =
+        !grant ||
+        (tableActions[grant.access] as readonly string[]).includes(action) ||
+        (grant.idempotencyWrites && isWriteOn(IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, action, args.input)) ||
+        (grant.listCountWrites && isWriteOn(LIST_COUNT_PK_PREFIX, listCountTableActions, action, args.input));
       if (!allowed) {
         throw Object.assign(new Error(`Not authorized to perform dynamodb:${action} (route access: ${grant.access})`), { name: 'AccessDeniedException' });
       }

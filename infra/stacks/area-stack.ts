@@ -4,8 +4,8 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions } from '#lib/db/table.ts';
-import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
+import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, LIST_COUNT_PK_PREFIX, listCountTableActions } from '#lib/db/table.ts';
+import { answersPages, takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import { FunctionGroupAlarms } from '#infra/constructs/function-group-alarms.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
@@ -110,6 +110,16 @@ export class AreaStack extends Stack {
           actions: idempotencyTableActions.map((action) => `dynamodb:${action}`),
           resources: [data.tableArn],
           conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${IDEMPOTENCY_PK_PREFIX}*`] } },
+        }),
+      );
+    }
+    // A page-mode list that only reads may still write a list's first count, on the counters' partitions only.
+    if (answersPages(spec) && spec.access !== 'write') {
+      endpoint.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: listCountTableActions.map((action) => `dynamodb:${action}`),
+          resources: [data.tableArn],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${LIST_COUNT_PK_PREFIX}*`] } },
         }),
       );
     }

@@ -1,11 +1,10 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getOne, patchOne, putNew } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
+import { TABLE } from '#lib/db/client.ts';
+import { getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { countedPage, countMove, enabledInCategoryCounter, startCounted, storeList } from '#lib/db/list-count.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { plural, referableKey, unreferencedCondition } from '#lib/db/references.ts';
-import { rawNumber, retrying, type RawItem } from '#lib/db/transact.ts';
+import { rawNumber, retrying, transactGuarded } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { conflict, notFound } from '#lib/errors.ts';
 import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/category.ts';
@@ -15,10 +14,10 @@ import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/categ
  *
  * | access pattern | key                                                                 | calls    |
  * |----------------|---------------------------------------------------------------------|----------|
- * | create         | sequence ADD + Put `STORE#<s> / CATEGORY#<id>`                      | 2        |
+ * | create         | sequence ADD + TransactWrite: Put `STORE#<s> / CATEGORY#<id>`, count +1 | 2    |
  * | get, update    | `STORE#<s> / CATEGORY#<id>` (conditional on existence)              | 1        |
- * | list (id order)| Query `STORE#<s>`, sk begins_with `CATEGORY#`                       | 1 per MB |
- * | delete         | DeleteItem conditioned on `ref_count` 0 (ALL_OLD on failure)        | 1        |
+ * | a page (id order) | counter `CATEGORY` + Query with Limit (lib/db/list-count.ts)     | 2 (+ skip) |
+ * | delete         | TransactWrite: Delete conditioned on `ref_count` 0 (ALL_OLD on failure), count -1 | 1 |
  * | storefront list| Query as the list, filtered on `enabled_package_count > 0`          | 1 per MB |
  *
  * Packages (`category_id`) and promos (CATEGORY targets) hold counted references to a category
@@ -34,15 +33,15 @@ export async function createCategory(storeId: number, input: CategoryCreate): Pr
   const id = await nextId(storeId, CATEGORY);
   const now = nowIso();
   const category: Category = { id, store_id: storeId, name: input.name, created_at: now, updated_at: now };
-  await putNew(categoryKey(storeId, id), CATEGORY, category);
+  // Its storefront list of enabled packages starts empty, counted (ids are never reused).
+  await putNewCounted(categoryKey(storeId, id), CATEGORY, category, storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id))]);
   return category;
 }
 
 export const getCategory = (storeId: number, categoryId: number) => getOne<Category>(categoryKey(storeId, categoryId), 'Category');
 
-export async function listCategories(storeId: number): Promise<Category[]> {
-  return (await queryAll({ pk: storePk(storeId), skPrefix: `${CATEGORY}#` })).map((item) => stripKeys(item) as Category);
-}
+/** A page of the store's categories, in id order, and their total. */
+export const categoryPage = (storeId: number, page: number, limit: number) => countedPage<Category>(storeId, storeList(storeId, CATEGORY), page, limit);
 
 /** The categories holding at least one enabled package, in id order, with that count. */
 export async function listCategoriesWithEnabledPackages(storeId: number): Promise<(Category & { enabled_package_count: number })[]> {
@@ -59,18 +58,18 @@ export const updateCategory = (storeId: number, categoryId: number, patch: Categ
 
 export async function deleteCategory(storeId: number, categoryId: number): Promise<void> {
   await retrying(async () => {
-    try {
-      await db.send(
-        new DeleteCommand({ TableName: TABLE, Key: categoryKey(storeId, categoryId), ...unreferencedCondition, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
-      );
-    } catch (error) {
-      if (!isConditionalFailure(error)) throw error;
-      const stored = (error as { Item?: RawItem }).Item;
-      if (!stored) throw notFound('Category');
-      const packages = rawNumber(stored, 'package_count');
-      const promos = rawNumber(stored, 'ref_count') - packages;
-      const holders = [packages > 0 ? `${plural(packages, 'package')} in it` : '', promos > 0 ? `${plural(promos, 'promo')} targeting it` : ''];
-      throw conflict(`Category ${categoryId} is still in use (${holders.filter(Boolean).join(' and ')}); move or remove those first`);
-    }
+    await transactGuarded([
+      {
+        item: { Delete: { TableName: TABLE, Key: categoryKey(storeId, categoryId), ...unreferencedCondition, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+        onConditionFailed: (stored) => {
+          if (!stored) return notFound('Category');
+          const packages = rawNumber(stored, 'package_count');
+          const promos = rawNumber(stored, 'ref_count') - packages;
+          const holders = [packages > 0 ? `${plural(packages, 'package')} in it` : '', promos > 0 ? `${plural(promos, 'promo')} targeting it` : ''];
+          return conflict(`Category ${categoryId} is still in use (${holders.filter(Boolean).join(' and ')}); move or remove those first`);
+        },
+      },
+      countMove(storeId, CATEGORY, -1),
+    ]);
   });
 }

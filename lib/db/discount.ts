@@ -5,6 +5,7 @@ import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { packageKey } from '#lib/db/package.ts';
 import { missingReference } from '#lib/db/references.ts';
 import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
@@ -18,22 +19,26 @@ import { EVERY_PACKAGE, type Discount, type DiscountPatch } from '#lib/schemas/d
  * |------------------------------|----------------------------------------------------------------------|----------------------|
  * | create                       | sequence ADD + TransactWrite: Put `STORE#<s> / DISCOUNT#<id>`,        | 2                    |
  * |                              | Put sentinel `STORE#<s> / COUPON#<lower code>`, ConditionCheck of     |                      |
- * |                              | each package in `applies_to`                                         |                      |
+ * |                              | each package in `applies_to`, count `DISCOUNT` +1                     |                      |
  * | get                          | GetItem `STORE#<s> / DISCOUNT#<id>`                                   | 1                    |
  * | update                       | GetItem + UpdateItem (ALL_NEW); TransactWrite instead when the code   | 2                    |
  * |                              | changes (sentinel moved) or `applies_to` names packages (checked)     |                      |
- * | delete                       | GetItem (for the code) + TransactWrite deleting item and sentinel     | 2                    |
- * | list, no code filter         | Query `STORE#<s>`, sk begins_with `DISCOUNT#`                         | 1 per MB             |
+ * | delete                       | GetItem (for the code) + TransactWrite deleting item and sentinel,    | 2                    |
+ * |                              | count `DISCOUNT` -1                                                   |                      |
+ * | a page, no filter            | counter `DISCOUNT` + Query with Limit (lib/db/list-count.ts)          | 2 (+ skip)           |
+ * | list, filtered, no code      | Query `STORE#<s>`, sk begins_with `DISCOUNT#`                         | 1 per MB             |
  * | list, `coupon` prefix filter | Query gsi1 `STORE#<s>#COUPON`, gsi1sk begins_with `<lower prefix>`    | 1 per MB             |
  * | discount by code (orders)    | GetItem sentinel `COUPON#<lower code>` (holds `discount_id`)          | 1 (+1 for the item)  |
  * | discount by code (storefront)| Query gsi1 `STORE#<s>#COUPON`, gsi1sk = `<lower code>`                | 1                    |
  *
- * The list reads every coupon of the store (or every coupon whose code starts with the prefix:
- * the prefix is the only filter in the key condition) and filters the rest in memory: `status`
- * depends on the clock and on `uses`, which orders move, so it cannot be a key without a write at
- * every expiry; `restricted_to` is a list, which no index can key. `total` needs every match
- * anyway. A page therefore costs read capacity in proportion to the store's coupons (4 KB per
- * read unit, one Query call per MB), the same for page 1 as for page 50.
+ * The unfiltered list is counted (`total` a counter moved by create and delete) and a page reads
+ * its own items. A filtered list reads every coupon of the store (or every coupon whose code
+ * starts with the prefix: the prefix is the only filter in the key condition) and filters the rest
+ * in memory: `status` depends on the clock and on `uses`, which orders move, so no write moves a
+ * coupon into EXPIRED and it cannot be a counter or a key; `restricted_to` is a list, which no
+ * index can key or count; a code prefix is any string, too many sets to count. A filtered page
+ * therefore costs read capacity in proportion to the matching coupons (the code index) or the
+ * store's coupons, the same for page 1 as for page 50.
  *
  * The list is answered in id order whichever query served it (the index returns code order).
  *
@@ -109,6 +114,7 @@ export async function insertDiscount(storeId: number, fields: DiscountFields): P
       },
       claimCoupon(storeId, fields.coupon, id),
       ...packageChecks(storeId, fields.applies_to),
+      countMove(storeId, DISCOUNT, 1),
     ]),
   );
   return item;
@@ -124,6 +130,10 @@ export async function listStoredDiscounts(storeId: number, codePrefix: string | 
     : await queryAll<DiscountItem>({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
   return items.map((item) => stripKeys(item) as DiscountItem);
 }
+
+/** A page of the store's discounts, unfiltered, in id order, and their total. */
+export const storedDiscountPage = (storeId: number, page: number, limit: number) =>
+  countedPage<StoredDiscount>(storeId, storeList(storeId, DISCOUNT), page, limit);
 
 /**
  * Writes a PATCH read from `current` whose merged result the coupon rules accepted, conditioned
@@ -204,6 +214,7 @@ export function deleteDiscount(storeId: number, discountId: number): Promise<voi
         onConditionFailed: () => new StaleRead(),
       },
       { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
+      countMove(storeId, DISCOUNT, -1),
     ]);
   });
 }

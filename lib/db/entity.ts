@@ -2,6 +2,8 @@ import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand }
 import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { nowIso, stripKeys } from '#lib/db/keys.ts';
+import { countMove } from '#lib/db/list-count.ts';
+import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { notFound, unavailable } from '#lib/errors.ts';
 
@@ -22,6 +24,43 @@ export async function getOne<T>(key: Key, what: string): Promise<T> {
 export async function putNew(key: Key, entity: string, attributes: Record<string, unknown>): Promise<void> {
   await db.send(
     new PutCommand({ TableName: TABLE, Item: { ...key, entity, ...attributes }, ConditionExpression: 'attribute_not_exists(pk)' }),
+  );
+}
+
+/**
+ * Put a new item of a counted list (lib/db/list-count.ts): the item and its list's count in one
+ * TransactWrite, the same one call as a Put.
+ */
+export async function putNewCounted(
+  key: Key,
+  entity: string,
+  attributes: Record<string, unknown>,
+  storeId: number,
+  counter: string,
+  alsoWrite: readonly GuardedWrite[] = [],
+): Promise<void> {
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: { Put: { TableName: TABLE, Item: { ...key, entity, ...attributes }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        onConditionFailed: () => new Error(`${key.pk} / ${key.sk} written twice`),
+      },
+      countMove(storeId, counter, 1),
+      ...alsoWrite,
+    ]),
+  );
+}
+
+/** Delete an item of a counted list and take it off its list's count, in one TransactWrite (404 when it is not there). */
+export async function deleteOneCounted(key: Key, what: string, storeId: number, counter: string): Promise<void> {
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: { Delete: { TableName: TABLE, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
+        onConditionFailed: () => notFound(what),
+      },
+      countMove(storeId, counter, -1),
+    ]),
   );
 }
 

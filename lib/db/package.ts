@@ -3,7 +3,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
-import { queryAll } from '#lib/db/query.ts';
+import { countedPage, countMove, enabledInCategoryCounter, storeList, type CountedList } from '#lib/db/list-count.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
@@ -22,15 +22,18 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * | create                                    | Query of the store's tags (lib/db/tag.ts), sequence ADD, TransactWrite   | 3        |
  * |                                           | (Put `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)    |          |
  * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + Query of the store's tags           | 2        |
- * | list (id order)                           | Query `STORE#<s>`, sk begins_with `PACKAGE#` + Query of the tags         | 1 per MB + 1 |
+ * | a page (id order)                         | counter `PACKAGE` + Query with Limit (lib/db/list-count.ts) + Query of   | 3 (+ skip) |
+ * |                                           | the tags                                                                 |          |
  * | update of plain fields (name, price, ...) | Query of the tags + UpdateItem conditioned on existence                  | 2        |
  * | update sending category_id, parent_id,    | Query of the tags + GetItem + TransactWrite(Update conditioned on what   | 3        |
  * | enabled or commands                       | was read, + the counts and server references that move)                  |          |
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
- * | storefront: enabled packages (id order)   | Query gsi1 `STORE#<s>#STOREFRONT_PACKAGE`, gsi1sk `PACKAGE#<padded id>`  | 1 per MB |
- * | storefront: enabled packages of a category| Query gsi2 `STORE#<s>#CATEGORY#<c>#STOREFRONT_PACKAGE`, same sort key  | 1 per MB |
+ * | storefront: enabled packages (id order)   | counter `PACKAGE#ENABLED` + Query gsi1 `STORE#<s>#STOREFRONT_PACKAGE`,   | 2 (+ skip) |
+ * |                                           | gsi1sk `PACKAGE#<padded id>`, with Limit                                 |          |
+ * | storefront: enabled packages of a category| counter `PACKAGE#ENABLED#CATEGORY#<c>` + Query gsi2                      | 2 (+ skip) |
+ * |                                           | `STORE#<s>#CATEGORY#<c>#STOREFRONT_PACKAGE`, same sort key, with Limit   |          |
  * | storefront: one enabled package           | GetItem (a disabled one is answered as missing)                          | 1        |
  *
  * A package's category and parent are counted references (lib/db/references.ts): the referred
@@ -53,6 +56,11 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * read shows the ids filtered against the tags that exist (read once per request, in one Query),
  * plus every tag applied to all packages. Tag ids are never reused, so a deleted id simply
  * disappears, and deleting a tag costs one DeleteItem however many packages carry it.
+ *
+ * Lists: the create and delete transactions move the count of the operator's list (`PACKAGE`) and
+ * every placement change moves the counts of the storefront lists the package leaves or joins
+ * (`PACKAGE#ENABLED`, `PACKAGE#ENABLED#CATEGORY#<c>`), so a page reads its counter and its items,
+ * never the store's packages (lib/db/list-count.ts).
  *
  * `stock` is a plain Number while limited and NULL when unlimited (absent on packages written
  * before it existed: read as null), so an order can reserve units with `ADD stock :minus_n`
@@ -141,7 +149,42 @@ function linkWrites(storeId: number, before: PackagePlacement, after: PackagePla
     if (before.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', before.parent_id, { change: -1 }, 'parent_id'));
     if (after.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', after.parent_id, { change: 1 }, 'parent_id'));
   }
-  return writes;
+  return [...writes, ...storefrontCountWrites(storeId, before, after)];
+}
+
+/** The storefront lists a placement is in: every enabled package, and those of its category. */
+function storefrontListsOf(storeId: number, placement: PackagePlacement): CountedList[] {
+  if (!placement.enabled) return [];
+  return [enabledPackageList(storeId), ...(placement.category_id === null ? [] : [enabledPackageList(storeId, placement.category_id)])];
+}
+
+/** The counts of the storefront lists a package leaves or joins (nothing for a list it stays in). */
+function storefrontCountWrites(storeId: number, before: PackagePlacement, after: PackagePlacement): GuardedWrite[] {
+  const deltas = new Map<string, number>();
+  for (const list of storefrontListsOf(storeId, before)) deltas.set(list.counter, (deltas.get(list.counter) ?? 0) - 1);
+  for (const list of storefrontListsOf(storeId, after)) deltas.set(list.counter, (deltas.get(list.counter) ?? 0) + 1);
+  return [...deltas].filter(([, delta]) => delta !== 0).map(([counter, delta]) => countMove(storeId, counter, delta));
+}
+
+/**
+ * The storefront's list of enabled packages (of one category), read from the sparse index; its
+ * first count reads the table (consistently) for the items that carry that index's keys, which is
+ * exactly what the index holds.
+ */
+function enabledPackageList(storeId: number, categoryId?: number): CountedList {
+  const table = { pk: storePk(storeId), skPrefix: `${PACKAGE}#` };
+  if (categoryId === undefined) {
+    return {
+      counter: `${PACKAGE}#ENABLED`,
+      page: { index: 'gsi1', pk: storefrontPk(storeId), skPrefix: `${PACKAGE}#` },
+      count: { ...table, filter: { FilterExpression: 'attribute_exists(gsi1pk)' } },
+    };
+  }
+  return {
+    counter: enabledInCategoryCounter(categoryId),
+    page: { index: 'gsi2', pk: storefrontCategoryPk(storeId, categoryId), skPrefix: `${PACKAGE}#` },
+    count: { ...table, filter: { FilterExpression: 'gsi2pk = :index_pk', ExpressionAttributeValues: { ':index_pk': storefrontCategoryPk(storeId, categoryId) } } },
+  };
 }
 
 export async function createPackage(storeId: number, input: PackageCreate): Promise<Package> {
@@ -176,6 +219,7 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
       },
       ...linkWrites(storeId, UNPLACED, pkg),
       ...serverReferenceWrites(storeId, id, new Map(), serverMentions(input.commands)),
+      countMove(storeId, PACKAGE, 1),
     ]),
   );
   return present(pkg, storeTags);
@@ -190,18 +234,15 @@ export async function getPackage(storeId: number, packageId: number): Promise<Pa
   return present(pkg, storeTags);
 }
 
-export async function listPackages(storeId: number): Promise<Package[]> {
-  const [items, storeTags] = await Promise.all([queryAll({ pk: storePk(storeId), skPrefix: `${PACKAGE}#` }), listTags(storeId)]);
-  return items.map((item) => present(fromPackageItem(item), storeTags));
+/** A page of the store's packages, in id order, and their total (with the store's tags, read in parallel). */
+export async function packagePage(storeId: number, page: number, limit: number): Promise<{ total: number; data: Package[] }> {
+  const [{ total, data }, storeTags] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, fromPackageItem), listTags(storeId)]);
+  return { total, data: data.map((pkg) => present(pkg, storeTags)) };
 }
 
-/** The enabled packages of the store, or of one category, in id order, from the sparse storefront index. */
-export async function listEnabledPackages(storeId: number, categoryId?: number): Promise<StoredPackage[]> {
-  const query =
-    categoryId === undefined
-      ? { index: 'gsi1' as const, pk: storefrontPk(storeId), skPrefix: `${PACKAGE}#` }
-      : { index: 'gsi2' as const, pk: storefrontCategoryPk(storeId, categoryId), skPrefix: `${PACKAGE}#` };
-  return (await queryAll(query)).map(fromPackageItem);
+/** A page of the enabled packages of the store, or of one category, in id order, from the sparse storefront index, and their total. */
+export function enabledPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StoredPackage[] }> {
+  return countedPage(storeId, enabledPackageList(storeId, categoryId), page, limit, fromPackageItem);
 }
 
 /** An enabled package; a disabled one is as missing as one that does not exist (404). */
@@ -321,6 +362,7 @@ export async function deletePackage(storeId: number, packageId: number): Promise
       },
       ...linkWrites(storeId, current, UNPLACED),
       ...serverReferenceWrites(storeId, packageId, serverMentions(current.commands), new Map()),
+      countMove(storeId, PACKAGE, -1),
     ]);
     return current;
   });

@@ -2,6 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { getOne } from '#lib/db/entity.ts';
 import { entitySk, storePk, stripKeys } from '#lib/db/keys.ts';
+import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { referenceWrites } from '#lib/db/references.ts';
 import { retrying, StaleRead, transactGuarded } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
@@ -16,11 +17,12 @@ import type { Promo } from '#lib/schemas/promo.ts';
  * | access pattern  | key / calls                                                                          | calls    |
  * |-----------------|--------------------------------------------------------------------------------------|----------|
  * | ids             | one ADD on `STORE#<s> / #SEQ#PROMO` (promo id and n tier ids together)                | 1        |
- * | create          | TransactWrite(Put `STORE#<s> / PROMO#<id>` + one ref_count ADD per target)           | 1        |
+ * | create          | TransactWrite(Put `STORE#<s> / PROMO#<id>` + one ref_count ADD per target, count +1) | 1        |
  * | get             | GetItem `STORE#<s> / PROMO#<id>`                                                     | 1        |
- * | list (id order) | Query `STORE#<s>`, sk begins_with `PROMO#`                                           | 1 per MB |
+ * | every promo     | Query `STORE#<s>`, sk begins_with `PROMO#` (quotes, the storefront's promos in force) | 1 per MB |
+ * | a page (id order) | counter `PROMO` + Query with Limit (lib/db/list-count.ts)                          | 2 (+ skip) |
  * | update          | TransactWrite(Put conditioned on the `version` read + ref_count deltas)              | 1        |
- * | delete          | TransactWrite(Delete conditioned on the `version` read + negative ref_count deltas)  | 1        |
+ * | delete          | TransactWrite(Delete conditioned on the `version` read + negative ref_count deltas, count -1) | 1 |
  *
  * So a creation costs 2 calls, an update 2 or 3 (GetItem, an ADD only when new tiers appear,
  * the TransactWrite), a delete 2.
@@ -67,6 +69,7 @@ export async function insertPromo(storeId: number, promo: Promo, references: rea
         onConditionFailed: () => new Error(`promo id ${promo.id} allocated twice in store ${storeId}`),
       },
       ...referenceWrites(storeId, [], references),
+      countMove(storeId, PROMO, 1),
     ]),
   );
 }
@@ -78,6 +81,9 @@ export const getPromo = (storeId: number, promoId: number): Promise<Promo> => ge
 export async function listPromos(storeId: number): Promise<Promo[]> {
   return (await queryAll({ pk: storePk(storeId), skPrefix: `${PROMO}#` })).map((item) => stripKeys(item) as Promo);
 }
+
+/** A page of the store's promos, in id order, and their total. */
+export const promoPage = (storeId: number, page: number, limit: number) => countedPage<Promo>(storeId, storeList(storeId, PROMO), page, limit);
 
 /** The write only lands on the version we read; otherwise read again (or 404 when it is gone). */
 const sameVersion = (version: number) => ({
@@ -100,5 +106,6 @@ export async function deletePromoItem(storeId: number, promoId: number, version:
   await transactGuarded([
     { item: { Delete: { TableName: TABLE, Key: promoKey(storeId, promoId), ...sameVersion(version) } }, onConditionFailed: staleOrGone },
     ...referenceWrites(storeId, references, []),
+    countMove(storeId, PROMO, -1),
   ]);
 }

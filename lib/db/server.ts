@@ -1,12 +1,13 @@
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { credentialKey, newDeliveryKey } from '#lib/db/credential.ts';
-import { getMany, getOne, patchOne, putNew } from '#lib/db/entity.ts';
+import { getMany, getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { conflict, notFound, unauthenticated, unprocessable } from '#lib/errors.ts';
 import type { Server, ServerCreate, ServerPatch } from '#lib/schemas/server.ts';
 
@@ -50,15 +51,15 @@ export async function createServer(storeId: number, input: ServerCreate): Promis
   const id = await nextId(storeId, SERVER);
   const now = nowIso();
   const server: Server = { id, store_id: storeId, name: input.name, last_seen_at: null, created_at: now, updated_at: now };
-  await putNew(serverKey(storeId, id), SERVER, server);
+  await putNewCounted(serverKey(storeId, id), SERVER, server, storeId, SERVER);
   return server;
 }
 
 export const getServer = async (storeId: number, serverId: number) => toServer(await getOne<ServerItem>(serverKey(storeId, serverId), 'Server'));
 
-export async function listServers(storeId: number): Promise<Server[]> {
-  return (await queryAll<ServerItem>({ pk: storePk(storeId), skPrefix: `${SERVER}#` })).map((item) => toServer(stripKeys(item) as ServerItem));
-}
+/** A page of the store's game servers, in id order, and their total. */
+export const serverPage = (storeId: number, page: number, limit: number) =>
+  countedPage(storeId, storeList(storeId, SERVER), page, limit, (item) => toServer(stripKeys(item) as ServerItem));
 
 export const updateServer = async (storeId: number, serverId: number, patch: ServerPatch) =>
   toServer(await patchOne<ServerItem>(serverKey(storeId, serverId), 'Server', patch, ['name']));
@@ -118,22 +119,27 @@ const KEYS_PER_TRANSACTION = 50;
  * the server exists, so a key left behind by a crash in between already opens nothing.
  */
 export async function deleteServer(storeId: number, serverId: number): Promise<void> {
-  try {
-    await db.send(
-      new DeleteCommand({
-        TableName: TABLE,
-        Key: serverKey(storeId, serverId),
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ref_packages)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-    const stored = (error as { Item?: { ref_packages?: { NS?: string[] } } }).Item;
-    if (!stored) throw notFound('Server');
-    const packages = (stored.ref_packages?.NS ?? []).map(Number).sort((a, b) => a - b);
-    throw conflict(`Server ${serverId} is named by the command templates of package(s) ${packages.join(', ')}; change those templates first`);
-  }
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: {
+          Delete: {
+            TableName: TABLE,
+            Key: serverKey(storeId, serverId),
+            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ref_packages)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        onConditionFailed: (stored) => {
+          if (!stored) return notFound('Server');
+          const named = (stored as { ref_packages?: { NS?: string[] } }).ref_packages?.NS ?? [];
+          const packages = named.map(Number).sort((a, b) => a - b);
+          return conflict(`Server ${serverId} is named by the command templates of package(s) ${packages.join(', ')}; change those templates first`);
+        },
+      },
+      countMove(storeId, SERVER, -1),
+    ]),
+  );
   const keys = await queryAll({ pk: storePk(storeId), skPrefix: keyIndexPrefix(serverId) });
   for (let start = 0; start < keys.length; start += KEYS_PER_TRANSACTION) {
     await transactGuarded(

@@ -44,6 +44,14 @@ export const IDEMPOTENCY_PK_PREFIX = 'IDEMPOTENCY#';
 export const idempotencyTableActions = ['PutItem', 'UpdateItem', 'DeleteItem'] as const;
 
 /**
+ * The counters of page-mode lists (lib/db/list-count.ts) live in partitions of their own,
+ * `COUNT#<store>`, so that a list route (access `read`) may be granted the one write it can make,
+ * the first count of a list whose items are older than its counter, on exactly these partitions.
+ */
+export const LIST_COUNT_PK_PREFIX = 'COUNT#';
+export const listCountTableActions = ['UpdateItem'] as const;
+
+/**
  * The stream webhooks are derived from (lib/flows/webhook-router.ts): both images, so that a rule
  * sees what changed (a status moving) and `data` is the resource as the change left it.
  */

@@ -1,5 +1,6 @@
-import { deleteOne, getOne, patchOne, putNew } from '#lib/db/entity.ts';
+import { deleteOneCounted, getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
 import { entitySk, nowIso, stripKeys, storePk } from '#lib/db/keys.ts';
+import { countedPage, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
@@ -9,9 +10,11 @@ import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
  *
  * | access pattern        | key                                               | calls    |
  * |-----------------------|---------------------------------------------------|----------|
- * | create                | sequence ADD + Put `STORE#<s> / TAG#<id>`         | 2        |
- * | get, update, delete   | `STORE#<s> / TAG#<id>` (conditional on existence) | 1        |
- * | list (id order)       | Query `STORE#<s>`, sk begins_with `TAG#`          | 1 per MB |
+ * | create                | sequence ADD + TransactWrite: Put `STORE#<s> / TAG#<id>`, count +1 | 2 |
+ * | get, update           | `STORE#<s> / TAG#<id>` (conditional on existence) | 1        |
+ * | delete                | TransactWrite: Delete (conditional on existence), count -1 | 1 |
+ * | every tag (package reads) | Query `STORE#<s>`, sk begins_with `TAG#`      | 1 per MB |
+ * | a page (id order)     | counter `TAG` + Query with Limit (lib/db/list-count.ts) | 2 (+ skip) |
  *
  * Packages hold tag ids (lib/db/package.ts) and every package read filters them against this
  * list, so deleting a tag is one DeleteItem and the tag disappears from every package at once.
@@ -31,9 +34,12 @@ export async function createTag(storeId: number, input: TagCreate): Promise<Tag>
     created_at: now,
     updated_at: now,
   };
-  await putNew(tagKey(storeId, id), TAG, tag);
+  await putNewCounted(tagKey(storeId, id), TAG, tag, storeId, TAG);
   return tag;
 }
+
+/** A page of the store's tags, in id order, and their total. */
+export const tagPage = (storeId: number, page: number, limit: number) => countedPage<Tag>(storeId, storeList(storeId, TAG), page, limit);
 
 export const getTag = (storeId: number, tagId: number) => getOne<Tag>(tagKey(storeId, tagId), 'Tag');
 
@@ -53,4 +59,4 @@ export function tagsShownOn(ids: readonly number[], storeTags: readonly Tag[]): 
   return storeTags.filter((tag) => tag.apply_to_all_packages || set.has(tag.id));
 }
 
-export const deleteTag = (storeId: number, tagId: number) => deleteOne(tagKey(storeId, tagId), 'Tag');
+export const deleteTag = (storeId: number, tagId: number) => deleteOneCounted(tagKey(storeId, tagId), 'Tag', storeId, TAG);

@@ -3,6 +3,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { getOne } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { referenceWrites } from '#lib/db/references.ts';
 import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
@@ -102,6 +103,7 @@ export async function insertVariable(storeId: number, fields: NewVariable): Prom
       },
       claimName(storeId, item.name, id),
       ...referenceWrites(storeId, [], references(item.applies_to)),
+      countMove(storeId, VARIABLE, 1),
     ]),
   );
   return toVariable(item);
@@ -116,6 +118,10 @@ export async function getVariable(storeId: number, variableId: number): Promise<
 export async function listVariables(storeId: number): Promise<Variable[]> {
   return (await queryAll<VariableItem>({ pk: storePk(storeId), skPrefix: `${VARIABLE}#` })).map((item) => toVariable(stripKeys(item) as VariableItem));
 }
+
+/** A page of the store's variables, in id order, and their total. */
+export const variablePage = (storeId: number, page: number, limit: number) =>
+  countedPage(storeId, storeList(storeId, VARIABLE), page, limit, (item) => toVariable(stripKeys(item) as VariableItem));
 
 /**
  * Rewrites the variable read as `current` with `merged` (judged by the variable rules), moving the
@@ -176,6 +182,7 @@ export function deleteVariable(storeId: number, variableId: number): Promise<voi
       },
       { item: { Delete: { TableName: TABLE, Key: nameKey(storeId, current.name_lower) } }, onConditionFailed: () => new StaleRead() },
       ...referenceWrites(storeId, references(current.applies_to), []),
+      countMove(storeId, VARIABLE, -1),
     ]);
   });
 }

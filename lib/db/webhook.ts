@@ -2,7 +2,8 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { db, TABLE } from '#lib/db/client.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { cursorCodec, isId } from '#lib/db/cursor.ts';
-import { deleteOne, getMany, patchOne, putNew } from '#lib/db/entity.ts';
+import { deleteOneCounted, getMany, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { countedPage, storeList } from '#lib/db/list-count.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
@@ -82,7 +83,7 @@ export async function createWebhook(storeId: number, input: WebhookCreate, secre
   const item: WebhookItem = {
     id, store_id: storeId, url: input.url, events: input.events, enabled: input.enabled, description: input.description, secret, failed_streak: 0, created_at: now, updated_at: now,
   };
-  await putNew(webhookKey(storeId, id), WEBHOOK, { ...item });
+  await putNewCounted(webhookKey(storeId, id), WEBHOOK, { ...item }, storeId, WEBHOOK);
   return item;
 }
 
@@ -97,6 +98,10 @@ export async function listWebhookItems(storeId: number): Promise<WebhookItem[]> 
   return (await queryAll({ pk: storePk(storeId), skPrefix: `${WEBHOOK}#` })).map((item) => stripKeys(item) as unknown as WebhookItem);
 }
 
+/** A page of the store's webhooks (as the API shows them, no secret), in id order, and their total. */
+export const webhookPage = (storeId: number, page: number, limit: number) =>
+  countedPage(storeId, storeList(storeId, WEBHOOK), page, limit, (item) => toWebhook(item as unknown as WebhookItem));
+
 /** Re-enabling a webhook starts its count of failed events again. */
 export async function updateWebhook(storeId: number, webhookId: number, patch: WebhookPatch): Promise<Webhook> {
   const extraSets = patch.enabled === true ? { failed_streak: 0 } : undefined;
@@ -104,7 +109,7 @@ export async function updateWebhook(storeId: number, webhookId: number, patch: W
 }
 
 /** Its events, tasks and log expire on their own; a task whose webhook is gone is dropped by the sender. */
-export const deleteWebhook = (storeId: number, webhookId: number) => deleteOne(webhookKey(storeId, webhookId), 'Webhook');
+export const deleteWebhook = (storeId: number, webhookId: number) => deleteOneCounted(webhookKey(storeId, webhookId), 'Webhook', storeId, WEBHOOK);
 
 async function putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
   try {

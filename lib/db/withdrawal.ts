@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { affiliateKey, nextTransactionId, statementEntry, toTransaction, transactionKey, type Affiliate } from '#lib/db/affiliate.ts';
 import { nowIso, padId, storePk } from '#lib/db/keys.ts';
-import { queryAll } from '#lib/db/query.ts';
+import { countedPage, countMove, type CountedList } from '#lib/db/list-count.ts';
 import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
 import type { AffiliateTransaction, WithdrawalStatus, WithdrawSettings } from '#lib/schemas/affiliate.ts';
@@ -15,9 +15,14 @@ import type { AffiliateTransaction, WithdrawalStatus, WithdrawSettings } from '#
  * |--------------------------------|---------------------------------------------------------------------|-------|
  * | request (buyer)                | sequence ADD + TransactWrite (Update `balance >= :amount` + Put the line + Put the id pointer) | 2 |
  * | by transaction id (operator)   | `STORE#<s> / WITHDRAWAL#<id>` -> customer, then the line `AFFILIATE#<customer>#TX#<id>` (consistent) | 2 Get |
- * | pay                            | UpdateItem of the line, conditioned on WITHDRAW_PENDING              | 1     |
- * | reject                         | TransactWrite (the line, conditioned on WITHDRAW_PENDING, + ADD the amount to the balance) | 1 |
- * | list, newest first             | GSI1 `STORE#<s>#WITHDRAWAL`; by status GSI2 `STORE#<s>#WITHDRAWAL#<PENDING|PAID|REJECTED>`; gsi*sk `TX#<padded id>` | 1 per MB |
+ * | pay                            | TransactWrite (the line, conditioned on WITHDRAW_PENDING, + the status counts moved) | 1 |
+ * | reject                         | TransactWrite (the line, conditioned on WITHDRAW_PENDING, + ADD the amount to the balance, + the status counts moved) | 1 |
+ * | a page, newest first           | counter `WITHDRAWAL[#<status>]` + Query with Limit of GSI1 `STORE#<s>#WITHDRAWAL`, or by status GSI2 `STORE#<s>#WITHDRAWAL#<PENDING|PAID|REJECTED>`; gsi*sk `TX#<padded id>` (lib/db/list-count.ts) | 2 (+ skip) |
+ *
+ * The request adds to the counts of the whole list and of PENDING; a settlement moves one from
+ * PENDING to PAID or REJECTED, in the same transaction as the line. A first count (data older than
+ * the counters) reads the table, consistently: the pointers for the whole list, the statement
+ * lines of the store's affiliates filtered on `operation` for a status.
  *
  * The condition on the line's operation makes each settlement happen once however many
  * requests race: a loser reads again and finds it settled.
@@ -27,6 +32,28 @@ export type Withdrawal = AffiliateTransaction & { affiliate_id: number; customer
 const pointerKey = (storeId: number, transactionId: number) => ({ pk: storePk(storeId), sk: `WITHDRAWAL#${padId(transactionId)}` });
 const allPk = (storeId: number) => `${storePk(storeId)}#WITHDRAWAL`;
 const statusPk = (storeId: number, status: WithdrawalStatus) => `${storePk(storeId)}#WITHDRAWAL#${status}`;
+
+const OPERATION_OF: Record<WithdrawalStatus, AffiliateTransaction['operation']> = { PENDING: 'WITHDRAW_PENDING', PAID: 'WITHDRAW_PAID', REJECTED: 'WITHDRAW_REJECTED' };
+
+/** The store's withdrawals, newest first, all or of one status. */
+function withdrawalList(storeId: number, status: WithdrawalStatus | undefined): CountedList {
+  if (!status) {
+    return {
+      counter: 'WITHDRAWAL',
+      page: { index: 'gsi1', pk: allPk(storeId), skPrefix: 'TX#', descending: true },
+      count: { pk: storePk(storeId), skPrefix: 'WITHDRAWAL#' },
+    };
+  }
+  return {
+    counter: `WITHDRAWAL#${status}`,
+    page: { index: 'gsi2', pk: statusPk(storeId, status), skPrefix: 'TX#', descending: true },
+    count: {
+      pk: storePk(storeId),
+      skPrefix: 'AFFILIATE#',
+      filter: { FilterExpression: '#operation = :operation', ExpressionAttributeNames: { '#operation': 'operation' }, ExpressionAttributeValues: { ':operation': OPERATION_OF[status] } },
+    },
+  };
+}
 
 /** Debits the balance and records the request, never letting the balance go below zero; a blocked affiliate is refused (403). */
 export async function recordWithdrawal(affiliate: Affiliate, amount: number, settings: WithdrawSettings): Promise<AffiliateTransaction> {
@@ -58,6 +85,8 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
         item: { Put: { TableName: TABLE, Item: { ...pointerKey(storeId, id), entity: 'withdrawal', store_id: storeId, customer_id: customerId }, ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`withdrawal id ${id} allocated twice in store ${storeId}`),
       },
+      countMove(storeId, withdrawalList(storeId, undefined).counter, 1),
+      countMove(storeId, withdrawalList(storeId, 'PENDING').counter, 1),
     ]),
   );
   return transaction;
@@ -96,9 +125,15 @@ function settleLine(storeId: number, withdrawal: Withdrawal, operation: 'WITHDRA
   };
 }
 
+/** The counts a settlement moves: one withdrawal from PENDING to `status`. */
+const settledCounts = (storeId: number, status: 'PAID' | 'REJECTED'): GuardedWrite[] => [
+  countMove(storeId, withdrawalList(storeId, 'PENDING').counter, -1),
+  countMove(storeId, withdrawalList(storeId, status).counter, 1),
+];
+
 /** Pending -> WITHDRAW_PAID. */
 export async function markPaid(storeId: number, withdrawal: Withdrawal, now: string): Promise<Withdrawal> {
-  await transactGuarded([settleLine(storeId, withdrawal, 'WITHDRAW_PAID', null, now)]);
+  await transactGuarded([settleLine(storeId, withdrawal, 'WITHDRAW_PAID', null, now), ...settledCounts(storeId, 'PAID')]);
   return { ...withdrawal, operation: 'WITHDRAW_PAID' };
 }
 
@@ -106,6 +141,7 @@ export async function markPaid(storeId: number, withdrawal: Withdrawal, now: str
 export async function markRejected(storeId: number, withdrawal: Withdrawal, message: string, now: string): Promise<Withdrawal> {
   await transactGuarded([
     settleLine(storeId, withdrawal, 'WITHDRAW_REJECTED', message, now),
+    ...settledCounts(storeId, 'REJECTED'),
     {
       item: {
         Update: {
@@ -122,10 +158,6 @@ export async function markRejected(storeId: number, withdrawal: Withdrawal, mess
   return { ...withdrawal, operation: 'WITHDRAW_REJECTED', message };
 }
 
-/** The store's withdrawals, newest first, all or of one status. */
-export async function listWithdrawals(storeId: number, status: WithdrawalStatus | undefined) {
-  const items = status
-    ? await queryAll({ pk: statusPk(storeId, status), skPrefix: 'TX#', index: 'gsi2', descending: true })
-    : await queryAll({ pk: allPk(storeId), skPrefix: 'TX#', index: 'gsi1', descending: true });
-  return items.map(toTransaction);
-}
+/** A page of the store's withdrawals, newest first, all or of one status, and their total. */
+export const withdrawalPage = (storeId: number, status: WithdrawalStatus | undefined, page: number, limit: number) =>
+  countedPage(storeId, withdrawalList(storeId, status), page, limit, toTransaction);

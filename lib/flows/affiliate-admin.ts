@@ -1,7 +1,7 @@
 import { affiliateNotFound, customerOfAffiliate, listAffiliatesByCode, listAffiliatesByEmail, loadMembership, loadPanelsOf, patchAffiliate } from '#lib/db/affiliate.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
 import { retrying } from '#lib/db/transact.ts';
-import { getWithdrawal, listWithdrawals, markPaid, markRejected, type Withdrawal } from '#lib/db/withdrawal.ts';
+import { getWithdrawal, markPaid, markRejected, withdrawalPage, type Withdrawal } from '#lib/db/withdrawal.ts';
 import { lastSevenDays, settlement, type WithdrawalAction } from '#lib/domain/affiliate.ts';
 import { currentTimeMs, nowIso } from '#lib/clock.ts';
 import { toPanel } from '#lib/flows/affiliate.ts';
@@ -66,7 +66,7 @@ export async function updateAffiliate(storeId: number, affiliateId: number, patc
   return toPanel(affiliate, customer, domain, visits);
 }
 
-export const listStoreWithdrawals = (storeId: number, status: WithdrawalStatus | undefined) => listWithdrawals(storeId, status);
+export const storeWithdrawalPage = (storeId: number, status: WithdrawalStatus | undefined, page: number, limit: number) => withdrawalPage(storeId, status, page, limit);
 
 /**
  * Pays or rejects a pending withdrawal, exactly once however many requests race: each reads

@@ -1,4 +1,4 @@
-import { getStoredDiscount, insertDiscount, listStoredDiscounts, writeDiscountPatch, type DiscountFields } from '#lib/db/discount.ts';
+import { getStoredDiscount, insertDiscount, listStoredDiscounts, storedDiscountPage, writeDiscountPatch, type DiscountFields } from '#lib/db/discount.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { discountMatches, discountViolation, withStatus } from '#lib/domain/coupon.ts';
 import { unprocessable } from '#lib/errors.ts';
@@ -8,7 +8,8 @@ import { currentTimeMs } from '#lib/clock.ts';
 /**
  * Discount coupons as the operator manages them: the stored coupon (lib/db/discount.ts) judged
  * by the coupon rules (lib/domain/coupon.ts), and answered with its `status` at the time of the
- * request. Calls: those of the access patterns used (creation 2, get 1, list 1 per MB, update 2).
+ * request. Calls: those of the access patterns used (creation 2, get 1, unfiltered page 2, filtered list 1 per MB,
+ * update 2).
  */
 function assertValid(discount: DiscountFields): void {
   const violation = discountViolation(discount);
@@ -37,13 +38,25 @@ export async function getDiscount(storeId: number, discountId: number): Promise<
   return withStatus(await getStoredDiscount(storeId, discountId), currentTimeMs());
 }
 
-/** In id order whichever query served it (the code index returns code order). */
-export async function listDiscounts(storeId: number, filters: Pick<DiscountListQuery, 'status' | 'coupon' | 'restricted_to'>): Promise<Discount[]> {
+type DiscountFilters = Pick<DiscountListQuery, 'status' | 'coupon' | 'restricted_to'>;
+
+/**
+ * A page of the discounts and the total of the (filtered) list. Unfiltered: the counted list
+ * (lib/db/list-count.ts). Filtered: every candidate is read and judged (the filters depend on
+ * the clock, on `uses` or on a list: lib/db/discount.ts), then the page cut; in id order whichever
+ * query served it (the code index returns code order).
+ */
+export async function discountPage(storeId: number, filters: DiscountFilters, page: number, limit: number): Promise<{ total: number; data: Discount[] }> {
   const now = currentTimeMs();
-  return (await listStoredDiscounts(storeId, filters.coupon))
+  if (!filters.status && !filters.coupon && !filters.restricted_to) {
+    const stored = await storedDiscountPage(storeId, page, limit);
+    return { total: stored.total, data: stored.data.map((discount) => withStatus(discount, now)) };
+  }
+  const matches = (await listStoredDiscounts(storeId, filters.coupon))
     .map((stored) => withStatus(stored, now))
     .filter((discount) => discountMatches(discount, filters))
     .sort((a, b) => a.id - b.id);
+  return { total: matches.length, data: matches.slice((page - 1) * limit, page * limit) };
 }
 
 /** The merged discount is judged by the creation rules; a write that finds it changed reads again. */

@@ -1,7 +1,7 @@
 import { listCategoriesWithEnabledPackages } from '#lib/db/category.ts';
 import { findDiscountByCode } from '#lib/db/discount.ts';
 import { discountStatus } from '#lib/domain/coupon.ts';
-import { getEnabledPackage, listEnabledPackages, type StoredPackage } from '#lib/db/package.ts';
+import { enabledPackagePage, getEnabledPackage, type StoredPackage } from '#lib/db/package.ts';
 import { listPromos } from '#lib/db/promo.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
 import { listTags, tagsShownOn } from '#lib/db/tag.ts';
@@ -23,10 +23,11 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |--------------------------|----------------------------------------------------------------------|----------------|
  * | the store                | GetItem of the store                                                 | 1              |
  * | categories               | Query of the categories, filtered on their enabled-package count     | 1 per MB       |
- * | packages (of a category) | Query of the sparse storefront index + the tags + the variables      | 3 (1 per MB each) |
+ * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the tags + the variables | 4 (+ skip; tags and variables 1 per MB) |
  * | one package              | GetItem of the package + the tags + the variables                    | 3              |
  * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
- * | promos in force          | Query of the promos, filtered on the clock                           | 1 per MB       |
+ * | promos in force          | Query of the promos, filtered on the clock (in force depends on the  | 1 per MB       |
+ *   (no counter)           | time: no write moves a promo in or out, so the filtered set is read) |                |
  */
 export async function storefrontStore(storeId: number) {
   const store = await getStoreOrThrow(storeId);
@@ -46,9 +47,10 @@ export async function storefrontCategories(storeId: number): Promise<StorefrontC
 const shape = (pkg: StoredPackage, storeTags: readonly Tag[], variables: readonly Variable[]) =>
   toStorefrontPackage(pkg, tagsShownOn(pkg.tags, storeTags), variables);
 
-export async function storefrontPackages(storeId: number, categoryId?: number): Promise<StorefrontPackage[]> {
-  const [packages, storeTags, variables] = await Promise.all([listEnabledPackages(storeId, categoryId), listTags(storeId), listVariables(storeId)]);
-  return packages.map((pkg) => shape(pkg, storeTags, variables));
+/** A page of the enabled packages (of a category) and their total. */
+export async function storefrontPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StorefrontPackage[] }> {
+  const [packages, storeTags, variables] = await Promise.all([enabledPackagePage(storeId, categoryId, page, limit), listTags(storeId), listVariables(storeId)]);
+  return { total: packages.total, data: packages.data.map((pkg) => shape(pkg, storeTags, variables)) };
 }
 
 export async function storefrontPackage(storeId: number, packageId: number): Promise<StorefrontPackage> {

@@ -1,4 +1,5 @@
 import type { GenericSchema } from 'valibot';
+import { pageMeta } from '#lib/schemas/common.ts';
 
 /**
  * The credential a route requires (spec: Authentication):
@@ -62,6 +63,17 @@ export interface RouteSpec {
  */
 export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'path' | 'api'>) =>
   spec.api === 'api' && spec.method === 'POST' && (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/'));
+
+/**
+ * The routes that answer page mode (a response `{meta: <page meta>, data}`, alone or in a union):
+ * their functions may write the first count of a list (lib/db/list-count.ts) even when their
+ * `access` is `read` (lib/db/table.ts `listCountTableActions`, on the `COUNT#` partitions only).
+ */
+export function answersPages(spec: Pick<RouteSpec, 'response'>): boolean {
+  const response = spec.response as (GenericSchema & { options?: GenericSchema[] }) | undefined;
+  const shapes = response?.options ?? (response ? [response] : []);
+  return shapes.some((shape) => (shape as { entries?: Record<string, unknown> }).entries?.meta === pageMeta);
+}
 
 /** Identity function that keeps each route's literal types (its schemas) for the handler. */
 export const route = <const R extends RouteSpec>(spec: R): R => spec;

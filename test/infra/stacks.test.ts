@@ -10,7 +10,7 @@ import { FUNCTION_RUNTIME } from '#infra/constructs/endpoint-function.ts';
 import type { AreaStack } from '#infra/stacks/area-stack.ts';
 import { IMAGE_CONTENT_SECURITY_POLICY, StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { tableKeys } from '#lib/db/table.ts';
-import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
+import { answersPages, takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.ts';
@@ -84,7 +84,9 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     const unconditioned = statementsOf(synthesized, name).filter((statement) => !statement.Condition);
     const actions = unconditioned.flatMap((statement) => [statement.Action].flat());
     const statements = JSON.stringify(unconditioned);
-    const idempotency = statementsOf(synthesized, name).filter((statement) => statement.Condition);
+    const conditioned = statementsOf(synthesized, name).filter((statement) => statement.Condition);
+    const onPartitions = (prefix: string) => conditioned.filter((statement) => JSON.stringify(statement.Condition).includes(`"${prefix}*"`));
+    const idempotency = onPartitions('IDEMPOTENCY#');
     if (takesIdempotencyKey(spec) && spec.access !== 'write') {
       expect(idempotency, name).toHaveLength(1);
       expect([idempotency[0]!.Action].flat().sort(), name).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
@@ -92,6 +94,16 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     } else {
       expect(idempotency, name).toEqual([]);
     }
+    // A page-mode list that only reads may write a list's first count (lib/db/list-count.ts), on the counters' partitions only.
+    const listCounts = onPartitions('COUNT#');
+    if (answersPages(spec) && spec.access !== 'write') {
+      expect(listCounts, name).toHaveLength(1);
+      expect([listCounts[0]!.Action].flat(), name).toEqual(['dynamodb:UpdateItem']);
+      expect(listCounts[0]!.Condition, name).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['COUNT#*'] } });
+    } else {
+      expect(listCounts, name).toEqual([]);
+    }
+    expect(conditioned.length, name).toBe(idempotency.length + listCounts.length);
     const environment = functionOf(synthesized, name).Properties.Environment.Variables;
     expect(actions.filter((action) => action.startsWith('dynamodb:')).sort(), name).toEqual([...TABLE_ACTIONS[spec.access]].sort());
     expect(statements.includes(importOf(area, data.exports.tableArn)['Fn::ImportValue']), name).toBe(spec.access !== 'none');

@@ -49,7 +49,7 @@ describe('withdrawals: pay and reject', () => {
     const paid = await store.post(`/v1/app/affiliate/withdrawal/${withdrawal.id}/pay`);
     expect(paid.status).toBe(200);
     expect(paid.body).toEqual({ ...withdrawal, operation: 'WITHDRAW_PAID', affiliate_id: panel.id });
-    expect(dynamoDbCalls(paid)).toBe(4); // credential + pointer + line + UpdateItem
+    expect(dynamoDbCalls(paid)).toBe(4); // credential + pointer + line + TransactWrite (the line and the status counts)
     const again = await store.post(`/v1/app/affiliate/withdrawal/${withdrawal.id}/pay`);
     expect(again.body).toEqual(paid.body);
     expect(dynamoDbCalls(again)).toBe(3);
@@ -147,7 +147,35 @@ describe('withdrawals: pay and reject', () => {
     const page = await store.get('/v1/app/affiliate/withdrawal?limit=1');
     expect(page.body.data.map((w: any) => w.id)).toEqual([second.id]);
     expect(page.body.meta).toMatchObject({ total: 2, last_page: 2, next_page_url: '/v1/app/affiliate/withdrawal?page=2&limit=1' });
-    expect(dynamoDbCalls(page)).toBe(2);
+    // the list's counter and its page (Query with Limit), in parallel
+    expect(dynamoDbCalls(page)).toBe(3);
+  });
+
+  it('keeps the total of each status through parallel requests, pays and rejects (each settled once)', async () => {
+    const store = await newStore();
+    const { buyer } = await pendingWithdrawal(store, 100, 10);
+    const more = await Promise.all(Array.from({ length: 5 }, () => buyer.post('/v1/webstore/affiliate/withdraw', { amount: 10 })));
+    const ids = [...(await store.get('/v1/app/affiliate/withdrawal?limit=100')).body.data.map((w: any) => w.id)] as number[];
+    expect(ids).toHaveLength(1 + more.filter((res) => res.status === 200).length);
+    // Each of the first two paid twice at once, the next two rejected twice at once (or paid and rejected at once).
+    await Promise.all([
+      ...ids.slice(0, 2).flatMap((id) => [store.post(`/v1/app/affiliate/withdrawal/${id}/pay`), store.post(`/v1/app/affiliate/withdrawal/${id}/pay`)]),
+      ...ids.slice(2, 4).flatMap((id) => [store.post(`/v1/app/affiliate/withdrawal/${id}/reject`, { message: 'no' }), store.post(`/v1/app/affiliate/withdrawal/${id}/pay`)]),
+    ]);
+    const listed = async (status = '') => {
+      const res = await store.get(`/v1/app/affiliate/withdrawal?limit=100${status ? `&status=${status}` : ''}`);
+      return { total: res.body.meta.total as number, shown: res.body.data.length as number };
+    };
+    const all = await listed();
+    expect(all).toEqual({ total: ids.length, shown: ids.length });
+    let settled = 0;
+    for (const status of ['PENDING', 'PAID', 'REJECTED']) {
+      const { total, shown } = await listed(status);
+      expect(total, status).toBe(shown);
+      settled += total;
+    }
+    expect(settled).toBe(ids.length);
+    expect((await listed('PENDING')).total).toBe(ids.length - 4);
   });
 });
 

@@ -546,7 +546,9 @@ describe('DynamoDB calls per request (credential GetItem included)', () => {
     expect(calls(created)).toBe(3);
     const path = `/v1/app/discount/${created.body.id}`;
     expect(calls(await store.get(path))).toBe(2);
-    // one Query, on the table or (prefix filter) on gsi1, whatever the other filters
+    // unfiltered: the list's counter and its page, in parallel
+    expect(calls(await store.get('/v1/app/discount'))).toBe(3);
+    // filtered (status depends on the clock): one Query, on the table or (prefix filter) on gsi1, whatever the other filters
     expect(calls(await store.get('/v1/app/discount?status=ACTIVE&restricted_to=x'))).toBe(2);
     expect(calls(await store.get('/v1/app/discount?coupon=c'))).toBe(2);
     // GetItem + an UpdateItem conditioned on the revision read; a rename moves the sentinel in a TransactWrite instead

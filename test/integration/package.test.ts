@@ -310,7 +310,8 @@ describe('DynamoDB calls per request (credential GetItem included)', () => {
     expect(calls(created)).toBe(4);
     // every read shows the tags that exist: the package and the store's tags, in parallel
     expect(calls(await store.get(`/v1/app/package/${created.body.id}`))).toBe(3);
-    expect(calls(await store.get('/v1/app/package'))).toBe(3);
+    // the list's counter, its page (Query with Limit) and the store's tags, in parallel
+    expect(calls(await store.get('/v1/app/package'))).toBe(4);
     expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { name: 'Q', tags: [], stock: 5 }))).toBe(3);
     // a reference change (or enabling) reads the package, then moves the counts in one transaction
     expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { category_id: null }))).toBe(4);

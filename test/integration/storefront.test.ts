@@ -298,9 +298,9 @@ describe('DynamoDB calls per storefront request (the domain GetItem included)', 
     expect(await calls('/v1/webstore')).toBe(2);
     // the categories, filtered on their enabled count
     expect(await calls('/v1/webstore/category')).toBe(2);
-    // the storefront index, the tags, the variables (in parallel)
-    expect(await calls('/v1/webstore/package')).toBe(4);
-    expect(await calls(`/v1/webstore/package?category_id=${category.id}`)).toBe(4);
+    // the list's counter, the storefront index (Query with Limit), the tags, the variables (in parallel)
+    expect(await calls('/v1/webstore/package')).toBe(5);
+    expect(await calls(`/v1/webstore/package?category_id=${category.id}`)).toBe(5);
     expect(await calls(`/v1/webstore/package/${pkg.id}`)).toBe(4);
     expect(await calls('/v1/webstore/discount/NOPE')).toBe(2);
     expect(await calls('/v1/webstore/promo')).toBe(2);

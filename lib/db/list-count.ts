@@ -1,0 +1,213 @@
+import { GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
+import { storePk, stripKeys } from '#lib/db/keys.ts';
+import { LIST_COUNT_PK_PREFIX, type IndexName } from '#lib/db/table.ts';
+import type { GuardedWrite } from '#lib/db/transact.ts';
+
+/**
+ * The `total` of page-mode lists, kept as counters, and pages read with `Limit`: a page costs
+ * what it holds (plus a skip for deep pages), not what the store holds.
+ *
+ * | access pattern                         | key / index                                                     | calls             |
+ * |----------------------------------------|-----------------------------------------------------------------|-------------------|
+ * | move a count (create, delete, a move    | UpdateItem `COUNT#<s> / <LIST>` `ADD n :delta`, one write of    | 0 (joins the      |
+ * | between filtered sets)                 | the writer's own TransactWrite                                  | transaction)      |
+ * | a page's total                         | GetItem `COUNT#<s> / <LIST>`, consistent                        | 1                 |
+ * | a page (page 1)                        | Query of the list's key range, `Limit` = limit                  | 1                 |
+ * | a page (page N > 1)                    | Query `Select COUNT`, `Limit` = (N-1)*limit (the skip, 1 per MB)| 1 + skip calls    |
+ * |                                        | + Query `Limit` = limit from where the skip ended               |                   |
+ * | first count of a list (data older than | Query `Select COUNT` of the list (consistent, 1 per MB) +       | 1 per MB + 1      |
+ * | its counter)                           | UpdateItem SET n, counted conditioned on the count read         |                   |
+ *
+ * A counter item is `{n, counted}`. Every write that adds an item to a list or takes one out
+ * (a create, a delete, a status change) ADDs to `n` in its own transaction, so the count and the
+ * list never disagree: parallel writers queue on the counter item (TransactionConflict is retried,
+ * lib/db/transact.ts) and a failed write moves neither. Stores that held items before counters
+ * existed have a counter that is absent or not `counted` (ADDs made since are only a delta): the
+ * first read of such a list counts it once and writes `n` with `counted`, conditioned on `n` being
+ * what it read before counting, so that a write landing in between makes the write fail (the
+ * answer is still the fresh count; the next read counts again) instead of storing a wrong total.
+ * The count is read from the table itself, consistently, never from an index that lags.
+ *
+ * Counters live in a partition of their own per store, `COUNT#<s>`, so that the list routes,
+ * whose access is `read`, may be granted that one-time write on those partitions only
+ * (`listCountTableActions`, IAM dynamodb:LeadingKeys), never a write to the store's data.
+ */
+export const listCounterKey = (storeId: number, list: string) => ({ pk: `${LIST_COUNT_PK_PREFIX}${storeId}`, sk: list });
+
+/** Where a list's items are, in the order pages are cut from; the count reads the table with the same range (and filter). */
+export interface ListRange {
+  pk: string;
+  skPrefix: string;
+  index?: IndexName;
+  descending?: boolean;
+}
+
+/**
+ * A counted list: its counter's name within the store (one per filter value where a list is
+ * filtered by a stored field, e.g. `WITHDRAWAL#PENDING`), the range its pages are read from, and
+ * the range (of the table, with an optional filter on stored fields) its first count reads.
+ */
+export interface CountedList {
+  counter: string;
+  page: ListRange;
+  count: ListRange & { index?: undefined; filter?: Pick<QueryCommandInput, 'FilterExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> };
+}
+
+/**
+ * The store-wide counted lists, by counter name (each entity module counts under its own name):
+ * a new store starts each of them counted at 0 (`startCounted`), so that only stores older than the
+ * counters ever pay a first count. A list missing here still answers right, after one count.
+ */
+export const STORE_WIDE_LISTS = [
+  'TAG', 'CATEGORY', 'PACKAGE', 'PACKAGE#ENABLED', 'PROMO', 'VARIABLE', 'DISCOUNT', 'SERVER', 'WEBHOOK',
+  'WITHDRAWAL', 'WITHDRAWAL#PENDING', 'WITHDRAWAL#PAID', 'WITHDRAWAL#REJECTED',
+] as const;
+
+/** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
+export const enabledInCategoryCounter = (categoryId: number) => `PACKAGE#ENABLED#CATEGORY#${categoryId}`;
+
+/** A counter known to be exact from the start: written with the item whose creation starts the list (a store, a category). */
+export function startCounted(storeId: number, counter: string): GuardedWrite {
+  return {
+    item: {
+      Put: {
+        TableName: TABLE,
+        Item: { ...listCounterKey(storeId, counter), n: 0, counted: true, store_id: storeId },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    onConditionFailed: () => new Error(`list counter ${counter} of store ${storeId} started twice`),
+  };
+}
+
+/** The write that moves a list's count, to put in the transaction that adds or removes the item. */
+export function countMove(storeId: number, counter: string, delta: number): GuardedWrite {
+  return {
+    item: {
+      Update: {
+        TableName: TABLE,
+        Key: listCounterKey(storeId, counter),
+        UpdateExpression: 'ADD #n :delta SET store_id = :store',
+        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeValues: { ':delta': delta, ':store': storeId },
+      },
+    },
+  };
+}
+
+function keyCondition(range: ListRange) {
+  const pkName = range.index ? `${range.index}pk` : 'pk';
+  const skName = range.index ? `${range.index}sk` : 'sk';
+  return {
+    TableName: TABLE,
+    IndexName: range.index,
+    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+    ExpressionAttributeNames: { '#pk': pkName, '#sk': skName },
+    ExpressionAttributeValues: { ':pk': range.pk, ':prefix': range.skPrefix },
+    ScanIndexForward: !range.descending,
+  };
+}
+
+/** Every item of the range (with the filter), counted without reading them out: one consistent Query per MB. */
+async function countRange(range: CountedList['count']): Promise<number> {
+  const base = keyCondition(range);
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(
+      new QueryCommand({
+        ...base,
+        Select: 'COUNT',
+        ConsistentRead: true,
+        FilterExpression: range.filter?.FilterExpression,
+        ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...range.filter?.ExpressionAttributeNames },
+        ExpressionAttributeValues: { ...base.ExpressionAttributeValues, ...range.filter?.ExpressionAttributeValues },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    count += page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return count;
+}
+
+/** The list's total: its counter, or (once per list, for data older than counters) a count written to it. */
+async function listTotal(storeId: number, list: CountedList): Promise<number> {
+  const key = listCounterKey(storeId, list.counter);
+  const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: key, ConsistentRead: true }));
+  if (Item?.counted === true) return Number(Item.n);
+  const seen = Item?.n === undefined ? undefined : Number(Item.n);
+  const counted = await countRange(list.count);
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: key,
+        UpdateExpression: 'SET #n = :counted, counted = :true, store_id = :store',
+        ConditionExpression: seen === undefined ? 'attribute_not_exists(counted) AND attribute_not_exists(#n)' : 'attribute_not_exists(counted) AND #n = :seen',
+        ExpressionAttributeNames: { '#n': 'n' },
+        ExpressionAttributeValues: { ':counted': counted, ':true': true, ':store': storeId, ...(seen === undefined ? {} : { ':seen': seen }) },
+      }),
+    );
+  } catch (error) {
+    // A create or delete moved the counter while we counted (or another reader counted first): keep the answer, store nothing.
+    if (!isConditionalFailure(error)) throw error;
+  }
+  return counted;
+}
+
+/**
+ * The key the page starts after: page N skips (N-1)*limit items with Select COUNT queries (read
+ * units for what is skipped, nothing sent back), or null when the list ends before.
+ */
+async function skipTo(range: ListRange, skip: number): Promise<Record<string, unknown> | null> {
+  let startKey: Record<string, unknown> | undefined;
+  let left = skip;
+  while (left > 0) {
+    const page = await db.send(new QueryCommand({ ...keyCondition(range), Select: 'COUNT', Limit: left, ExclusiveStartKey: startKey }));
+    left -= page.Count ?? 0;
+    startKey = page.LastEvaluatedKey;
+    // No key to go on from: the range has nothing after what was skipped.
+    if (!startKey) return null;
+  }
+  return startKey ?? null;
+}
+
+/** `limit` items of the range from `startKey` (a response stops at 1 MB: read on until the page is full or the range ends). */
+async function readItems(range: ListRange, limit: number, startKey: Record<string, unknown> | undefined): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let next = startKey;
+  do {
+    const page = await db.send(new QueryCommand({ ...keyCondition(range), Limit: limit - items.length, ExclusiveStartKey: next }));
+    items.push(...(page.Items ?? []));
+    next = page.LastEvaluatedKey;
+  } while (next && items.length < limit);
+  return items;
+}
+
+/**
+ * Page `page` of a counted list: its items (each through `present`; by default the stored item
+ * without its keys) and the list's total, the counter read in parallel with the page.
+ */
+export async function countedPage<T>(
+  storeId: number,
+  list: CountedList,
+  page: number,
+  limit: number,
+  present: (item: Record<string, unknown>) => T = (item) => stripKeys(item) as T,
+): Promise<{ total: number; data: T[] }> {
+  const readPage = async () => {
+    const startKey = page === 1 ? undefined : await skipTo(list.page, (page - 1) * limit);
+    return startKey === null ? [] : readItems(list.page, limit, startKey);
+  };
+  const [total, items] = await Promise.all([listTotal(storeId, list), readPage()]);
+  return { total, data: items.map(present) };
+}
+
+/** The list of every `entity` item of a store (`STORE#<s> / <ENTITY>#<id>`), in id order, counted under the entity's name. */
+export function storeList(storeId: number, entity: string): CountedList {
+  const range = { pk: storePk(storeId), skPrefix: `${entity}#` };
+  return { counter: entity, page: range, count: range };
+}

@@ -1,0 +1,128 @@
+import { resolve } from 'node:path';
+import { startLocalStack } from '#infra/local/stack.ts';
+import { freePort } from '../support/ports.ts';
+
+/**
+ * `npm run bench` (second part), or `npx tsx test/bench/lists.ts`: what a page of a page-mode
+ * list costs as the list grows. For the discount, package and tag lists of a store holding
+ * SIZES items each, page 1 and page 20 (limit 25) are asked through the real handlers of the local
+ * stack (DynamoDB Local), and each row prints the request's DynamoDB calls (the local header
+ * x-local-dynamodb-calls), the read units DynamoDB reports for them (every command is sent with
+ * ReturnConsumedCapacity TOTAL by a middleware on the one client) and the wall time of the
+ * request (median of RUNS, BENCH_LIST_RUNS). The stores are filled through the create routes
+ * first (BENCH_LIST_SIZES, default 20,5000), so the counters a list keeps are the ones real
+ * creates keep. The first request of each list is made once before the measured ones: a list
+ * whose counter was never written (data older than the counter) counts once, then never again.
+ */
+const SIZES = (process.env.BENCH_LIST_SIZES ?? '20,5000').split(',').map(Number);
+const RUNS = Number(process.env.BENCH_LIST_RUNS ?? 5);
+const LIMIT = 25;
+const PAGES = [1, 20];
+const SEED_CONCURRENCY = 16;
+
+interface ListCase {
+  name: string;
+  path: string;
+  body: (index: number) => unknown;
+}
+
+const LISTS: ListCase[] = [
+  { name: 'discount', path: '/v1/app/discount', body: (i) => ({ coupon: `BENCH${i}`, type: 'PERCENTAGE', value: 10 }) },
+  { name: 'package', path: '/v1/app/package', body: (i) => ({ name: `Package ${i}`, price: 9.99, commands: [{ command: 'give {client_identifier} vip' }] }) },
+  { name: 'tag', path: '/v1/app/tag', body: (i) => ({ name: `Tag ${i}`, color: '#ef4444' }) },
+];
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const stack = await startLocalStack({
+  inMemory: true,
+  seedDemo: false,
+  port: await freePort(),
+  dynamodbPort: await freePort(),
+  s3Port: await freePort(),
+  localDir: resolve('.local/bench-lists'),
+  binDir: '.local/bin',
+});
+
+try {
+  // Imported only now: the table modules read TABLE_NAME (set by the local stack) at import.
+  // The local server runs the handlers in this process with this very client (generation 0).
+  const { db } = await import('#lib/db/client.ts');
+  const { createStore } = await import('#lib/db/store.ts');
+  const { createApiToken } = await import('#lib/db/credential.ts');
+
+  let readUnits = 0;
+  db.middlewareStack.add(
+    (next) => async (args) => {
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+      const result = await next(args);
+      const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }).ConsumedCapacity;
+      for (const entry of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) readUnits += entry.CapacityUnits ?? 0;
+      return result;
+    },
+    { step: 'initialize', name: 'benchConsumedCapacity' },
+  );
+
+  const request = async (token: string, method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await fetch(`${stack.apiUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = (await response.json()) as { meta?: { total: number }; data?: unknown[] };
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+    return { answer, calls: Number(response.headers.get('x-local-dynamodb-calls')) };
+  };
+
+  async function seed(token: string, list: ListCase, count: number): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < count) await request(token, 'POST', list.path, list.body(next++));
+    };
+    await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
+  }
+
+  interface Row {
+    list: string;
+    items: number;
+    page: number;
+    returned: number;
+    total: number;
+    calls: number;
+    readUnits: number;
+    ms: number;
+  }
+  const rows: Row[] = [];
+  for (const size of SIZES) {
+    const store = await createStore({ name: `Bench ${size}`, domain: `bench-lists-${size}-${process.pid}.localhost` });
+    const { api_token: token } = await createApiToken(store.id);
+    const seeding = performance.now();
+    for (const list of LISTS) await seed(token, list, size);
+    console.log(`seeded ${size} of each list in ${((performance.now() - seeding) / 1000).toFixed(0)} s`);
+    for (const list of LISTS) {
+      await request(token, 'GET', `${list.path}?page=1&limit=${LIMIT}`);
+      for (const page of PAGES) {
+        const samples: { ms: number; calls: number; readUnits: number; returned: number; total: number }[] = [];
+        for (let run = 0; run < RUNS; run++) {
+          readUnits = 0;
+          const started = performance.now();
+          const { answer, calls } = await request(token, 'GET', `${list.path}?page=${page}&limit=${LIMIT}`);
+          samples.push({ ms: performance.now() - started, calls, readUnits, returned: answer.data?.length ?? 0, total: answer.meta?.total ?? -1 });
+        }
+        samples.sort((a, b) => a.ms - b.ms);
+        const median = samples[Math.floor(samples.length / 2)]!;
+        rows.push({ list: list.name, items: size, page, ...median });
+      }
+    }
+  }
+
+  console.log(`\nPage-mode lists, limit ${LIMIT}: one request through the handler (median of ${RUNS} by wall time)`);
+  console.log(`${'list'.padEnd(9)}  ${'items'.padStart(5)}  ${'page'.padStart(4)}  ${'returned'.padStart(8)}  ${'total'.padStart(5)}  ${'calls'.padStart(5)}  ${'read units'.padStart(10)}  ${'ms'.padStart(6)}`);
+  for (const row of rows) {
+    console.log(
+      `${row.list.padEnd(9)}  ${String(row.items).padStart(5)}  ${String(row.page).padStart(4)}  ${String(row.returned).padStart(8)}  ${String(row.total).padStart(5)}  ${String(row.calls).padStart(5)}  ${row.readUnits.toFixed(1).padStart(10)}  ${row.ms.toFixed(1).padStart(6)}`,
+    );
+  }
+  console.log('(calls and read units include the credential GetItem every operator request makes)');
+} finally {
+  await stack.stop();
+}
