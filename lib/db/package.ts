@@ -8,7 +8,7 @@ import { missingReference, plural, referableKey, unreferencedCondition, type Ref
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
-import { listTags, tagsShownOn } from '#lib/db/tag.ts';
+import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable } from '#lib/errors.ts';
 import { CATALOG_DEFAULTS, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
@@ -187,9 +187,15 @@ function enabledPackageList(storeId: number, categoryId?: number): CountedList {
   };
 }
 
+/** The tags that `ids` name and those applied to all packages (2 calls: the apply-all ids, then one BatchGet), checked: 422 `tags.N` for a missing one. */
+async function sentTags(storeId: number, ids: readonly number[]): Promise<Tag[]> {
+  const tags = await tagsFor(storeId, ids, await applyAllTagIds(storeId));
+  assertTagsExist(ids, tags);
+  return tags;
+}
+
 export async function createPackage(storeId: number, input: PackageCreate): Promise<Package> {
-  const storeTags = await listTags(storeId);
-  assertTagsExist(input.tags, storeTags);
+  const storeTags = await sentTags(storeId, input.tags);
   const id = await nextId(storeId, PACKAGE);
   const now = nowIso();
   const pkg: StoredPackage = {
@@ -225,19 +231,21 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
   return present(pkg, storeTags);
 }
 
-async function getStoredPackage(storeId: number, packageId: number): Promise<StoredPackage> {
+/** The package as stored (one GetItem, 404 when missing): enough to know it exists. */
+export async function getStoredPackage(storeId: number, packageId: number): Promise<StoredPackage> {
   return fromPackageItem(await getOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package'));
 }
 
 export async function getPackage(storeId: number, packageId: number): Promise<Package> {
-  const [pkg, storeTags] = await Promise.all([getStoredPackage(storeId, packageId), listTags(storeId)]);
-  return present(pkg, storeTags);
+  const [pkg, applyAll] = await Promise.all([getStoredPackage(storeId, packageId), applyAllTagIds(storeId)]);
+  return present(pkg, await tagsFor(storeId, pkg.tags, applyAll));
 }
 
-/** A page of the store's packages, in id order, and their total (with the store's tags, read in parallel). */
+/** A page of the store's packages, in id order, and their total (the apply-all tag ids read in parallel, then the tags the page shows). */
 export async function packagePage(storeId: number, page: number, limit: number): Promise<{ total: number; data: Package[] }> {
-  const [{ total, data }, storeTags] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, fromPackageItem), listTags(storeId)]);
-  return { total, data: data.map((pkg) => present(pkg, storeTags)) };
+  const [{ total, data }, applyAll] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, fromPackageItem), applyAllTagIds(storeId)]);
+  const shown = await tagsFor(storeId, data.flatMap((pkg) => pkg.tags), applyAll);
+  return { total, data: data.map((pkg) => present(pkg, shown)) };
 }
 
 /** A page of the enabled packages of the store, or of one category, in id order, from the sparse storefront index, and their total. */
@@ -266,14 +274,15 @@ function unchanged(name: 'category_id' | 'parent_id', value: number | null, valu
 
 export async function updatePackage(storeId: number, packageId: number, patch: PackagePatch): Promise<Package> {
   if (patch.parent_id === packageId) throw unprocessable('A package cannot be its own parent', 'parent_id');
-  const storeTags = await listTags(storeId);
-  if (patch.tags) assertTagsExist(patch.tags, storeTags);
+  const checked = patch.tags && (await sentTags(storeId, patch.tags));
   // Commands move server references: they need the templates as they were, like a placement change.
   const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined || patch.commands !== undefined;
-  const updated = movesPlacement
-    ? await updatePlacement(storeId, packageId, patch)
-    : fromPackageItem(await patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE));
-  return present(updated, storeTags);
+  const write = movesPlacement
+    ? updatePlacement(storeId, packageId, patch)
+    : patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE).then(fromPackageItem);
+  // Tags sent were read (and checked) before the write; otherwise the apply-all ids are read alongside it.
+  const [updated, applyAll] = await Promise.all([write, checked ? undefined : applyAllTagIds(storeId)]);
+  return present(updated, checked || (await tagsFor(storeId, updated.tags, applyAll ?? [])));
 }
 
 /**
