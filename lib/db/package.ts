@@ -19,14 +19,17 @@ import type { Tag } from '#lib/schemas/tag.ts';
  *
  * | access pattern                            | key / calls                                                              | calls    |
  * |-------------------------------------------|--------------------------------------------------------------------------|----------|
- * | create                                    | Query of the store's tags (lib/db/tag.ts), sequence ADD, TransactWrite   | 3        |
- * |                                           | (Put `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)    |          |
- * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + Query of the store's tags           | 2        |
- * | a page (id order)                         | counter `PACKAGE` + Query with Limit (lib/db/list-count.ts) + Query of   | 3 (+ skip) |
- * |                                           | the tags                                                                 |          |
- * | update of plain fields (name, price, ...) | Query of the tags + UpdateItem conditioned on existence                  | 2        |
- * | update sending category_id, parent_id,    | Query of the tags + GetItem + TransactWrite(Update conditioned on what   | 3        |
- * | enabled or commands                       | was read, + the counts and server references that move)                  |          |
+ * | create                                    | apply-all tag ids, then a BatchGet of those and the tags sent (none      | 3-4      |
+ * |                                           | without any; 422 `tags.N`), sequence ADD, TransactWrite (Put             |          |
+ * |                                           | `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)         |          |
+ * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + GetItem of the apply-all tag ids,   | 2-3      |
+ * |                                           | in parallel, then a BatchGet of the tags it shows (none without any)     |          |
+ * | a page (id order)                         | counter `PACKAGE` + Query with Limit (lib/db/list-count.ts) + apply-all  | 3-4 (+ skip) |
+ * |                                           | tag ids, in parallel, then a BatchGet of the page's tag ids (per 100)    |          |
+ * | update of plain fields (name, price, ...) | UpdateItem conditioned on existence + apply-all tag ids, in parallel,    | 2-3      |
+ * |                                           | then the BatchGet; sending `tags`: apply-all ids + BatchGet first (422)  |          |
+ * | update sending category_id, parent_id,    | GetItem + TransactWrite(Update conditioned on what was read, + the       | 3-4      |
+ * | enabled or commands                       | counts and server references that move), the tags read as above         |          |
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
@@ -51,11 +54,12 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * (`enabled_package_count`), moved in the package's own transaction by create, enable/disable,
  * a category change and delete: the storefront's category list reads the categories only.
  *
- * Tags: `tags` holds the ids the operator set, each checked against the store's tags when
- * written (422 `tags.N`). A deleted tag is never removed from the packages that carry it: every
- * read shows the ids filtered against the tags that exist (read once per request, in one Query),
- * plus every tag applied to all packages. Tag ids are never reused, so a deleted id simply
- * disappears, and deleting a tag costs one DeleteItem however many packages carry it.
+ * Tags: `tags` holds the ids the operator set, each checked when written (a BatchGet of the ids
+ * sent: 422 `tags.N`). A deleted tag is never removed from the packages that carry it: every
+ * read BatchGets the ids the package(s) hold with the apply-all tag ids (lib/db/tag.ts, read in
+ * parallel with the package(s)) and shows those that exist, plus every tag applied to all
+ * packages. Tag ids are never reused, so a deleted id simply disappears, and deleting a tag costs
+ * one transaction however many packages carry it; a read costs the tags it shows, not the store's.
  *
  * Lists: the create and delete transactions move the count of the operator's list (`PACKAGE`) and
  * every placement change moves the counts of the storefront lists the package leaves or joins

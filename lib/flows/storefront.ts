@@ -23,8 +23,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |--------------------------|----------------------------------------------------------------------|----------------|
  * | the store                | GetItem of the store                                                 | 1              |
  * | categories               | Query of the categories, filtered on their enabled-package count     | 1 per MB       |
- * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the tags + the variables | 4 (+ skip; tags and variables 1 per MB) |
- * | one package              | GetItem of the package + the tags + the variables                    | 3              |
+ * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the apply-all tag ids + the variables, then a BatchGet of the tags shown | 4-5 (+ skip; variables 1 per MB) |
+ * | one package              | GetItem of the package + the apply-all tag ids + the variables, then a BatchGet of the tags shown | 3-4 |
  * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
  * | promos in force          | Query of the promos, filtered on the clock (in force depends on the  | 1 per MB       |
  *   (no counter)           | time: no write moves a promo in or out, so the filtered set is read) |                |
