@@ -12,7 +12,7 @@ export interface RouteGrant {
   access: RouteSpec['access'];
   /** What the CDK grants every POST route besides its access: idempotency writes on the IDEMPOTENCY# partitions only (dynamodb:LeadingKeys). */
   idempotencyWrites?: boolean;
-  /** What the CDK grants every page-mode list besides its access: a list's first count, on the COUNT# partitions only. */
+  /** What the CDK grants every page-mode list and package read besides its access (`writesCountPartitions`): a list's first count, the first apply-all tag ids, on the COUNT# partitions only. */
   listCountWrites?: boolean;
 }
 export const routeAccess = new AsyncLocalStorage<RouteGrant>();

@@ -5,7 +5,7 @@ import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { answersPages, takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
+import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
 import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
 import { enforceRouteAccess, routeAccess } from '#infra/local/route-access.ts';
@@ -297,7 +297,7 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
     );
     try {
       const { handler, atTime, countingDynamoDbCalls } = await loadRuntime(matched.route.name);
-      const grant = { access: matched.route.spec.access, idempotencyWrites: takesIdempotencyKey(matched.route.spec), listCountWrites: answersPages(matched.route.spec) };
+      const grant = { access: matched.route.spec.access, idempotencyWrites: takesIdempotencyKey(matched.route.spec), listCountWrites: writesCountPartitions(matched.route.spec) };
       const invoke = () => routeAccess.run(grant, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
       const pinnedTime = pinnedTimeOf(headers);
       result = await countingDynamoDbCalls(async (count) => {

@@ -5,7 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, LIST_COUNT_PK_PREFIX, listCountTableActions } from '#lib/db/table.ts';
-import { answersPages, takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
+import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import { FunctionGroupAlarms } from '#infra/constructs/function-group-alarms.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
@@ -113,8 +113,8 @@ export class AreaStack extends Stack {
         }),
       );
     }
-    // A page-mode list that only reads may still write a list's first count, on the counters' partitions only.
-    if (answersPages(spec) && spec.access !== 'write') {
+    // A page-mode list (or a package read) that only reads may still write a list's first count or the first apply-all tag ids, on the counters' partitions only.
+    if (writesCountPartitions(spec)) {
       endpoint.role.addToPrincipalPolicy(
         new iam.PolicyStatement({
           actions: listCountTableActions.map((action) => `dynamodb:${action}`),

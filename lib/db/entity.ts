@@ -52,7 +52,7 @@ export async function putNewCounted(
 }
 
 /** Delete an item of a counted list and take it off its list's count, in one TransactWrite (404 when it is not there). */
-export async function deleteOneCounted(key: Key, what: string, storeId: number, counter: string): Promise<void> {
+export async function deleteOneCounted(key: Key, what: string, storeId: number, counter: string, alsoWrite: readonly GuardedWrite[] = []): Promise<void> {
   await retrying(() =>
     transactGuarded([
       {
@@ -60,6 +60,7 @@ export async function deleteOneCounted(key: Key, what: string, storeId: number, 
         onConditionFailed: () => notFound(what),
       },
       countMove(storeId, counter, -1),
+      ...alsoWrite,
     ]),
   );
 }

@@ -8,7 +8,7 @@ import { missingReference, plural, referableKey, unreferencedCondition, type Ref
 import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
-import { listTags, tagsShownOn } from '#lib/db/tag.ts';
+import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable } from '#lib/errors.ts';
 import { CATALOG_DEFAULTS, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
@@ -19,14 +19,17 @@ import type { Tag } from '#lib/schemas/tag.ts';
  *
  * | access pattern                            | key / calls                                                              | calls    |
  * |-------------------------------------------|--------------------------------------------------------------------------|----------|
- * | create                                    | Query of the store's tags (lib/db/tag.ts), sequence ADD, TransactWrite   | 3        |
- * |                                           | (Put `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)    |          |
- * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + Query of the store's tags           | 2        |
- * | a page (id order)                         | counter `PACKAGE` + Query with Limit (lib/db/list-count.ts) + Query of   | 3 (+ skip) |
- * |                                           | the tags                                                                 |          |
- * | update of plain fields (name, price, ...) | Query of the tags + UpdateItem conditioned on existence                  | 2        |
- * | update sending category_id, parent_id,    | Query of the tags + GetItem + TransactWrite(Update conditioned on what   | 3        |
- * | enabled or commands                       | was read, + the counts and server references that move)                  |          |
+ * | create                                    | apply-all tag ids, then a BatchGet of those and the tags sent (none      | 3-4      |
+ * |                                           | without any; 422 `tags.N`), sequence ADD, TransactWrite (Put             |          |
+ * |                                           | `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)         |          |
+ * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + GetItem of the apply-all tag ids,   | 2-3      |
+ * |                                           | in parallel, then a BatchGet of the tags it shows (none without any)     |          |
+ * | a page (id order)                         | counter `PACKAGE` + Query with Limit (lib/db/list-count.ts) + apply-all  | 3-4 (+ skip) |
+ * |                                           | tag ids, in parallel, then a BatchGet of the page's tag ids (per 100)    |          |
+ * | update of plain fields (name, price, ...) | UpdateItem conditioned on existence + apply-all tag ids, in parallel,    | 2-3      |
+ * |                                           | then the BatchGet; sending `tags`: apply-all ids + BatchGet first (422)  |          |
+ * | update sending category_id, parent_id,    | GetItem + TransactWrite(Update conditioned on what was read, + the       | 3-4      |
+ * | enabled or commands                       | counts and server references that move), the tags read as above         |          |
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
@@ -51,11 +54,12 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * (`enabled_package_count`), moved in the package's own transaction by create, enable/disable,
  * a category change and delete: the storefront's category list reads the categories only.
  *
- * Tags: `tags` holds the ids the operator set, each checked against the store's tags when
- * written (422 `tags.N`). A deleted tag is never removed from the packages that carry it: every
- * read shows the ids filtered against the tags that exist (read once per request, in one Query),
- * plus every tag applied to all packages. Tag ids are never reused, so a deleted id simply
- * disappears, and deleting a tag costs one DeleteItem however many packages carry it.
+ * Tags: `tags` holds the ids the operator set, each checked when written (a BatchGet of the ids
+ * sent: 422 `tags.N`). A deleted tag is never removed from the packages that carry it: every
+ * read BatchGets the ids the package(s) hold with the apply-all tag ids (lib/db/tag.ts, read in
+ * parallel with the package(s)) and shows those that exist, plus every tag applied to all
+ * packages. Tag ids are never reused, so a deleted id simply disappears, and deleting a tag costs
+ * one transaction however many packages carry it; a read costs the tags it shows, not the store's.
  *
  * Lists: the create and delete transactions move the count of the operator's list (`PACKAGE`) and
  * every placement change moves the counts of the storefront lists the package leaves or joins
@@ -187,9 +191,15 @@ function enabledPackageList(storeId: number, categoryId?: number): CountedList {
   };
 }
 
+/** The tags that `ids` name and those applied to all packages (2 calls: the apply-all ids, then one BatchGet), checked: 422 `tags.N` for a missing one. */
+async function sentTags(storeId: number, ids: readonly number[]): Promise<Tag[]> {
+  const tags = await tagsFor(storeId, ids, await applyAllTagIds(storeId));
+  assertTagsExist(ids, tags);
+  return tags;
+}
+
 export async function createPackage(storeId: number, input: PackageCreate): Promise<Package> {
-  const storeTags = await listTags(storeId);
-  assertTagsExist(input.tags, storeTags);
+  const storeTags = await sentTags(storeId, input.tags);
   const id = await nextId(storeId, PACKAGE);
   const now = nowIso();
   const pkg: StoredPackage = {
@@ -225,19 +235,21 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
   return present(pkg, storeTags);
 }
 
-async function getStoredPackage(storeId: number, packageId: number): Promise<StoredPackage> {
+/** The package as stored (one GetItem, 404 when missing): enough to know it exists. */
+export async function getStoredPackage(storeId: number, packageId: number): Promise<StoredPackage> {
   return fromPackageItem(await getOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package'));
 }
 
 export async function getPackage(storeId: number, packageId: number): Promise<Package> {
-  const [pkg, storeTags] = await Promise.all([getStoredPackage(storeId, packageId), listTags(storeId)]);
-  return present(pkg, storeTags);
+  const [pkg, applyAll] = await Promise.all([getStoredPackage(storeId, packageId), applyAllTagIds(storeId)]);
+  return present(pkg, await tagsFor(storeId, pkg.tags, applyAll));
 }
 
-/** A page of the store's packages, in id order, and their total (with the store's tags, read in parallel). */
+/** A page of the store's packages, in id order, and their total (the apply-all tag ids read in parallel, then the tags the page shows). */
 export async function packagePage(storeId: number, page: number, limit: number): Promise<{ total: number; data: Package[] }> {
-  const [{ total, data }, storeTags] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, fromPackageItem), listTags(storeId)]);
-  return { total, data: data.map((pkg) => present(pkg, storeTags)) };
+  const [{ total, data }, applyAll] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, fromPackageItem), applyAllTagIds(storeId)]);
+  const shown = await tagsFor(storeId, data.flatMap((pkg) => pkg.tags), applyAll);
+  return { total, data: data.map((pkg) => present(pkg, shown)) };
 }
 
 /** A page of the enabled packages of the store, or of one category, in id order, from the sparse storefront index, and their total. */
@@ -266,14 +278,15 @@ function unchanged(name: 'category_id' | 'parent_id', value: number | null, valu
 
 export async function updatePackage(storeId: number, packageId: number, patch: PackagePatch): Promise<Package> {
   if (patch.parent_id === packageId) throw unprocessable('A package cannot be its own parent', 'parent_id');
-  const storeTags = await listTags(storeId);
-  if (patch.tags) assertTagsExist(patch.tags, storeTags);
+  const checked = patch.tags && (await sentTags(storeId, patch.tags));
   // Commands move server references: they need the templates as they were, like a placement change.
   const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined || patch.commands !== undefined;
-  const updated = movesPlacement
-    ? await updatePlacement(storeId, packageId, patch)
-    : fromPackageItem(await patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE));
-  return present(updated, storeTags);
+  const write = movesPlacement
+    ? updatePlacement(storeId, packageId, patch)
+    : patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE).then(fromPackageItem);
+  // Tags sent were read (and checked) before the write; otherwise the apply-all ids are read alongside it.
+  const [updated, applyAll] = await Promise.all([write, checked ? undefined : applyAllTagIds(storeId)]);
+  return present(updated, checked || (await tagsFor(storeId, updated.tags, applyAll ?? [])));
 }
 
 /**

@@ -5,6 +5,7 @@ import { patchOne } from '#lib/db/entity.ts';
 import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
+import { startApplyAll } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, notFound } from '#lib/errors.ts';
 import type { StorePatchBody as StorePatch } from '#lib/schemas/store.ts';
@@ -84,6 +85,8 @@ export async function createStore(input: { name: string; domain: string }): Prom
       { item: { Put: { TableName: TABLE, Item: domainItem(store.domain, id, []), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
       // A new store's lists are empty: their counters start exact, and no list of it ever counts its items.
       ...STORE_WIDE_LISTS.map((counter) => startCounted(id, counter)),
+      // Nor does it have tags applied to all packages: nothing to derive from older data.
+      startApplyAll(id),
     ]),
   );
   return store;

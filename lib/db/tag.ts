@@ -1,8 +1,14 @@
-import { deleteOneCounted, getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { deleteOneCounted, getMany, getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, stripKeys, storePk } from '#lib/db/keys.ts';
-import { countedPage, storeList } from '#lib/db/list-count.ts';
+import { countedPage, listCounterKey, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
+import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { setExpression } from '#lib/db/update.ts';
+import { notFound } from '#lib/errors.ts';
 import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
 
 /**
@@ -10,17 +16,53 @@ import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
  *
  * | access pattern        | key                                               | calls    |
  * |-----------------------|---------------------------------------------------|----------|
- * | create                | sequence ADD + TransactWrite: Put `STORE#<s> / TAG#<id>`, count +1 | 2 |
- * | get, update           | `STORE#<s> / TAG#<id>` (conditional on existence) | 1        |
- * | delete                | TransactWrite: Delete (conditional on existence), count -1 | 1 |
- * | every tag (package reads) | Query `STORE#<s>`, sk begins_with `TAG#`      | 1 per MB |
+ * | create                | sequence ADD + TransactWrite: Put `STORE#<s> / TAG#<id>`, count +1 (+ apply-all ids ADD when set) | 2 |
+ * | get                   | `STORE#<s> / TAG#<id>`                            | 1        |
+ * | update (no `apply_to_all_packages`) | UpdateItem conditioned on existence   | 1        |
+ * | update sending `apply_to_all_packages` | TransactWrite(Update conditioned on existence + apply-all ids ADD/DELETE) + GetItem | 2 |
+ * | delete                | TransactWrite: Delete (conditional on existence), count -1, apply-all ids DELETE | 1 |
  * | a page (id order)     | counter `TAG` + Query with Limit (lib/db/list-count.ts) | 2 (+ skip) |
+ * | apply-all ids (package reads) | GetItem `COUNT#<s> / TAG#APPLY_ALL`, consistent | 1     |
+ * | the tags packages show | BatchGetItem of the ids they hold + the apply-all ids, per 100 (none when there are no ids) | 0-1 per 100 |
+ * | first apply-all ids (data older than them) | Query `STORE#<s>`, sk begins_with `TAG#` + UpdateItem | 1 per MB + 1 |
  *
- * Packages hold tag ids (lib/db/package.ts) and every package read filters them against this
- * list, so deleting a tag is one DeleteItem and the tag disappears from every package at once.
+ * Packages hold tag ids (lib/db/package.ts) and every package read keeps those of them that still
+ * exist (a BatchGet of exactly those ids), so deleting a tag is one transaction and the tag
+ * disappears from every package at once. Tags applied to all packages are found through one item,
+ * `COUNT#<s> / TAG#APPLY_ALL` (`ids`, a number set), moved in the same transaction as every write
+ * that sets or clears the flag (create, update, delete): parallel writers serialize on it, so the
+ * set holds every tag whose flag is set. A read still keeps only the tags whose stored flag is set,
+ * so an id the set holds too long (a deleted tag, a race with the first derivation) costs a read
+ * unit and shows nothing. Stores older than the item have no `derived` mark on it: their first
+ * package read lists the tags once and ADDs the flagged ids (a union: never undoes a concurrent
+ * writer's ADD) with `derived`. A new store starts it derived (`startApplyAll`). The item lives
+ * in the counters' partition, so the read routes' grant for a first count covers that one write.
  */
 const TAG = 'TAG';
 export const tagKey = (storeId: number, tagId: number) => ({ pk: storePk(storeId), sk: entitySk(TAG, tagId) });
+export const applyAllKey = (storeId: number) => listCounterKey(storeId, `${TAG}#APPLY_ALL`);
+
+/** A new store has no tags: its apply-all ids start derived (and empty). */
+export function startApplyAll(storeId: number): GuardedWrite {
+  return {
+    item: { Put: { TableName: TABLE, Item: { ...applyAllKey(storeId), derived: true, store_id: storeId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    onConditionFailed: () => new Error(`apply-all tags of store ${storeId} started twice`),
+  };
+}
+
+/** The write that adds a tag to (or takes it off) the apply-all ids, to join the tag's own transaction. */
+function applyAllMove(storeId: number, tagId: number, applied: boolean): GuardedWrite {
+  return {
+    item: {
+      Update: {
+        TableName: TABLE,
+        Key: applyAllKey(storeId),
+        UpdateExpression: `${applied ? 'ADD' : 'DELETE'} ids :id SET store_id = :store`,
+        ExpressionAttributeValues: { ':id': new Set([tagId]), ':store': storeId },
+      },
+    },
+  };
+}
 
 export async function createTag(storeId: number, input: TagCreate): Promise<Tag> {
   const id = await nextId(storeId, TAG);
@@ -34,7 +76,7 @@ export async function createTag(storeId: number, input: TagCreate): Promise<Tag>
     created_at: now,
     updated_at: now,
   };
-  await putNewCounted(tagKey(storeId, id), TAG, tag, storeId, TAG);
+  await putNewCounted(tagKey(storeId, id), TAG, tag, storeId, TAG, tag.apply_to_all_packages ? [applyAllMove(storeId, id, true)] : []);
   return tag;
 }
 
@@ -43,20 +85,86 @@ export const tagPage = (storeId: number, page: number, limit: number) => counted
 
 export const getTag = (storeId: number, tagId: number) => getOne<Tag>(tagKey(storeId, tagId), 'Tag');
 
-export async function listTags(storeId: number): Promise<Tag[]> {
+/** Every tag of the store (1 Query per MB): only the first derivation of the apply-all ids reads them all. */
+async function listTags(storeId: number): Promise<Tag[]> {
   return (await queryAll({ pk: storePk(storeId), skPrefix: `${TAG}#` })).map((item) => stripKeys(item) as Tag);
 }
 
-export const updateTag = (storeId: number, tagId: number, patch: TagPatch) =>
-  patchOne<Tag>(tagKey(storeId, tagId), 'Tag', patch, ['name', 'color', 'apply_to_all_packages']);
+const PATCHABLE = ['name', 'color', 'apply_to_all_packages'] as const;
+
+export async function updateTag(storeId: number, tagId: number, patch: TagPatch): Promise<Tag> {
+  if (patch.apply_to_all_packages === undefined) return patchOne<Tag>(tagKey(storeId, tagId), 'Tag', patch, PATCHABLE);
+  // The flag and the apply-all ids move together; a TransactWrite answers nothing, so the tag is read back.
+  const update = setExpression({ ...patch, updated_at: nowIso() }, [...PATCHABLE, 'updated_at']);
+  await retrying(() =>
+    transactGuarded([
+      {
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: tagKey(storeId, tagId),
+            UpdateExpression: `SET ${update.sets.join(', ')}`,
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: update.names,
+            ExpressionAttributeValues: update.values,
+          },
+        },
+        onConditionFailed: () => notFound('Tag'),
+      },
+      applyAllMove(storeId, tagId, patch.apply_to_all_packages === true),
+    ]),
+  );
+  const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: tagKey(storeId, tagId), ConsistentRead: true }));
+  // Deleted between the write and the read: as missing as before the write.
+  if (!Item) throw notFound('Tag');
+  return stripKeys(Item) as Tag;
+}
+
+export const deleteTag = (storeId: number, tagId: number) => deleteOneCounted(tagKey(storeId, tagId), 'Tag', storeId, TAG, [applyAllMove(storeId, tagId, false)]);
+
+/**
+ * The ids of the tags applied to all packages (a superset: see the header), one consistent
+ * GetItem; for a store older than them, derived once from its tags.
+ */
+export async function applyAllTagIds(storeId: number): Promise<number[]> {
+  const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: applyAllKey(storeId), ConsistentRead: true }));
+  const held = [...((Item?.ids as Set<number> | undefined) ?? [])].map(Number);
+  if (Item?.derived === true) return held;
+  const flagged = (await listTags(storeId)).filter((tag) => tag.apply_to_all_packages).map((tag) => tag.id);
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: applyAllKey(storeId),
+        UpdateExpression: `SET derived = :true, store_id = :store${flagged.length > 0 ? ' ADD ids :ids' : ''}`,
+        ConditionExpression: 'attribute_not_exists(derived)',
+        ExpressionAttributeValues: { ':true': true, ':store': storeId, ...(flagged.length > 0 ? { ':ids': new Set(flagged) } : {}) },
+      }),
+    );
+  } catch (error) {
+    // Another reader derived them first: the same union.
+    if (!isConditionalFailure(error)) throw error;
+  }
+  return [...new Set([...held, ...flagged])];
+}
+
+/**
+ * The store's tags among `ids` and `applyAll` that exist (one consistent BatchGet per 100 ids,
+ * none without ids), in id order: with `tagsShownOn`, what packages holding any of `ids` show.
+ */
+export async function tagsFor(storeId: number, ids: readonly number[], applyAll: readonly number[]): Promise<Tag[]> {
+  const wanted = [...new Set([...ids, ...applyAll])];
+  if (wanted.length === 0) return [];
+  const items = await getMany(wanted.map((id) => tagKey(storeId, id)));
+  return items.flatMap((item) => (item ? [stripKeys(item) as Tag] : [])).sort((a, b) => a.id - b.id);
+}
 
 /**
  * The tags a package shows, in id order: those of `ids` that still exist (a deleted tag's id
- * simply matches nothing; ids are never reused) and every tag applied to all packages.
+ * simply matches nothing; ids are never reused) and every tag applied to all packages, out of
+ * `tags` as `tagsFor` read them.
  */
-export function tagsShownOn(ids: readonly number[], storeTags: readonly Tag[]): Tag[] {
+export function tagsShownOn(ids: readonly number[], tags: readonly Tag[]): Tag[] {
   const set = new Set(ids);
-  return storeTags.filter((tag) => tag.apply_to_all_packages || set.has(tag.id));
+  return tags.filter((tag) => tag.apply_to_all_packages || set.has(tag.id));
 }
-
-export const deleteTag = (storeId: number, tagId: number) => deleteOneCounted(tagKey(storeId, tagId), 'Tag', storeId, TAG);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '#lib/config.ts';
-import { deletePackage, getPackage, setPackageImage, updatePackage } from '#lib/db/package.ts';
+import { deletePackage, getPackage, getStoredPackage, setPackageImage, updatePackage } from '#lib/db/package.ts';
 import {
   checkImageFile,
   contentMismatch,
@@ -70,7 +70,7 @@ async function pointPackageTo(storeId: number, packageId: number, key: string): 
 /** PUT /app/package/{id}/image: the file is judged before anything is read or stored; a missing package stores nothing. */
 export async function uploadPackageImage(storeId: number, packageId: number, upload: UploadedFile): Promise<{ url: string }> {
   const file = checkImageFile(upload.filename, upload.bytes);
-  await getPackage(storeId, packageId);
+  await getStoredPackage(storeId, packageId);
   const key = newKey(storeId, packageId, file.keyExtension);
   await putImage(key, file.content, file.contentType);
   return pointPackageTo(storeId, packageId, key);
@@ -84,7 +84,7 @@ export async function uploadPackageImage(storeId: number, packageId: number, upl
 export async function createImageUpload(storeId: number, packageId: number, contentType: string) {
   const type = contentType.trim().toLowerCase();
   if (!isImageContentType(type)) throw unsupportedType(`content_type must be one of ${IMAGE_CONTENT_TYPES.join(', ')}`, 'content_type');
-  await getPackage(storeId, packageId);
+  await getStoredPackage(storeId, packageId);
   const key = newKey(storeId, packageId, keyExtensionOf(type));
   const post = await presignImagePost(key, type, IMAGE_MAX_BYTES, UPLOAD_EXPIRES_SECONDS);
   return { url: post.url, fields: post.fields, key, expires_in: UPLOAD_EXPIRES_SECONDS };

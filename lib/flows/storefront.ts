@@ -4,7 +4,7 @@ import { discountStatus } from '#lib/domain/coupon.ts';
 import { enabledPackagePage, getEnabledPackage, type StoredPackage } from '#lib/db/package.ts';
 import { listPromos } from '#lib/db/promo.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
-import { listTags, tagsShownOn } from '#lib/db/tag.ts';
+import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { listVariables } from '#lib/db/variable.ts';
 import { promoInForce, toStorefrontPackage } from '#lib/domain/storefront.ts';
 import { notFound } from '#lib/errors.ts';
@@ -23,8 +23,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |--------------------------|----------------------------------------------------------------------|----------------|
  * | the store                | GetItem of the store                                                 | 1              |
  * | categories               | Query of the categories, filtered on their enabled-package count     | 1 per MB       |
- * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the tags + the variables | 4 (+ skip; tags and variables 1 per MB) |
- * | one package              | GetItem of the package + the tags + the variables                    | 3              |
+ * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the apply-all tag ids + the variables, then a BatchGet of the tags shown | 4-5 (+ skip; variables 1 per MB) |
+ * | one package              | GetItem of the package + the apply-all tag ids + the variables, then a BatchGet of the tags shown | 3-4 |
  * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
  * | promos in force          | Query of the promos, filtered on the clock (in force depends on the  | 1 per MB       |
  *   (no counter)           | time: no write moves a promo in or out, so the filtered set is read) |                |
@@ -49,13 +49,14 @@ const shape = (pkg: StoredPackage, storeTags: readonly Tag[], variables: readonl
 
 /** A page of the enabled packages (of a category) and their total. */
 export async function storefrontPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StorefrontPackage[] }> {
-  const [packages, storeTags, variables] = await Promise.all([enabledPackagePage(storeId, categoryId, page, limit), listTags(storeId), listVariables(storeId)]);
-  return { total: packages.total, data: packages.data.map((pkg) => shape(pkg, storeTags, variables)) };
+  const [packages, applyAll, variables] = await Promise.all([enabledPackagePage(storeId, categoryId, page, limit), applyAllTagIds(storeId), listVariables(storeId)]);
+  const shown = await tagsFor(storeId, packages.data.flatMap((pkg) => pkg.tags), applyAll);
+  return { total: packages.total, data: packages.data.map((pkg) => shape(pkg, shown, variables)) };
 }
 
 export async function storefrontPackage(storeId: number, packageId: number): Promise<StorefrontPackage> {
-  const [pkg, storeTags, variables] = await Promise.all([getEnabledPackage(storeId, packageId), listTags(storeId), listVariables(storeId)]);
-  return shape(pkg, storeTags, variables);
+  const [pkg, applyAll, variables] = await Promise.all([getEnabledPackage(storeId, packageId), applyAllTagIds(storeId), listVariables(storeId)]);
+  return shape(pkg, await tagsFor(storeId, pkg.tags, applyAll), variables);
 }
 
 /** One answer for an unknown, expired or sold-out code: the buyer learns nothing about which. */

@@ -75,5 +75,19 @@ export function answersPages(spec: Pick<RouteSpec, 'response'>): boolean {
   return shapes.some((shape) => (shape as { entries?: Record<string, unknown> }).entries?.meta === pageMeta);
 }
 
+/**
+ * The routes that show one package's tags without answering a page (the lists already may): a
+ * store older than the apply-all tag ids derives them on its first package read (lib/db/tag.ts).
+ */
+const showsPackageTags = (spec: Pick<RouteSpec, 'method' | 'path'>) => spec.method === 'GET' && /\/package\/\{packageId\}$/.test(spec.path);
+
+/**
+ * The routes whose functions may write on the `COUNT#` partitions (lib/db/table.ts
+ * `listCountTableActions`) even when their `access` is `read`: a list's first count, the first
+ * apply-all tag ids. Write routes hold that already.
+ */
+export const writesCountPartitions = (spec: Pick<RouteSpec, 'method' | 'path' | 'response' | 'access'>) =>
+  spec.access !== 'write' && (answersPages(spec) || showsPackageTags(spec));
+
 /** Identity function that keeps each route's literal types (its schemas) for the handler. */
 export const route = <const R extends RouteSpec>(spec: R): R => spec;

@@ -10,7 +10,7 @@ import { FUNCTION_RUNTIME } from '#infra/constructs/endpoint-function.ts';
 import type { AreaStack } from '#infra/stacks/area-stack.ts';
 import { IMAGE_CONTENT_SECURITY_POLICY, StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { tableKeys } from '#lib/db/table.ts';
-import { answersPages, takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
+import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.ts';
@@ -94,15 +94,17 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     } else {
       expect(idempotency, name).toEqual([]);
     }
-    // A page-mode list that only reads may write a list's first count (lib/db/list-count.ts), on the counters' partitions only.
+    // A page-mode list or package read that only reads may write a list's first count (lib/db/list-count.ts) or the first apply-all tag ids (lib/db/tag.ts), on the counters' partitions only.
     const listCounts = onPartitions('COUNT#');
-    if (answersPages(spec) && spec.access !== 'write') {
+    if (writesCountPartitions(spec)) {
       expect(listCounts, name).toHaveLength(1);
       expect([listCounts[0]!.Action].flat(), name).toEqual(['dynamodb:UpdateItem']);
       expect(listCounts[0]!.Condition, name).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['COUNT#*'] } });
     } else {
       expect(listCounts, name).toEqual([]);
     }
+    // The one-package reads show tags: a store older than the apply-all tag ids derives them there (lib/db/tag.ts).
+    if (spec.method === 'GET' && ['/v1/app/package/{packageId}', '/v1/webstore/package/{packageId}'].includes(spec.path)) expect(listCounts, name).toHaveLength(1);
     expect(conditioned.length, name).toBe(idempotency.length + listCounts.length);
     const environment = functionOf(synthesized, name).Properties.Environment.Variables;
     expect(actions.filter((action) => action.startsWith('dynamodb:')).sort(), name).toEqual([...TABLE_ACTIONS[spec.access]].sort());

@@ -304,13 +304,14 @@ describe('DynamoDB calls per request (credential GetItem included)', () => {
     const store = await newStore();
     const calls = dynamoDbCalls;
     const category = (await store.post('/v1/app/category', { name: 'C' })).body;
-    // the store's tags (one Query, to check and show them) + sequence ADD + one TransactWrite
-    // (the Put and the category's counts)
+    // the apply-all tag ids (no tag sent, none applied to all: no BatchGet) + sequence ADD + one
+    // TransactWrite (the Put and the category's counts)
     const created = await store.post('/v1/app/package', { name: 'P', price: 1, category_id: category.id });
     expect(calls(created)).toBe(4);
-    // every read shows the tags that exist: the package and the store's tags, in parallel
+    // every read shows the tags that exist: the package and the apply-all tag ids, in parallel (no
+    // tag to BatchGet)
     expect(calls(await store.get(`/v1/app/package/${created.body.id}`))).toBe(3);
-    // the list's counter, its page (Query with Limit) and the store's tags, in parallel
+    // the list's counter, its page (Query with Limit) and the apply-all tag ids, in parallel
     expect(calls(await store.get('/v1/app/package'))).toBe(4);
     expect(calls(await store.patch(`/v1/app/package/${created.body.id}`, { name: 'Q', tags: [], stock: 5 }))).toBe(3);
     // a reference change (or enabling) reads the package, then moves the counts in one transaction

@@ -298,7 +298,8 @@ describe('DynamoDB calls per storefront request (the domain GetItem included)', 
     expect(await calls('/v1/webstore')).toBe(2);
     // the categories, filtered on their enabled count
     expect(await calls('/v1/webstore/category')).toBe(2);
-    // the list's counter, the storefront index (Query with Limit), the tags, the variables (in parallel)
+    // the list's counter, the storefront index (Query with Limit), the apply-all tag ids, the variables
+    // (in parallel); no package here holds a tag and none applies to all: no BatchGet
     expect(await calls('/v1/webstore/package')).toBe(5);
     expect(await calls(`/v1/webstore/package?category_id=${category.id}`)).toBe(5);
     expect(await calls(`/v1/webstore/package/${pkg.id}`)).toBe(4);
