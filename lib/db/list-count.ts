@@ -158,6 +158,9 @@ async function listTotal(storeId: number, list: CountedList): Promise<number> {
   return counted;
 }
 
+/** The most items one skip Query is asked to count (well below DynamoDB's 32-bit `Limit`). */
+const SKIP_BATCH_MAX = 1_000_000;
+
 /**
  * The key the page starts after: page N skips (N-1)*limit items with Select COUNT queries (read
  * units for what is skipped, nothing sent back), or null when the list ends before.
@@ -166,7 +169,10 @@ async function skipTo(range: ListRange, skip: number): Promise<Record<string, un
   let startKey: Record<string, unknown> | undefined;
   let left = skip;
   while (left > 0) {
-    const page = await db.send(new QueryCommand({ ...keyCondition(range), Select: 'COUNT', Limit: left, ExclusiveStartKey: startKey }));
+    // `page` may be any positive integer: DynamoDB refuses a Limit past a 32-bit integer, and one
+    // COUNT response stops at 1 MB anyway, so a skip beyond the list ends when the range does.
+    const batch = Math.min(left, SKIP_BATCH_MAX);
+    const page = await db.send(new QueryCommand({ ...keyCondition(range), Select: 'COUNT', Limit: batch, ExclusiveStartKey: startKey }));
     left -= page.Count ?? 0;
     startKey = page.LastEvaluatedKey;
     // No key to go on from: the range has nothing after what was skipped.
