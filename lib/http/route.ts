@@ -16,7 +16,12 @@ export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'b
 
 /** AWS resources a function touches beyond the table; drives its IAM grants. */
 /** `secret`: the server secret of the keyed hashes (lib/server-secret.ts): login codes, cursors, quote ids. */
-export type ResourceUse = 'images' | 'mail' | 'secret';
+/**
+ * What a function reaches besides its table `access`: the images bucket, the mailer, the server
+ * secret, and `counters` for a read route that may write the COUNT# partitions (see
+ * `writesCountPartitions`) without answering a page.
+ */
+export type ResourceUse = 'images' | 'mail' | 'secret' | 'counters';
 
 export interface RouteSpec {
   /** `OPTIONS` only for CORS preflights (lib/http/cors.ts): served like any route, left out of the OpenAPI document. */
@@ -76,18 +81,13 @@ export function answersPages(spec: Pick<RouteSpec, 'response'>): boolean {
 }
 
 /**
- * The routes that show one package's tags without answering a page (the lists already may): a
- * store older than the apply-all tag ids derives them on its first package read (lib/db/tag.ts).
- */
-const showsPackageTags = (spec: Pick<RouteSpec, 'method' | 'path'>) => spec.method === 'GET' && /\/package\/\{packageId\}$/.test(spec.path);
-
-/**
  * The routes whose functions may write on the `COUNT#` partitions (lib/db/table.ts
- * `listCountTableActions`) even when their `access` is `read`: a list's first count, the first
- * apply-all tag ids. Write routes hold that already.
+ * `listCountTableActions`) even when their `access` is `read`: every page-mode list (its first
+ * count), and the routes that say `uses: ['counters']` (a one-package read deriving a store's
+ * first apply-all tag ids, lib/db/tag.ts). Write routes hold that already.
  */
-export const writesCountPartitions = (spec: Pick<RouteSpec, 'method' | 'path' | 'response' | 'access'>) =>
-  spec.access !== 'write' && (answersPages(spec) || showsPackageTags(spec));
+export const writesCountPartitions = (spec: Pick<RouteSpec, 'response' | 'access' | 'uses'>) =>
+  spec.access !== 'write' && (answersPages(spec) || (spec.uses?.includes('counters') ?? false));
 
 /** Identity function that keeps each route's literal types (its schemas) for the handler. */
 export const route = <const R extends RouteSpec>(spec: R): R => spec;

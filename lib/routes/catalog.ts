@@ -39,7 +39,7 @@ export const catalogRoutes = {
     summary: 'List packages (page mode, id order)', query: pageQuery, response: pageOf(packageResource),
   }),
   'package-get': route({
-    method: 'GET', path: '/v1/app/package/{packageId}', api: 'api', credential: 'operator', access: 'read', tag: 'Package',
+    method: 'GET', path: '/v1/app/package/{packageId}', api: 'api', credential: 'operator', access: 'read', uses: ['counters'], tag: 'Package',
     summary: 'Get a package', params: idParams('packageId'), response: packageResource,
   }),
   'package-update': route({

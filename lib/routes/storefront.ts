@@ -31,7 +31,7 @@ export const storefrontRoutes = {
     example: { query: { page: '1', limit: '100' } },
   }),
   'webstore-package-get': route({
-    method: 'GET', path: '/v1/webstore/package/{packageId}', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
+    method: 'GET', path: '/v1/webstore/package/{packageId}', api: 'api', credential: 'buyerStore', access: 'read', uses: ['counters'], tag: 'Storefront',
     summary: 'An enabled package (a disabled one is 404)', params: idParams('packageId'), response: storefrontPackage,
   }),
   'webstore-discount-get': route({

@@ -3,10 +3,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildFunctions, defaultFunctionsDir, formatSizeTable } from '#infra/build.ts';
-import { startLocalStack } from '#infra/local/stack.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routes } from '#lib/routes/index.ts';
-import { freePort } from '../support/ports.ts';
+import { startBenchStack } from './stack.ts';
 
 /**
  * `npx tsx test/bench/functions.ts`: the bundle size of every function, then cold starts: a fresh
@@ -138,16 +137,7 @@ const bareBundle = join(benchDir, 'bare', 'index.mjs');
 mkdirSync(join(benchDir, 'bare'), { recursive: true });
 writeFileSync(bareBundle, 'export const handler = async () => ({ statusCode: 200 });\n');
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const stack = await startLocalStack({
-  inMemory: true,
-  seedDemo: false,
-  port: await freePort(),
-  dynamodbPort: await freePort(),
-  s3Port: await freePort(),
-  localDir: benchDir,
-  binDir: '.local/bin',
-});
+const stack = await startBenchStack(benchDir);
 try {
   // Imported only now: the table modules read TABLE_NAME (set by the local stack) at import.
   const { createStore } = await import('#lib/db/store.ts');

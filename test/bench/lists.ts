@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
-import { startLocalStack } from '#infra/local/stack.ts';
-import { freePort } from '../support/ports.ts';
+import { startBenchStack } from './stack.ts';
 
 /**
  * `npm run bench` (second part), or `npx tsx test/bench/lists.ts`: what a page of a page-mode
@@ -32,16 +31,7 @@ const LISTS: ListCase[] = [
   { name: 'tag', path: '/v1/app/tag', body: (i) => ({ name: `Tag ${i}`, color: '#ef4444' }) },
 ];
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const stack = await startLocalStack({
-  inMemory: true,
-  seedDemo: false,
-  port: await freePort(),
-  dynamodbPort: await freePort(),
-  s3Port: await freePort(),
-  localDir: resolve('.local/bench-lists'),
-  binDir: '.local/bin',
-});
+const stack = await startBenchStack(resolve('.local/bench-lists'));
 
 try {
   // Imported only now: the table modules read TABLE_NAME (set by the local stack) at import.
