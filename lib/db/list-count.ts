@@ -4,6 +4,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk, stripKeys } from '#lib/db/keys.ts';
 import { LIST_COUNT_PK_PREFIX, type IndexName } from '#lib/db/table.ts';
 import type { GuardedWrite } from '#lib/db/transact.ts';
+import { ORDER_STATUSES } from '#lib/schemas/order.ts';
 
 /**
  * The `total` of page-mode lists, kept as counters, and pages read with `Limit`: a page costs
@@ -30,6 +31,11 @@ import type { GuardedWrite } from '#lib/db/transact.ts';
  * answer is still the fresh count; the next read counts again) instead of storing a wrong total.
  * The count is read from the table itself, consistently, never from an index that lags.
  *
+ * One counter item may hold several counts, one attribute each (`field`): the order list keeps
+ * all orders (`n`) and each status (`n_<STATUS>`, flag `counted_<STATUS>`) in one item, so that a
+ * status change adds one item to its transaction, not two (an approval's transaction has room for
+ * one, lib/domain/order.ts). Each field is counted and flagged on its own.
+ *
  * Counters live in a partition of their own per store, `COUNT#<s>`, so that the list routes,
  * whose access is `read`, may be granted that one-time write on those partitions only
  * (`listCountTableActions`, IAM dynamodb:LeadingKeys), never a write to the store's data.
@@ -39,7 +45,8 @@ export const listCounterKey = (storeId: number, list: string) => ({ pk: `${LIST_
 /** Where a list's items are, in the order pages are cut from; the count reads the table with the same range (and filter). */
 export interface ListRange {
   pk: string;
-  skPrefix: string;
+  /** Absent: the whole partition (an index partition holding only the list). */
+  skPrefix?: string;
   index?: IndexName;
   descending?: boolean;
 }
@@ -51,6 +58,8 @@ export interface ListRange {
  */
 export interface CountedList {
   counter: string;
+  /** The count's attribute when the counter item holds several (absent: the item's only count, `n`). */
+  field?: string;
   page: ListRange;
   count: ListRange & { index?: undefined; filter?: Pick<QueryCommandInput, 'FilterExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> };
 }
@@ -68,13 +77,26 @@ export const STORE_WIDE_LISTS = [
 /** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
 export const enabledInCategoryCounter = (categoryId: number) => `PACKAGE#ENABLED#CATEGORY#${categoryId}`;
 
-/** A counter known to be exact from the start: written with the item whose creation starts the list (a store, a category). */
-export function startCounted(storeId: number, counter: string): GuardedWrite {
+/** The order list's counter item: all orders and each status (see the header). */
+export const ORDER_COUNTER = 'ORDER';
+const ORDER_COUNT_FIELDS = [undefined, ...ORDER_STATUSES];
+
+/** The attributes of one count in its counter item: the count and the flag saying it is exact. */
+const countAttributes = (field: string | undefined) => (field === undefined ? { n: 'n', counted: 'counted' } : { n: `n_${field}`, counted: `counted_${field}` });
+
+/** A counter known to be exact from the start, each of its `fields` at 0: written with the item whose creation starts the list (a store, a category). */
+export function startCounted(storeId: number, counter: string, fields: readonly (string | undefined)[] = [undefined]): GuardedWrite {
+  const counts = Object.fromEntries(
+    fields.flatMap((field) => {
+      const names = countAttributes(field);
+      return [[names.n, 0], [names.counted, true]];
+    }),
+  );
   return {
     item: {
       Put: {
         TableName: TABLE,
-        Item: { ...listCounterKey(storeId, counter), n: 0, counted: true, store_id: storeId },
+        Item: { ...listCounterKey(storeId, counter), ...counts, store_id: storeId },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -83,29 +105,42 @@ export function startCounted(storeId: number, counter: string): GuardedWrite {
 }
 
 /** The write that moves a list's count, to put in the transaction that adds or removes the item. */
-export function countMove(storeId: number, counter: string, delta: number): GuardedWrite {
+export const countMove = (storeId: number, counter: string, delta: number): GuardedWrite => countMoves(storeId, counter, [{ delta }]);
+
+/** The write that moves several counts of one counter item at once (e.g. an order leaving one status for another). */
+export function countMoves(storeId: number, counter: string, moves: readonly { field?: string; delta: number }[]): GuardedWrite {
+  const adds = moves.map(({ field }, index) => `#n${index} :d${index}`);
   return {
     item: {
       Update: {
         TableName: TABLE,
         Key: listCounterKey(storeId, counter),
-        UpdateExpression: 'ADD #n :delta SET store_id = :store',
-        ExpressionAttributeNames: { '#n': 'n' },
-        ExpressionAttributeValues: { ':delta': delta, ':store': storeId },
+        UpdateExpression: `ADD ${adds.join(', ')} SET store_id = :store`,
+        ExpressionAttributeNames: Object.fromEntries(moves.map(({ field }, index) => [`#n${index}`, countAttributes(field).n])),
+        ExpressionAttributeValues: { ...Object.fromEntries(moves.map(({ delta }, index) => [`:d${index}`, delta])), ':store': storeId },
       },
     },
   };
 }
 
+/** A new store's order counts, all exact at 0. */
+export const startOrderCounts = (storeId: number): GuardedWrite => startCounted(storeId, ORDER_COUNTER, ORDER_COUNT_FIELDS);
+
 function keyCondition(range: ListRange) {
   const pkName = range.index ? `${range.index}pk` : 'pk';
   const skName = range.index ? `${range.index}sk` : 'sk';
+  const names: Record<string, string> = { '#pk': pkName };
+  const values: Record<string, unknown> = { ':pk': range.pk };
+  if (range.skPrefix !== undefined) {
+    names['#sk'] = skName;
+    values[':prefix'] = range.skPrefix;
+  }
   return {
     TableName: TABLE,
     IndexName: range.index,
-    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-    ExpressionAttributeNames: { '#pk': pkName, '#sk': skName },
-    ExpressionAttributeValues: { ':pk': range.pk, ':prefix': range.skPrefix },
+    KeyConditionExpression: range.skPrefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
     ScanIndexForward: !range.descending,
   };
 }
@@ -136,18 +171,19 @@ async function countRange(range: CountedList['count']): Promise<number> {
 /** The list's total: its counter, or (once per list, for data older than counters) a count written to it. */
 async function listTotal(storeId: number, list: CountedList): Promise<number> {
   const key = listCounterKey(storeId, list.counter);
+  const names = countAttributes(list.field);
   const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: key, ConsistentRead: true }));
-  if (Item?.counted === true) return Number(Item.n);
-  const seen = Item?.n === undefined ? undefined : Number(Item.n);
+  if (Item?.[names.counted] === true) return Number(Item[names.n]);
+  const seen = Item?.[names.n] === undefined ? undefined : Number(Item[names.n]);
   const counted = await countRange(list.count);
   try {
     await db.send(
       new UpdateCommand({
         TableName: TABLE,
         Key: key,
-        UpdateExpression: 'SET #n = :counted, counted = :true, store_id = :store',
-        ConditionExpression: seen === undefined ? 'attribute_not_exists(counted) AND attribute_not_exists(#n)' : 'attribute_not_exists(counted) AND #n = :seen',
-        ExpressionAttributeNames: { '#n': 'n' },
+        UpdateExpression: 'SET #n = :counted, #counted = :true, store_id = :store',
+        ConditionExpression: seen === undefined ? 'attribute_not_exists(#counted) AND attribute_not_exists(#n)' : 'attribute_not_exists(#counted) AND #n = :seen',
+        ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted },
         ExpressionAttributeValues: { ':counted': counted, ':true': true, ':store': storeId, ...(seen === undefined ? {} : { ':seen': seen }) },
       }),
     );

@@ -3,10 +3,12 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
+import { storePk } from '#lib/db/keys.ts';
+import { countedPage, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
 import { allOrdersPk, buyerPk, clientPk, fromItem, listSk, orderKey, statusPk, toOrder, type OrderItem } from '#lib/db/order.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { customerUnauthenticated } from '#lib/errors.ts';
-import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schemas/order.ts';
+import { type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
 
 /**
  * Order lists. Calls below exclude the credential lookup.
@@ -34,10 +36,18 @@ import { type Order, type OrderCursorPage, type OrderFilters } from '#lib/schema
  * 200 orders until enough match or 1000 orders were examined (a per-package index item would
  * cost a write per line on every order instead). A rare match therefore answers a short page,
  * possibly empty, whose next_cursor resumes after the last order examined: a request never reads
- * a whole store's history, and only `next_cursor: null` says the list is over. Page mode needs
- * `total`, so it reads every order of the partition and range (one Query per MB) and slices the
- * page in memory: deep pages and large ranges cost what they read, which is why cursor mode is
- * the one for full scans; with `email` or `client_identifier` that is the client's orders only.
+ * a whole store's history, and only `next_cursor: null` says the list is over.
+ *
+ * Page mode needs `total`. Unfiltered or filtered by `status` alone, the total is a count kept
+ * with the orders (lib/db/list-count.ts; moved by every create and status change, lib/db/order.ts)
+ * and a page is one Query of gsi1 / gsi2 with `Limit` (page N > 1 first skips (N-1)*limit entries
+ * with `Select COUNT`): 1 GetItem + 1 Query for page 1, whatever the store holds. With any other
+ * filter (`from`, `to`, `package`, `email`, `client_identifier`) the total is that of a set no
+ * count follows (a time range, a package among the lines, one client's orders), so page mode
+ * reads every order of the filtered partition and range (one Query per MB) and slices the page in
+ * memory: large ranges cost what they read, which is why cursor mode is the one for full scans;
+ * with `email` or `client_identifier` that is the client's orders only. A page read from an index
+ * may lag the count by an order created within the last second (the count is exact at once).
  * The indexes are eventually consistent (an order shows in lists within about a second on AWS);
  * gets by id, and the BatchGet of a client's list, are strongly consistent.
  *
@@ -166,7 +176,7 @@ function listRead(storeId: number, filters: ListFilters, after?: Position) {
  * Every order matching the filters, newest first (page mode): one Query per MB of the partition
  * and range (and, for a client's list, one BatchGet per 100 of its orders).
  */
-export async function listOrders(storeId: number, filters: OrderFilters): Promise<Order[]> {
+async function listOrders(storeId: number, filters: OrderFilters): Promise<Order[]> {
   const { read } = listRead(storeId, filters);
   const orders: Order[] = [];
   let startKey: Record<string, unknown> | undefined;
@@ -176,6 +186,34 @@ export async function listOrders(storeId: number, filters: OrderFilters): Promis
     startKey = batch.lastKey;
   } while (startKey);
   return orders;
+}
+
+/** The counted order list: all orders (gsi1) or one status's (gsi2), newest first; its first count reads the table's orders. */
+function countedOrders(storeId: number, status: OrderStatus | undefined): CountedList {
+  const entity = { names: { '#entity': 'entity' }, values: { ':order': 'ORDER' } };
+  return {
+    counter: ORDER_COUNTER,
+    field: status,
+    page: status ? { index: 'gsi2', pk: statusPk(storeId, status), descending: true } : { index: 'gsi1', pk: allOrdersPk(storeId), descending: true },
+    count: {
+      // Notes share the prefix (`ORDER#<id>#NOTE#...`): only order items count.
+      pk: storePk(storeId),
+      skPrefix: 'ORDER#',
+      filter: status
+        ? { FilterExpression: '#entity = :order AND #status = :status', ExpressionAttributeNames: { ...entity.names, '#status': 'status' }, ExpressionAttributeValues: { ...entity.values, ':status': status } }
+        : { FilterExpression: '#entity = :order', ExpressionAttributeNames: entity.names, ExpressionAttributeValues: entity.values },
+    },
+  };
+}
+
+/** One page in page mode and the total: counted when unfiltered or by status alone, otherwise the filtered set read whole (see the header). */
+export async function orderPage(storeId: number, filters: OrderFilters, page: number, limit: number): Promise<{ total: number; data: Order[] }> {
+  const { from, to, package: packageId, email, client_identifier: clientIdentifier } = filters;
+  if ([from, to, packageId, email, clientIdentifier].every((filter) => filter === undefined)) {
+    return countedPage(storeId, countedOrders(storeId, filters.status), page, limit, (item) => toOrder(fromItem(item)));
+  }
+  const orders = await listOrders(storeId, filters);
+  return { total: orders.length, data: orders.slice((page - 1) * limit, page * limit) };
 }
 
 /** Orders examined per Query when some are checked after the read. */

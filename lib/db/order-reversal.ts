@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { orderKey, statusPk, type OrderItem, type ReversalMarks } from '#lib/db/order.ts';
+import { orderCountMove, orderKey, statusPk, type OrderItem, type ReversalMarks } from '#lib/db/order.ts';
 import { StaleRead, transactGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 
@@ -12,15 +12,17 @@ import { notFound } from '#lib/errors.ts';
  * |--------------------------------|-----------------------------------------------------------------------------------------|-------|
  * | the status change (commit)     | TransactWrite: order update conditioned on APPROVED, setting the flags of what is still | 1     |
  * |                                | owed (`reversal_commands`, `reversal_commission`) and the first id of the stage's       |       |
- * |                                | commands, + the coupon's and the packages' releases (as a cancel)                       |       |
+ * |                                | commands, + the coupon's and the packages' releases (as a cancel), + the status counts  |       |
  * | the commands                   | TransactWrite: order update removing `reversal_commands` (conditioned on it) and adding | 1     |
  * |                                | the queued ids to `command_ids`, + one Put                                              |       |
  * |                                | per command canceled (on its rev) or queued (the stage's), + their chain item           |       |
  * | the commission reversed        | UpdateItem removing `reversal_commission`                                               | 1     |
  *
- * The first write fits: its releases are those of the order's creating transaction (at most 100
- * items). The second fits: an order delivers at most 98 commands over all stages, so the canceled
- * and the queued ones, one chain item and the order are at most 100 items.
+ * The first write fits: its releases are those of the order's creating transaction, which held
+ * them with the order and its sentinel in at most 100 items, so they and the order and the counts
+ * are at most 100 too. The second fits: an order delivers at most 98 commands over all stages
+ * (97 since the counts; 98 placed before), so the canceled and the queued ones, one chain item and
+ * the order are at most 100 items.
  */
 export type ReversalStatus = 'REFUNDED' | 'CHARGEBACK';
 
@@ -40,18 +42,21 @@ export async function markReversed(
   const commission = order.ref_code !== null;
   const marks: ReversalMarks = { reversal_first_command_id: owed.firstCommandId, ...(owed.commands ? { reversal_commands: true } : {}), ...(commission ? { reversal_commission: true } : {}) };
   const sets = Object.keys(marks).map((name) => `${name} = :${name}`);
+  // An approval that could not move the counts left them on `count_owed` (lib/db/order.ts): this move starts from there, once.
+  const countedAs = order.count_owed ?? 'APPROVED';
   await transactGuarded([
     {
       item: {
         Update: {
           TableName: TABLE,
           Key: orderKey(storeId, order.id),
-          UpdateExpression: `SET #status = :target, ${timestampOf(target)} = :now, updated_at = :now, gsi2pk = :statusPk, ${sets.join(', ')}`,
-          ConditionExpression: '#status = :approved',
+          UpdateExpression: `SET #status = :target, ${timestampOf(target)} = :now, updated_at = :now, gsi2pk = :statusPk, ${sets.join(', ')}${order.count_owed ? ' REMOVE count_owed' : ''}`,
+          ConditionExpression: `#status = :approved AND ${order.count_owed ? 'count_owed = :owed' : 'attribute_not_exists(count_owed)'}`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':target': target, ':approved': 'APPROVED', ':now': owed.at, ':statusPk': statusPk(storeId, target),
             ...Object.fromEntries(Object.entries(marks).map(([name, value]) => [`:${name}`, value])),
+            ...(order.count_owed ? { ':owed': order.count_owed } : {}),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
@@ -59,8 +64,10 @@ export async function markReversed(
       onConditionFailed: (current) => (current ? new StaleRead() : notFound('Order')),
     },
     ...releases,
+    orderCountMove(storeId, countedAs, target),
   ]);
-  return { ...order, ...marks, status: target, [timestampOf(target)]: owed.at, updated_at: owed.at };
+  const { count_owed: _settled, ...rest } = order;
+  return { ...rest, ...marks, status: target, [timestampOf(target)]: owed.at, updated_at: owed.at };
 }
 
 /**

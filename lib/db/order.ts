@@ -5,6 +5,7 @@ import { customerKey } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { countMoves, ORDER_COUNTER } from '#lib/db/list-count.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
@@ -21,7 +22,8 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } f
  * | read for a new order            | lib/db/cart.ts                                                              | 3-4   |
  * | next order id                   | ADD on `#SEQ#ORDER` (lib/db/sequence.ts)                                    | 1     |
  * | create                          | TransactWrite: Put `STORE#<s> / ORDER#<id>`, Put sentinel                   | 1     |
- * |                                 | `ORDER_INTERNAL#<internal_id>`, the packages' stock and limits              |       |
+ * |                                 | `ORDER_INTERNAL#<internal_id>`, the list counts (`COUNT#<s> / ORDER`),      |       |
+ * |                                 | the packages' stock and limits                                              |       |
  * |                                 | (lib/db/reservation.ts), the coupon's reservation (lib/db/coupon-use.ts),   |       |
  * |                                 | a checkout's due item (lib/db/unpaid.ts)                                    |       |
  * | get by id                       | GetItem `STORE#<s> / ORDER#<id>` (consistent)                               | 1     |
@@ -29,10 +31,13 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } f
  * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
  * | approve                         | TransactWrite: order update conditioned on PENDING (lines gain expires_at)  | 1     |
  * |                                 | + one Put per command and the chain item that orders them (lib/db/command.ts) |     |
+ * |                                 | + the status counts                                                         |       |
+ * | (an order of 98 commands placed | the same without the counts, the order marked `count_owed`; then            | +1    |
+ * | before the counts)              | TransactWrite: order REMOVE count_owed (conditioned on it) + the counts     |       |
  * | refund, chargeback              | lib/db/order-reversal.ts                                                    |       |
  * | commission credited             | UpdateItem clearing `commission_pending`                                    | 1     |
  * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's and the          | 1     |
- * |                                 | packages' releases                                                          |       |
+ * |                                 | packages' releases + the status counts                                      |       |
  * | status by internal_id (public)  | GetItem sentinel + GetItem order                                            | 2     |
  * | a buyer's order by internal_id  | BatchGet (sentinel, customer: e-mails must match) + GetItem order           | 2     |
  * | index an older order's client   | UpdateItem sentinel SET gsi3pk/gsi3sk if absent (`indexOrderClient`)        | 1     |
@@ -42,7 +47,7 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } f
  * has been edited or deleted since, and needs no catalog read.
  *
  * Approval happens once: the status update is conditioned on PENDING and every command is Put
- * in the same transaction (at most 99, checked when the order is placed), so racing approvals
+ * in the same transaction (at most 97, checked when the order is placed), so racing approvals
  * produce exactly one set of commands. The commission is credited after that transaction
  * (creditCommission is idempotent per order); `commission_pending` is set by the transaction
  * and cleared once credited, so an approval call that finds an APPROVED order still pending
@@ -54,6 +59,16 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } f
  * `<created_at>#<id>`; the status changes below move gsi2pk with the status. The buyer list is an
  * index rather than an index item per order because it costs no write of its own and follows the
  * order's status changes for free (its projection is the order itself).
+ *
+ * The page-mode totals of the list (all orders, and each status) are counts in one counter item
+ * (lib/db/list-count.ts), moved in the same transaction as each status change, so a total never
+ * disagrees with the orders. One item, not one per list: an approval's transaction holds the
+ * order, up to 97 commands and their chain item, and one count item. Orders placed before that
+ * bound with 98 commands would need 101 items: their approval writes the order with `count_owed`
+ * (the status still counted for it) and then moves the counts in a second transaction that
+ * removes the mark; if the process dies in between, the next approval call of that order (which
+ * answers it as it is), or its refund or chargeback (which moves the counts from the owed status),
+ * finishes it. A total may be off by that one order in the meantime.
  */
 const ORDER = 'ORDER';
 
@@ -68,6 +83,13 @@ export const buyerPk = (storeId: number, email: string) => `${storePk(storeId)}#
 export const clientPk = (storeId: number, clientIdentifier: string) => `${storePk(storeId)}#CLIENT#${clientIdentifier}`;
 export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${padId(orderId)}`;
 
+/** An order enters the lists (`from` null) or moves from one status's list to another's: the counts' write, for its transaction. */
+export const orderCountMove = (storeId: number, from: OrderStatus | null, to: OrderStatus): GuardedWrite =>
+  countMoves(storeId, ORDER_COUNTER, from === null ? [{ delta: 1 }, { field: to, delta: 1 }] : [{ field: from, delta: -1 }, { field: to, delta: 1 }]);
+
+/** A TransactWrite holds at most 100 items. */
+const TRANSACTION_ITEMS_MAX = 100;
+
 /** What a reversal still owes, on the order item between the status change and the last effect. */
 export interface ReversalMarks {
   reversal_commands?: boolean;
@@ -81,6 +103,8 @@ export interface OrderItem extends PlacedOrder, ReversalMarks {
   coupon_counters: string[];
   command_ids: number[];
   commission_pending?: boolean;
+  /** The status whose count still holds this order (an approval too large to move the counts in its transaction). */
+  count_owed?: OrderStatus;
 }
 
 /** A line stored before the pricing breakdown existed: no options, no promo, its coupon share unknown. */
@@ -161,6 +185,7 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
       },
       onConditionFailed: () => new Error('internal_id collision'),
     },
+    orderCountMove(storeId, null, 'PENDING'),
     ...writes,
   ]);
 }
@@ -279,13 +304,21 @@ export async function markApproved(
   const commandIds = commands.plan.map((_, index) => firstCommandId + index);
   const snapshot = commandContext(order);
   const commissionPending = order.ref_code !== null;
+  const puts = commandPuts(storeId, order.id, snapshot, commands.plan, commands.chain, firstCommandId, approvedAt);
+  // The order, its commands and the counts fit one transaction, except for orders placed with 98 commands before the counts existed.
+  const countsFit = 1 + puts.length + 1 <= TRANSACTION_ITEMS_MAX;
+  const sets = [
+    '#status = :approved', 'approved_at = :now', 'updated_at = :now', 'gsi2pk = :statusPk', 'command_ids = :ids', 'packages = :packages',
+    ...(commissionPending ? ['commission_pending = :true'] : []),
+    ...(countsFit ? [] : ['count_owed = :pending']),
+  ];
   await transactGuarded([
     {
       item: {
         Update: {
           TableName: TABLE,
           Key: orderKey(storeId, order.id),
-          UpdateExpression: `SET #status = :approved, approved_at = :now, updated_at = :now, gsi2pk = :statusPk, command_ids = :ids, packages = :packages${commissionPending ? ', commission_pending = :true' : ''}`,
+          UpdateExpression: `SET ${sets.join(', ')}`,
           ConditionExpression: '#status = :pending',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -297,9 +330,43 @@ export async function markApproved(
       },
       onConditionFailed: orderChanged,
     },
-    ...commandPuts(storeId, order.id, snapshot, commands.plan, commands.chain, firstCommandId, approvedAt),
+    ...puts,
+    ...(countsFit ? [orderCountMove(storeId, 'PENDING', 'APPROVED')] : []),
   ]);
-  return { ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending, packages: [...packages] };
+  return {
+    ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending, packages: [...packages],
+    ...(countsFit ? {} : { count_owed: 'PENDING' as const }),
+  };
+}
+
+/**
+ * Moves the counts an approval could not move in its transaction (`count_owed`) to the order's
+ * status, once: the removal of the mark is conditioned on it, so a second call (or a reversal that
+ * moved them itself) changes nothing.
+ */
+export async function settleOrderCount(order: OrderItem): Promise<void> {
+  if (order.count_owed === undefined) return;
+  try {
+    await transactGuarded([
+      {
+        item: {
+          Update: {
+            TableName: TABLE,
+            Key: orderKey(order.store_id, order.id),
+            UpdateExpression: 'REMOVE count_owed',
+            ConditionExpression: 'count_owed = :owed AND #status = :status',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':owed': order.count_owed, ':status': order.status },
+          },
+        },
+        onConditionFailed: () => new StaleRead(),
+      },
+      orderCountMove(order.store_id, order.count_owed, order.status),
+    ]);
+  } catch (error) {
+    // Settled by another call, or the order moved on since and that move settled it.
+    if (!(error instanceof StaleRead)) throw error;
+  }
 }
 
 /** The commission of an approved order has been credited: nothing is owed any more. */
@@ -331,6 +398,7 @@ export async function markCanceled(storeId: number, order: OrderItem, releases: 
       },
       onConditionFailed: orderChanged,
     },
+    orderCountMove(storeId, 'PENDING', 'CANCELED'),
     ...releases,
   ]);
   return { ...order, status: 'CANCELED', canceled_at: canceledAt, updated_at: canceledAt };

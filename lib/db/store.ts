@@ -1,6 +1,6 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { startCounted, STORE_WIDE_LISTS } from '#lib/db/list-count.ts';
+import { startCounted, startOrderCounts, STORE_WIDE_LISTS } from '#lib/db/list-count.ts';
 import { patchOne } from '#lib/db/entity.ts';
 import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
@@ -85,6 +85,7 @@ export async function createStore(input: { name: string; domain: string }): Prom
       { item: { Put: { TableName: TABLE, Item: domainItem(store.domain, id, []), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
       // A new store's lists are empty: their counters start exact, and no list of it ever counts its items.
       ...STORE_WIDE_LISTS.map((counter) => startCounted(id, counter)),
+      startOrderCounts(id),
       // Nor does it have tags applied to all packages: nothing to derive from older data.
       startApplyAll(id),
     ]),

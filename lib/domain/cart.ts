@@ -79,7 +79,7 @@ export interface AssessedCart {
   limits: LimitReservation[];
 }
 
-/** A TransactWrite holds at most 100 items: the order, its internal_id sentinel, one write per package, limits, coupon. */
+/** A TransactWrite holds at most 100 items: the order, its internal_id sentinel, the list counts, one write per package, limits, coupon. */
 const TRANSACTION_ITEMS_MAX = 100;
 const COUPON_WRITES = 3;
 
@@ -144,7 +144,7 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
   if (priceRefusal) problems.push(...priceRefusal.details);
 
   const limits: LimitReservation[] = state.held === null ? [] : found.flatMap(({ asked, pkg }) => (pkg.per_customer_limit === null ? [] : [{ package_id: pkg.id, units: asked.quantity, limit: pkg.per_customer_limit }]));
-  const writes = 2 + request.lines.length + limits.length + (coupon ? COUPON_WRITES : 0) + request.extraWrites;
+  const writes = 3 + request.lines.length + limits.length + (coupon ? COUPON_WRITES : 0) + request.extraWrites;
   if (writes > TRANSACTION_ITEMS_MAX) {
     problems.push({ message: `This order has too many packages with a per-customer limit to be placed at once; split it`, code: 'VALIDATION_FAILED', field: request.valuesField === 'fields' ? 'cart' : 'packages' });
   }

@@ -20,11 +20,12 @@ import type { Variable } from '#lib/schemas/variable.ts';
  */
 
 /**
- * An approval writes the order's update, every command and the chain item that orders them in one
- * TransactWrite (at most 100 items), so an order delivers at most 98 commands (a template naming
- * several servers counts once per server); this is checked when it is placed.
+ * An approval writes the order's update, every command, the chain item that orders them and the
+ * list counts in one TransactWrite (at most 100 items), so an order delivers at most 97 commands
+ * (a template naming several servers counts once per server); this is checked when it is placed.
+ * (Orders placed with 98 before the counts existed still approve: lib/db/order.ts.)
  */
-export const ORDER_COMMANDS_MAX = 98;
+export const ORDER_COMMANDS_MAX = 97;
 /** The rendered commands live in the order item (400 KB) and in one transaction (4 MB). */
 export const ORDER_COMMANDS_BYTES_MAX = 256 * 1024;
 
@@ -212,8 +213,8 @@ const DAY_MS = 86_400_000;
  * What an approval at `now` delivers, as one batch: the APPROVED-stage deliveries, then the
  * EXPIRED-stage ones of packages sold with `expiry_days`, due that many days after the approval
  * whatever the quantity (the template's own delay is replaced: the expiry is the moment). The
- * lines gain `expires_at`. One batch, so one chain item: at most 98 commands + chain + order = 100
- * items, the bound checked when the order was placed.
+ * lines gain `expires_at`. One batch, so one chain item: at most 97 commands + chain + order +
+ * counts = 100 items, the bound checked when the order was placed.
  */
 export function approvalPlan(order: Pick<PlacedOrder, 'deliveries' | 'packages' | 'expiry_days'>, now: number): { plan: PlannedCommand[]; packages: OrderPackageLine[] } {
   const days = new Map((order.expiry_days ?? []).map((entry) => [entry.package_id, entry.days]));

@@ -10,6 +10,7 @@ import {
   markCanceled,
   nextOrderId,
   putNewOrder,
+  settleOrderCount,
   toOrder,
   type OrderItem,
 } from '#lib/db/order.ts';
@@ -134,6 +135,8 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
     const chain = newChain(plan.map((_, index) => firstCommandId! + index), plan);
     return markApproved(storeId, order, { plan, chain }, firstCommandId, new Date(now).toISOString(), packages);
   });
+  // What an approval too large for the counts left owed (lib/db/order.ts); a repeated call finishes what a crash left.
+  await settleOrderCount(approved);
   await settleCommission(storeId, approved);
   return toOrder(approved);
 }

@@ -234,15 +234,16 @@ describe('command rendering', () => {
   });
 
   it('bounds the commands of one order to what one approval transaction holds', () => {
-    const many = Array.from({ length: 99 }, (_, i) => ({ command: `c${i}`, servers: null, stage: 'APPROVED' as const, offline_execute: true, delay_seconds: 0 }));
+    const many = Array.from({ length: 98 }, (_, i) => ({ command: `c${i}`, servers: null, stage: 'APPROVED' as const, offline_execute: true, delay_seconds: 0 }));
     const catalog = new Map([[1, pkg(1, 1, many)]]);
     const line = { package_id: 1, name: 'P1', price: 1, quantity: 1, options_price: 0, subtotal: 1, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 1 };
-    expect(() => renderDeliveries([line], catalog, context)).toThrow('at most 98 commands');
-    const catalog98 = new Map([[1, pkg(1, 1, many.slice(0, 98))]]);
-    expect(renderDeliveries([line], catalog98, context)).toHaveLength(98);
-    // A template naming servers counts once per server: 49 x 2 = 98 fits, 50 x 2 does not.
+    // 97 commands + their chain item + the order + the list counts = 100 items.
+    expect(() => renderDeliveries([line], catalog, context)).toThrow('at most 97 commands; these deliver 98');
+    const catalog97 = new Map([[1, pkg(1, 1, many.slice(0, 97))]]);
+    expect(renderDeliveries([line], catalog97, context)).toHaveLength(97);
+    // A template naming servers counts once per server: 48 x 2 = 96 fits, 49 x 2 does not.
     const twice = (n: number) => new Map([[1, pkg(1, 1, many.slice(0, n).map((template) => ({ ...template, servers: [1, 2] })))]]);
-    expect(renderDeliveries([line], twice(49), context)).toHaveLength(49);
-    expect(() => renderDeliveries([line], twice(50), context)).toThrow('these deliver 100');
+    expect(renderDeliveries([line], twice(48), context)).toHaveLength(48);
+    expect(() => renderDeliveries([line], twice(49), context)).toThrow('these deliver 98');
   });
 });
