@@ -38,6 +38,9 @@ const requestIdOf = (request: Request) => request.event.requestContext?.requestI
 
 /** Errors from the AWS SDK that mean a dependency is down or throttling: 503, try again. */
 function isDependencyUnavailable(error: Error & { $metadata?: { httpStatusCode?: number }; code?: string }): boolean {
+  // A request of ours that DynamoDB refuses is a bug to fix, not an outage to retry, whatever status
+  // carries it (DynamoDB Local answers some, e.g. a Limit past 32 bits, with HTTP 500): a 500 with the request id.
+  if (error.name === 'ValidationException') return false;
   const transient = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'ServiceUnavailable', 'TimeoutError', 'InternalServerError'];
   return (
     transient.includes(error.name) ||

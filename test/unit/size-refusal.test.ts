@@ -33,4 +33,11 @@ describe('size refusals', () => {
     expect(isSizeRefusal(named('TransactionCanceledException', 'Transaction cancelled', { CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }))).toBe(false);
     expect(toHttpError(named('ValidationException', 'ExpressionAttributeValues must not be empty'))).toBeUndefined();
   });
+
+  it('a refused request of ours is a 500 (a bug), never a 503 (retry), even when it comes with an HTTP 5xx', () => {
+    const refused = named('ValidationException', 'Limit must be a 32-bit integer', { $metadata: { httpStatusCode: 500 } });
+    expect(toHttpError(refused)).toBeUndefined();
+    // A real outage still is a 503.
+    expect(toHttpError(named('InternalServerError', 'Internal server error', { $metadata: { httpStatusCode: 500 } }))).toMatchObject({ status: 503 });
+  });
 });
