@@ -3,7 +3,7 @@ import { startBenchStack } from './stack.ts';
 
 /**
  * `npm run bench` (second part), or `npx tsx test/bench/lists.ts`: what a page of a page-mode
- * list costs as the list grows. For the discount, package and tag lists of a store holding
+ * list costs as the list grows. For the discount, package, tag and order lists of a store holding
  * SIZES items each, page 1 and page 20 (limit 25) are asked through the real handlers of the local
  * stack (DynamoDB Local), and each row prints the request's DynamoDB calls (the local header
  * x-local-dynamodb-calls), the read units DynamoDB reports for them (every command is sent with
@@ -12,6 +12,7 @@ import { startBenchStack } from './stack.ts';
  * first (BENCH_LIST_SIZES, default 20,5000), so the counters a list keeps are the ones real
  * creates keep. The first request of each list is made once before the measured ones: a list
  * whose counter was never written (data older than the counter) counts once, then never again.
+ * BENCH_LIST_NAMES (e.g. `order`) measures only the lists named.
  */
 const SIZES = (process.env.BENCH_LIST_SIZES ?? '20,5000').split(',').map(Number);
 const RUNS = Number(process.env.BENCH_LIST_RUNS ?? 5);
@@ -22,14 +23,23 @@ const SEED_CONCURRENCY = 16;
 interface ListCase {
   name: string;
   path: string;
-  body: (index: number) => unknown;
+  /** What the items need first (an order needs a package): made once per store, handed to `body`. */
+  prepare?: (post: (path: string, body: unknown) => Promise<{ id: number }>) => Promise<Record<string, number>>;
+  body: (index: number, prepared: Record<string, number>) => unknown;
 }
 
-const LISTS: ListCase[] = [
+const ALL_LISTS: ListCase[] = [
   { name: 'discount', path: '/v1/app/discount', body: (i) => ({ coupon: `BENCH${i}`, type: 'PERCENTAGE', value: 10 }) },
   { name: 'package', path: '/v1/app/package', body: (i) => ({ name: `Package ${i}`, price: 9.99, commands: [{ command: 'give {client_identifier} vip' }] }) },
   { name: 'tag', path: '/v1/app/tag', body: (i) => ({ name: `Tag ${i}`, color: '#ef4444' }) },
+  {
+    name: 'order',
+    path: '/v1/app/order',
+    prepare: async (post) => ({ packageId: (await post('/v1/app/package', { name: 'Bench VIP', price: 4.99, commands: [{ command: 'give {client_identifier} vip' }] })).id }),
+    body: (i, { packageId }: Record<string, number>) => ({ client_identifier: `player${i}`, client_email: `p${i}@example.com`, client_name: `Player ${i}`, packages: [{ package_id: packageId, quantity: 1 }] }),
+  },
 ];
+const LISTS = ALL_LISTS.filter((list) => !process.env.BENCH_LIST_NAMES || process.env.BENCH_LIST_NAMES.split(',').includes(list.name));
 
 const stack = await startBenchStack(resolve('.local/bench-lists'));
 
@@ -58,15 +68,16 @@ try {
       headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const answer = (await response.json()) as { meta?: { total: number }; data?: unknown[] };
+    const answer = (await response.json()) as { id: number; meta?: { total: number }; data?: unknown[] };
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
     return { answer, calls: Number(response.headers.get('x-local-dynamodb-calls')) };
   };
 
   async function seed(token: string, list: ListCase, count: number): Promise<void> {
+    const prepared = (await list.prepare?.(async (path, body) => (await request(token, 'POST', path, body)).answer)) ?? {};
     let next = 0;
     const worker = async () => {
-      while (next < count) await request(token, 'POST', list.path, list.body(next++));
+      while (next < count) await request(token, 'POST', list.path, list.body(next++, prepared));
     };
     await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));
   }
