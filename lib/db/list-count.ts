@@ -34,7 +34,8 @@ import { ORDER_STATUSES } from '#lib/schemas/order.ts';
  * One counter item may hold several counts, one attribute each (`field`): the order list keeps
  * all orders (`n`) and each status (`n_<STATUS>`, flag `counted_<STATUS>`) in one item, so that a
  * status change adds one item to its transaction, not two (an approval's transaction has room for
- * one, lib/domain/order.ts). Each field is counted and flagged on its own.
+ * one, lib/domain/order.ts). Each field is counted, flagged and its moves kept on its own
+ * (`counted_<STATUS>`, `moves_<STATUS>`).
  *
  * Counters live in a partition of their own per store, `COUNT#<s>`, so that the list routes,
  * whose access is `read`, may be granted that one-time write on those partitions only
@@ -82,7 +83,8 @@ export const ORDER_COUNTER = 'ORDER';
 const ORDER_COUNT_FIELDS = [undefined, ...ORDER_STATUSES];
 
 /** The attributes of one count in its counter item: the count and the flag saying it is exact. */
-const countAttributes = (field: string | undefined) => (field === undefined ? { n: 'n', counted: 'counted' } : { n: `n_${field}`, counted: `counted_${field}` });
+const countAttributes = (field: string | undefined) =>
+  field === undefined ? { n: 'n', counted: 'counted', moves: 'moves' } : { n: `n_${field}`, counted: `counted_${field}`, moves: `moves_${field}` };
 
 /** A counter known to be exact from the start, each of its `fields` at 0: written with the item whose creation starts the list (a store, a category). */
 export function startCounted(storeId: number, counter: string, fields: readonly (string | undefined)[] = [undefined]): GuardedWrite {
@@ -109,15 +111,17 @@ export const countMove = (storeId: number, counter: string, delta: number): Guar
 
 /** The write that moves several counts of one counter item at once (e.g. an order leaving one status for another). */
 export function countMoves(storeId: number, counter: string, moves: readonly { field?: string; delta: number }[]): GuardedWrite {
-  const adds = moves.map(({ field }, index) => `#n${index} :d${index}`);
+  const adds = moves.map((_, index) => `#n${index} :d${index}, #m${index} :one`);
   return {
     item: {
       Update: {
         TableName: TABLE,
         Key: listCounterKey(storeId, counter),
         UpdateExpression: `ADD ${adds.join(', ')} SET store_id = :store`,
-        ExpressionAttributeNames: Object.fromEntries(moves.map(({ field }, index) => [`#n${index}`, countAttributes(field).n])),
-        ExpressionAttributeValues: { ...Object.fromEntries(moves.map(({ delta }, index) => [`:d${index}`, delta])), ':store': storeId },
+        ExpressionAttributeNames: Object.fromEntries(
+          moves.flatMap(({ field }, index) => [[`#n${index}`, countAttributes(field).n], [`#m${index}`, countAttributes(field).moves]]),
+        ),
+        ExpressionAttributeValues: { ...Object.fromEntries(moves.map(({ delta }, index) => [`:d${index}`, delta])), ':one': 1, ':store': storeId },
       },
     },
   };
@@ -175,20 +179,30 @@ async function listTotal(storeId: number, list: CountedList): Promise<number> {
   const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: key, ConsistentRead: true }));
   if (Item?.[names.counted] === true) return Number(Item[names.n]);
   const seen = Item?.[names.n] === undefined ? undefined : Number(Item[names.n]);
+  const seenMoves = Item?.[names.moves] === undefined ? undefined : Number(Item[names.moves]);
   const counted = await countRange(list.count);
+  // Unchanged since the read: no move at all (`moves`), nor one by a writer older than `moves` (`n`).
+  const unchanged = [
+    seenMoves === undefined ? 'attribute_not_exists(#moves)' : '#moves = :moves',
+    seen === undefined ? 'attribute_not_exists(#n)' : '#n = :seen',
+  ];
   try {
     await db.send(
       new UpdateCommand({
         TableName: TABLE,
         Key: key,
         UpdateExpression: 'SET #n = :counted, #counted = :true, store_id = :store',
-        ConditionExpression: seen === undefined ? 'attribute_not_exists(#counted) AND attribute_not_exists(#n)' : 'attribute_not_exists(#counted) AND #n = :seen',
-        ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted },
-        ExpressionAttributeValues: { ':counted': counted, ':true': true, ':store': storeId, ...(seen === undefined ? {} : { ':seen': seen }) },
+        ConditionExpression: ['attribute_not_exists(#counted)', ...unchanged].join(' AND '),
+        ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted, '#moves': names.moves },
+        ExpressionAttributeValues: {
+          ':counted': counted, ':true': true, ':store': storeId,
+          ...(seen === undefined ? {} : { ':seen': seen }),
+          ...(seenMoves === undefined ? {} : { ':moves': seenMoves }),
+        },
       }),
     );
   } catch (error) {
-    // A create or delete moved the counter while we counted (or another reader counted first): keep the answer, store nothing.
+    // A write moved the counter while we counted (or another reader counted first): keep the answer, store nothing.
     if (!isConditionalFailure(error)) throw error;
   }
   return counted;

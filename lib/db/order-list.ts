@@ -199,8 +199,14 @@ function countedOrders(storeId: number, status: OrderStatus | undefined): Counte
       // Notes share the prefix (`ORDER#<id>#NOTE#...`): only order items count.
       pk: storePk(storeId),
       skPrefix: 'ORDER#',
+      // An order whose approval still owes its count move (`count_owed`, lib/db/order.ts) counts under the status it is owed in:
+      // the settle moves it from there afterwards.
       filter: status
-        ? { FilterExpression: '#entity = :order AND #status = :status', ExpressionAttributeNames: { ...entity.names, '#status': 'status' }, ExpressionAttributeValues: { ...entity.values, ':status': status } }
+        ? {
+            FilterExpression: '#entity = :order AND (count_owed = :status OR (attribute_not_exists(count_owed) AND #status = :status))',
+            ExpressionAttributeNames: { ...entity.names, '#status': 'status' },
+            ExpressionAttributeValues: { ...entity.values, ':status': status },
+          }
         : { FilterExpression: '#entity = :order', ExpressionAttributeNames: entity.names, ExpressionAttributeValues: entity.values },
     },
   };

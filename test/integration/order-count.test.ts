@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
 import { listCounterKey, ORDER_COUNTER } from '#lib/db/list-count.ts';
@@ -217,6 +217,64 @@ describe('order list totals', () => {
     expect((await store.post(`/v1/app/order/${ids[3]}/note`, { content: 'call back' })).status).toBe(200);
     expect(await listTotals(store)).toEqual(await truth(store, ids));
     expect(await counterItem(store.storeId)).toMatchObject({ n: 7, counted: true, n_PENDING: 4, counted_PENDING: true });
+  });
+
+  it('a first count that a create and an approval straddle (+1 and -1: the count unchanged) stores nothing, and the next read is exact', async () => {
+    const store = await newStore();
+    const ids = await ordersOf(store, 3);
+    const pkg = await createPackage(store, { price: 2 });
+    // An older store whose counts have moved since (n_PENDING exists, not counted).
+    await db.send(new PutCommand({ TableName: TABLE, Item: { ...listCounterKey(store.storeId, ORDER_COUNTER), store_id: store.storeId } }));
+    await store.post(`/v1/app/order/${ids[0]}/approve`);
+    let straddled = false;
+    // Around the first count's own Query (consistent, Select COUNT): an order placed before it, one approved after it.
+    const middleware = (next: (args: { input: Record<string, unknown> }) => Promise<unknown>) => async (args: { input: Record<string, unknown> }) => {
+      const firstCount = args.input.Select === 'COUNT' && args.input.ConsistentRead === true && !straddled;
+      if (firstCount) {
+        straddled = true;
+        await placeOrder(store, orderBody(pkg.id));
+      }
+      const result = await next(args);
+      if (firstCount) expect((await store.post(`/v1/app/order/${ids[1]}/approve`)).status).toBe(200);
+      return result;
+    };
+    db.middlewareStack.add(middleware as never, { step: 'initialize', name: 'straddleFirstCount' });
+    try {
+      const page = await orderPage(store.storeId, { status: 'PENDING' }, 1, 5);
+      // What the count saw: ids[1], ids[2] and the new order.
+      expect(page.total).toBe(3);
+    } finally {
+      db.middlewareStack.remove('straddleFirstCount');
+    }
+    expect(straddled).toBe(true);
+    // The count missed the approval: storing it would have left PENDING one too high for good.
+    expect(await counterItem(store.storeId)).not.toHaveProperty('counted_PENDING');
+    expect((await listTotals(store)).PENDING).toBe(2);
+    expect(await counterItem(store.storeId)).toMatchObject({ n_PENDING: 2, counted_PENDING: true });
+  });
+
+  it('a first count counts an order whose approval still owes its count move under the owed status, so the settle leaves it exact', async () => {
+    const store = await newStore();
+    const ids = await ordersOf(store, 2);
+    await db.send(new DeleteCommand({ TableName: TABLE, Key: listCounterKey(store.storeId, ORDER_COUNTER) }));
+    await crashedApproval(store.storeId, ids[0]!);
+    // Counted before the settle: the owed order is still PENDING for the counts.
+    expect(await listTotals(store)).toEqual({ ALL: 2, PENDING: 2, APPROVED: 0, CANCELED: 0, REFUNDED: 0, CHARGEBACK: 0 });
+    expect((await store.post(`/v1/app/order/${ids[0]}/approve`)).status).toBe(200);
+    expect(await listTotals(store)).toEqual({ ALL: 2, PENDING: 1, APPROVED: 1, CANCELED: 0, REFUNDED: 0, CHARGEBACK: 0 });
+  });
+
+  it('refunds racing the approvals that finish a half-done approval move the counts once', async () => {
+    const store = await newStore();
+    const ids = await ordersOf(store, 8);
+    for (const id of ids) await crashedApproval(store.storeId, id);
+    const results = await Promise.all(
+      ids.flatMap((id) => [store.post(`/v1/app/order/${id}/refund`), ...Array.from({ length: 3 }, () => store.post(`/v1/app/order/${id}/approve`))]),
+    );
+    // An approval that comes after the refund is a 409; every refund lands.
+    for (const res of results) expect([200, 409], res.text).toContain(res.status);
+    for (const id of ids) expect(await orderItem(store.storeId, id)).not.toHaveProperty('count_owed');
+    expect(await listTotals(store)).toEqual({ ALL: 8, PENDING: 0, APPROVED: 0, CANCELED: 0, REFUNDED: 8, CHARGEBACK: 0 });
   });
 
   it('an order placed with 98 commands before the counts approves in two writes, the counts exact', async () => {

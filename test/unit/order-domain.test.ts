@@ -100,6 +100,15 @@ describe('the cart rules', () => {
     expect(() => assessCart(request([{ package_id: 4, quantity: 5 }]), state([{ ...pkg(4, 1), per_customer_limit: 2 }], { held: null }), NOW)).not.toThrow();
   });
 
+  it("refuses a cart whose creating transaction would pass 100 items: order, sentinel, list counts, a write per line and per limit, the extras", () => {
+    const limited = Array.from({ length: 48 }, (_, index) => ({ ...pkg(index + 1, 1), per_customer_limit: 5 }));
+    const lines = limited.map((p) => ({ package_id: p.id, quantity: 1 }));
+    // 3 + 48 lines + 48 limits + 1 extra (a checkout's due item) = 100: placed.
+    expect(() => assessCart(request(lines, { extraWrites: 1 }), state(limited), NOW)).not.toThrow();
+    // One more write is 101: refused on the cart, before anything is written.
+    expect(fieldsOf(() => assessCart(request(lines, { extraWrites: 2 }), state(limited), NOW))).toEqual(['packages:VALIDATION_FAILED']);
+  });
+
   it('honours a quote: its prices, without the coupon price rules', () => {
     const quoted = { items: [], subtotal: 1, promo_discount: 0, coupon_discount: 0, discount: 0, total: 1, coupon: null, next_tiers: [] };
     expect(assessCart(request([{ package_id: 1, quantity: 1 }]), state([pkg(1, 50)], { quoted }), NOW).prices).toBe(quoted);
