@@ -293,8 +293,9 @@ export async function listQueuedCommands(storeId: number, now: string): Promise<
 }
 
 /**
- * The PENDING commands of one server (to cancel when it is deleted): the store's PENDING commands
- * filtered by server, one Query per MB. Deleting a server is rare; no index is kept for it.
+ * The PENDING commands of one server, bound to it or claimed by it last (to settle when it is
+ * deleted, lib/flows/server.ts): the store's PENDING commands filtered by server, one Query per MB.
+ * Deleting a server is rare; no index is kept for it.
  */
 export async function pendingCommandsOf(storeId: number, serverId: number): Promise<CommandRecord[]> {
   const records: CommandRecord[] = [];
