@@ -3,10 +3,10 @@
  *
  *   store create --name NAME --domain DOMAIN   -> {store_id, domain, api_token}
  *   token create --store ID                    -> {store_id, api_token, credential_id}
- *   token revoke --token TOKEN                 -> {revoked: true}
+ *   token revoke --token TOKEN [--store ID]    -> {revoked: true}  (the token names its store; --store is a guard that must match)
  *   key create --store ID --scope customers:identify -> {store_id, key, credential_id, scopes}
  *   key create --store ID --scope delivery --server ID -> {store_id, server_id, key, credential_id, scopes}
- *   key revoke --key KEY                       -> {revoked: true}
+ *   key revoke --key KEY [--store ID]          -> {revoked: true}  (likewise)
  *   order index-clients --store ID             -> {store_id, orders, indexed}  (once, for orders written before the client_identifier filter)
  *
  * Without TABLE_NAME it talks to the local stack (`npm start`, DynamoDB Local on DYNAMODB_PORT

@@ -5,12 +5,12 @@ import { createApiKey, createApiToken } from '#lib/db/credential.ts';
 import { findOrCreateCustomer } from '#lib/db/customer.ts';
 import { createNote } from '#lib/db/note.ts';
 import { createServer, createServerKey } from '#lib/db/server.ts';
-import { listDeliveries } from '#lib/db/webhook.ts';
+import { listDeliveries, listWebhookItems } from '#lib/db/webhook.ts';
 import { createLink, joinAffiliate, requestWithdrawal, updateWithdrawSettings } from '#lib/flows/affiliate.ts';
 import { listOrderCommands, reportCommand } from '#lib/flows/command.ts';
 import { createDiscount } from '#lib/flows/discount.ts';
 import { createImageUpload, uploadPackageImage } from '#lib/flows/image.ts';
-import { createStoreWebhook } from '#lib/flows/webhook.ts';
+import { createStoreWebhook, updateStoreWebhook } from '#lib/flows/webhook.ts';
 import { createPromo } from '#lib/flows/promo.ts';
 import { createVariable } from '#lib/flows/variable.ts';
 import { approveOrder, createOrder } from '#lib/flows/order.ts';
@@ -26,7 +26,7 @@ import { serverCreateBody } from '#lib/schemas/server.ts';
 import { packageCreateBody } from '#lib/schemas/package.ts';
 import { promoCreateBody } from '#lib/schemas/promo.ts';
 import { variableCreateBody } from '#lib/schemas/variable.ts';
-import { webhookCreateBody } from '#lib/schemas/webhook.ts';
+import { webhookCreateBody, webhookPatchBody } from '#lib/schemas/webhook.ts';
 import { WEBHOOK_INBOX_PATH } from '#infra/local/server.ts';
 
 export const DEMO_DOMAIN = 'demo.localhost';
@@ -182,4 +182,22 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
     order_internal_id: first.internal_id,
     image_upload_key: upload.key,
   };
+}
+
+/** The stack's own receiver (`POST /local/webhook-inbox` on the API host), at whatever port it ran. */
+function isLocalInbox(url: string): boolean {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  return parsed?.pathname === WEBHOOK_INBOX_PATH && ['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname);
+}
+
+/**
+ * A later start of the stack, maybe on another port or host: the demo store's webhooks that
+ * deliver to the stack's own inbox follow it to `apiUrl` (one the user pointed elsewhere is left
+ * alone). Through the same flow as PATCH /v1/app/webhook/{id}.
+ */
+export async function followStackAddress(storeId: number, apiUrl: string): Promise<void> {
+  const inbox = `${apiUrl}${WEBHOOK_INBOX_PATH}`;
+  for (const webhook of await listWebhookItems(storeId)) {
+    if (webhook.url !== inbox && isLocalInbox(webhook.url)) await updateStoreWebhook(storeId, webhook.id, v.parse(webhookPatchBody, { url: inbox }));
+  }
 }

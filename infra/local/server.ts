@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, watch } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -10,6 +10,7 @@ import { routeEntries } from '#lib/routes/index.ts';
 import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
 import { enforceRouteAccess, routeAccess } from '#infra/local/route-access.ts';
 import { staticPage } from '#infra/local/pages.ts';
+import { watchSourceTrees } from '#infra/local/source-watch.ts';
 
 /**
  * The local stand-in for the two HTTP APIs: it matches a request against the same route
@@ -168,14 +169,15 @@ export const loadHandler = async (name: string) => (await loadRuntime(name)).han
 export function watchSourcesForReload(): () => void {
   const roots = SOURCE_DIRS.map((dir) => pathToFileURL(join(process.cwd(), dir, '/')).href);
   register('./reload-hooks.mjs', { parentURL: import.meta.url, data: { roots } });
-  const watchers = SOURCE_DIRS.map((dir) =>
-    watch(join(process.cwd(), dir), { recursive: true }, () => {
+  // Directory by directory: a file replaced by a rename (sed -i, git checkout) is still seen (infra/local/source-watch.ts).
+  return watchSourceTrees(
+    SOURCE_DIRS.map((dir) => join(process.cwd(), dir)),
+    () => {
       generation += 1;
       // Earlier generations are never asked for again: let them go.
       runtimes.clear();
-    }),
+    },
   );
-  return () => watchers.forEach((watcher) => watcher.close());
 }
 
 export function lambdaContext(name: string, requestId: string): Context {

@@ -104,22 +104,28 @@ interface DemoFile {
   api_url: string;
   store_url: string;
   store_id: number;
+  store_domain: string;
   identify_key: string;
 }
 
-/** Seeds the demo store once; reseeds if the data was reset but demo.json was left behind. */
+/**
+ * Seeds the demo store once (reseeds if the data was reset but demo.json was left behind). Every
+ * start writes demo.json's URLs for the port and host it runs on now, and moves the demo webhook's
+ * receiver with them, so that nothing the stack prints, writes or hands on names an earlier start's.
+ */
 async function seedDemo(localDir: string, apiUrl: string, port: number): Promise<DemoFile> {
   const demoFile = join(localDir, 'demo.json');
   const { getStore } = await import('#lib/db/store.ts');
-  const read = () => JSON.parse(readFileSync(demoFile, 'utf8')) as DemoFile;
-  if (existsSync(demoFile)) {
-    const demo = read();
-    if (await getStore(demo.store_id)) return demo;
-  }
-  const { seedDemoStore } = await import('#infra/local/seed.ts');
-  const demo = await seedDemoStore(apiUrl);
-  writeFileSync(demoFile, `${JSON.stringify({ api_url: `${apiUrl}/v1`, store_url: `http://${demo.store_domain}:${port}`, ...demo }, null, 2)}\n`, { mode: 0o600 });
-  return read();
+  const { followStackAddress, seedDemoStore } = await import('#infra/local/seed.ts');
+  const kept = existsSync(demoFile) ? (JSON.parse(readFileSync(demoFile, 'utf8')) as DemoFile) : undefined;
+  const reused = kept && (await getStore(kept.store_id)) ? kept : undefined;
+  if (reused) await followStackAddress(reused.store_id, apiUrl);
+  const demo = reused ?? (await seedDemoStore(apiUrl));
+  const urls = { api_url: `${apiUrl}/v1`, store_url: `http://${demo.store_domain}:${port}` };
+  // The URLs first in the file, then the rest as kept.
+  const current: DemoFile = { ...urls, ...demo, ...urls };
+  writeFileSync(demoFile, `${JSON.stringify(current, null, 2)}\n`, { mode: 0o600 });
+  return current;
 }
 
 const listen = (server: Server, port: number, host: string) =>

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { processLocalKeys } from '#lib/crypto.ts';
-import { createApiKey, createApiToken, DELIVERY_SCOPE, revokeCredential } from '#lib/db/credential.ts';
+import { createApiKey, createApiToken, DELIVERY_SCOPE, findCredential, revokeCredential } from '#lib/db/credential.ts';
 import { indexOrderClient } from '#lib/db/order.ts';
 import { listOrdersByCursor } from '#lib/db/order-list.ts';
 import { createServerKey } from '#lib/db/server.ts';
@@ -36,6 +36,25 @@ async function existingStore(flag: string | undefined): Promise<number> {
   return storeId;
 }
 
+const KIND_NAMES = { api_token: 'API token', api_key: 'API key' } as const;
+
+/**
+ * `token revoke` / `key revoke` (extensions section 2): the secret names its credential and
+ * its store, so `--store` is not needed; given, it is a guard that must name that store (422,
+ * nothing revoked, otherwise). The revoke is still a delete conditioned on kind and store (as every
+ * revoke, lib/db/credential.ts), with the store the lookup read.
+ */
+async function revokeBySecret(secret: string, kind: keyof typeof KIND_NAMES, storeFlag: string | undefined): Promise<{ revoked: true }> {
+  const guard = storeFlag === undefined ? undefined : parsed(storeIdInput, storeFlag);
+  const credential = await findCredential(secret);
+  if (!credential || credential.kind !== kind) throw notFound(KIND_NAMES[kind]);
+  if (guard !== undefined && guard !== credential.store_id) {
+    throw new HttpError(422, { message: `--store ${guard} does not match: this ${KIND_NAMES[kind]} belongs to store ${credential.store_id}; nothing revoked` });
+  }
+  if (!(await revokeCredential(secret, kind, credential.store_id))) throw notFound(KIND_NAMES[kind]);
+  return { revoked: true };
+}
+
 export type Flags = Record<string, string | undefined>;
 
 export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> = {
@@ -50,13 +69,7 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     const { api_token, credential_id } = await createApiToken(storeId);
     return { store_id: storeId, api_token, credential_id };
   },
-  async 'token revoke'(flags) {
-    // The store is part of the revoke's condition: a token is revoked only as the store it belongs to.
-    const storeId = await existingStore(flags.store);
-    const revoked = await revokeCredential(parsed(secretInput('--token'), flags.token), 'api_token', storeId);
-    if (!revoked) throw notFound('API token');
-    return { revoked: true };
-  },
+  'token revoke': (flags) => revokeBySecret(parsed(secretInput('--token'), flags.token), 'api_token', flags.store),
   async 'key create'(flags) {
     const storeId = await existingStore(flags.store);
     const scope = parsed(scopeInput, flags.scope);
@@ -90,10 +103,5 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
     }
     return { store_id: storeId, orders, indexed };
   },
-  async 'key revoke'(flags) {
-    const storeId = await existingStore(flags.store);
-    const revoked = await revokeCredential(parsed(secretInput('--key'), flags.key), 'api_key', storeId);
-    if (!revoked) throw notFound('API key');
-    return { revoked: true };
-  },
+  'key revoke': (flags) => revokeBySecret(parsed(secretInput('--key'), flags.key), 'api_key', flags.store),
 };

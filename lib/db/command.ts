@@ -26,11 +26,13 @@ import type { Chain, ChainEntry, Command, CommandRecord, PlannedCommand, QueuedC
  * | chain of a batch                        | `STORE#<s> / COMMAND_CHAIN#<first id>`, Put conditioned on its `rev`          | 1 + 1    |
  *
  * Both indexes are sparse. gsi1 holds every PENDING command (the operator's view). gsi2 holds the
- * claimable ones: PENDING and released from the chain, in their server's partition (or ANY's until a
- * server claims one), sorted by when a claim may take them: `execute_at`, or the end of the lease
- * that holds them. A lease therefore needs no separate expiry sweep: a lapsed lease's command is
- * simply due again. A claim reads only its own two partitions, so its cost follows what it hands
- * out, not how many commands other servers or stores have queued.
+ * claimable ones: PENDING and released from the chain, in the partition of the server their template
+ * named, or ANY's for a command of any server (for good: a claim binds it to the claimer only while
+ * the lease lives, extensions section 9), sorted by when a claim may take them: `execute_at`, or the
+ * end of the lease that holds them. A lease therefore needs no separate expiry sweep: a lapsed
+ * lease's command is simply due again, in ANY's partition for every server of the store when it is
+ * an any-server command. A claim reads only its own two partitions, so its cost follows what it
+ * hands out, not how many commands other servers or stores have queued.
  *
  * A command carries a copy of its order's client fields and variables (`order`), so the queue
  * answers without reading orders; an order's client fields never change after it is placed.
@@ -49,12 +51,16 @@ const claimableAt = (record: CommandRecord) =>
   record.lease_until !== null && record.lease_until > record.execute_at ? record.lease_until : record.execute_at;
 const queueSk = (record: CommandRecord) => `${claimableAt(record)}#${padId(record.id)}`;
 
-/** The index attributes of a record: present exactly while it is PENDING (gsi1) and claimable (gsi2). */
+/**
+ * The index attributes of a record: present exactly while it is PENDING (gsi1) and claimable (gsi2).
+ * An any-server command stays in ANY's queue whoever claimed it last (its `server_id`), so that once
+ * that claimer's lease lapses any server of the store may claim it again.
+ */
 function indexAttributes(record: CommandRecord): Record<string, string> {
   if (record.status !== 'PENDING') return {};
   const pending = { gsi1pk: pendingPk(record.store_id), gsi1sk: `${record.execute_at}#${padId(record.id)}` };
   if (record.waiting) return pending;
-  return { ...pending, gsi2pk: queuePk(record.store_id, record.server_id), gsi2sk: queueSk(record) };
+  return { ...pending, gsi2pk: queuePk(record.store_id, record.any_server ? null : record.server_id), gsi2sk: queueSk(record) };
 }
 
 /** A stored command; commands stored before servers and leases existed read as any-server, unleased. */
@@ -287,8 +293,9 @@ export async function listQueuedCommands(storeId: number, now: string): Promise<
 }
 
 /**
- * The PENDING commands of one server (to cancel when it is deleted): the store's PENDING commands
- * filtered by server, one Query per MB. Deleting a server is rare; no index is kept for it.
+ * The PENDING commands of one server, bound to it or claimed by it last (to settle when it is
+ * deleted, lib/flows/server.ts): the store's PENDING commands filtered by server, one Query per MB.
+ * Deleting a server is rare; no index is kept for it.
  */
 export async function pendingCommandsOf(storeId: number, serverId: number): Promise<CommandRecord[]> {
   const records: CommandRecord[] = [];

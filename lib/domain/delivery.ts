@@ -108,7 +108,11 @@ export interface Lease {
   expires_at: string;
 }
 
-/** The command held by `lease`: an any-server command becomes the claiming server's for good. */
+/**
+ * The command held by `lease`. An any-server command is bound to the claiming server only while the
+ * lease lives: its `server_id` is the last claimer's, and once the lease lapses unacknowledged any
+ * server of the store may claim it again (`attempt` + 1), so a server that died strands nothing.
+ */
 export const leased = (command: CommandRecord, lease: Lease, now: number): CommandRecord => ({
   ...command,
   server_id: lease.server_id,
@@ -196,8 +200,20 @@ export const resent = (command: CommandRecord, waiting: boolean, now: number): C
   updated_at: iso(now),
 });
 
-/** Deleting a server cancels its PENDING commands. */
+/** A refund or chargeback cancels the order's commands that are not DONE (section 10). */
 export const canceled = (command: CommandRecord, now: number): CommandRecord => ({ ...command, status: 'CANCELED', updated_at: iso(now) });
+
+/**
+ * Deleting a server: the PENDING commands bound to it are canceled; the any-server commands it
+ * claimed last (under a lease, or backing off after its FAILED ack) go back to the queue for the
+ * store's other servers at once, its lease ended (its keys are revoked: it can ack nothing) and no
+ * server named until one claims them. Null when the command is no longer the server's to give up.
+ */
+export function afterServerDeleted(command: CommandRecord | undefined, serverId: number, now: number): CommandRecord | null {
+  if (command?.status !== 'PENDING' || command.server_id !== serverId) return null;
+  if (!command.any_server) return canceled(command, now);
+  return { ...command, server_id: null, lease_id: null, lease_until: null, acked: false, updated_at: iso(now) };
+}
 
 /** A change finishes the command (it becomes final now) and others may wait on it: the chain must hear of it. */
 export const finishesInChain = (before: CommandRecord, after: CommandRecord) =>
@@ -226,8 +242,9 @@ export function buyerDeliveries(
     .map((command) => ({
       package_id: command.package_id,
       package_name: packageNames.get(command.package_id) ?? '',
-      // An any-server command names its server once one claimed it; a deleted server reads as null.
-      server_name: command.server_id === null || command.attempt === 0 ? null : (serverNames.get(command.server_id) ?? null),
+      // A bound command names its server from the start; an any-server one its last claimer (none before the first claim).
+      // A deleted server reads as null.
+      server_name: command.server_id === null ? null : (serverNames.get(command.server_id) ?? null),
       status: command.status,
       updated_at: command.updated_at,
     }));

@@ -28,7 +28,7 @@ export const deliveryRoutes = {
   }),
   'server-delete': route({
     method: 'DELETE', path: '/v1/app/server/{serverId}', api: 'api', credential: 'operator', access: 'write', tag: 'Server',
-    summary: 'Delete a game server: revokes its keys and cancels its PENDING commands (409 while a package names it)', params: idParams('serverId'), status: 204,
+    summary: 'Delete a game server: revokes its keys, cancels the PENDING commands bound to it and gives the any-server commands it holds back to the queue (409 while a package names it)', params: idParams('serverId'), status: 204,
   }),
   'server-key-create': route({
     method: 'POST', path: '/v1/app/server/{serverId}/key', api: 'api', credential: 'operator', access: 'write', tag: 'Server',
@@ -36,7 +36,7 @@ export const deliveryRoutes = {
   }),
   'delivery-claim': route({
     method: 'POST', path: '/v1/delivery/claim', api: 'api', credential: 'apiKey', scope: 'delivery', access: 'write', tag: 'Delivery',
-    summary: "Lease the server's due commands (and any-server ones), oldest first, each in its order's sequence",
+    summary: "Lease the server's due commands (and any-server ones: the claimer's only while the lease lives, then any server's again), oldest first, each in its order's sequence",
     body: claimBody, response: claimResponse,
     example: { body: { online: ['Steve'], limit: 50, lease_seconds: 60 } },
   }),

@@ -41,8 +41,10 @@ export const commandResource = v.object({
   status: v.picklist(COMMAND_STATUSES),
   tries: v.number(),
   response: v.nullable(v.string()),
-  /** The server that runs it: the listed one, or for an any-server command the first to claim it (null until then). */
-  server_id: v.nullable(v.number()),
+  server_id: v.pipe(
+    v.nullable(v.number()),
+    v.description('The server that runs it: the one its template listed, or for a command of any server the last to claim it (null until one does; the claimer holds it only while its lease lives)'),
+  ),
   stage: v.picklist(COMMAND_STAGES),
   /** How many times a claim has handed it out. */
   attempt: v.number(),
@@ -90,7 +92,7 @@ export type CommandCursorPage = v.InferOutput<typeof commandCursorPage>;
  */
 export interface CommandRecord extends Command {
   order: QueuedCommandOrder;
-  /** The template named no server: any server may claim it (server_id is then the claimer's). */
+  /** The template named no server: any server may claim it, again once the last claimer's lease lapsed (server_id is the last claimer's). */
   any_server: boolean;
   /** Id of the chain item that orders this command's batch (null: nothing waits on anything in it). */
   chain: number | null;

@@ -82,7 +82,10 @@ export const buyerOrderWithDeliveries = v.object({
     v.object({
       package_id: v.number(),
       package_name: v.string(),
-      server_name: v.pipe(v.nullable(v.string()), v.description('null until a server claims the command')),
+      server_name: v.pipe(
+        v.nullable(v.string()),
+        v.description('The server the command is bound to from the start (servers: [ids]); for a command of any server the server that claimed it last, null until one does (and for a deleted server)'),
+      ),
       status: v.picklist(COMMAND_STATUSES),
       updated_at: timestamp,
     }),

@@ -54,6 +54,32 @@ describe('npm run admin', () => {
     expect((await call('GET', '/v1/app/store', { token: store.api_token })).status).toBe(200);
   });
 
+  it('revokes a token or a key by the secret alone (extensions section 2); --store is a guard that must match', async () => {
+    const store = admin('store', 'create', '--name', 'Bare revoke shop', '--domain', domain()).out;
+    const other = admin('store', 'create', '--name', 'Guard shop', '--domain', domain()).out;
+    const key = admin('key', 'create', '--store', String(store.store_id), '--scope', 'customers:identify').out.key;
+
+    // A guard naming another store: a clear error, and nothing revoked.
+    const mismatch = admin('token', 'revoke', '--token', store.api_token, '--store', String(other.store_id));
+    expect(mismatch.status).toBe(1);
+    expect(mismatch.err).toEqual({ status: 422, error: `--store ${other.store_id} does not match: this API token belongs to store ${store.store_id}; nothing revoked` });
+    expect(admin('key', 'revoke', '--key', key, '--store', String(other.store_id)).err).toMatchObject({ status: 422 });
+    expect((await call('GET', '/v1/app/store', { token: store.api_token })).status).toBe(200);
+
+    const revoked = admin('token', 'revoke', '--token', store.api_token);
+    expect(revoked.status, JSON.stringify(revoked.err)).toBe(0);
+    expect(revoked.out).toEqual({ revoked: true });
+    expect((await call('GET', '/v1/app/store', { token: store.api_token })).status).toBe(401);
+    expect((await call('GET', '/v1/app/store', { token: other.api_token })).status).toBe(200);
+    expect(admin('key', 'revoke', '--key', key).out).toEqual({ revoked: true });
+    // Gone, unknown, or of the other kind: 404, nothing revoked.
+    expect(admin('token', 'revoke', '--token', store.api_token).err).toMatchObject({ status: 404 });
+    expect(admin('key', 'revoke', '--key', other.api_token).err).toMatchObject({ status: 404 });
+    expect(admin('token', 'revoke', '--token', other.api_token, '--store', 'x').err).toMatchObject({ status: 422 });
+    expect(admin('token', 'revoke').err).toEqual({ status: 422, error: '--token is required' });
+    expect((await call('GET', '/v1/app/store', { token: other.api_token })).status).toBe(200);
+  });
+
   it('refuses bad input with a JSON error and exit code 1', () => {
     const taken = domain();
     expect(admin('store', 'create', '--name', 'First', '--domain', taken).status).toBe(0);

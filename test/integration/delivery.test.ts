@@ -63,7 +63,7 @@ describe('game servers and their keys', () => {
 });
 
 describe('claim and ack', () => {
-  it('queues one command per listed server (or one for any); a claim takes its own and any-server ones, and an any-server command becomes the claimer\'s', async () => {
+  it('queues one command per listed server (or one for any); a claim takes its own and any-server ones, and an any-server command is the claimer\'s while its lease lives', async () => {
     const store = await newStore();
     const a = await createServer(store, 'A');
     const b = await createServer(store, 'B');
@@ -188,7 +188,96 @@ describe('claim and ack', () => {
   });
 });
 
+describe('a command of any server is bound to its claimer only while the lease lives (section 9)', () => {
+  it('once the lease lapses unacknowledged, another server of the store claims it (attempt + 1) and server_id is the last claimer\'s; the old lease\'s ack is refused', async () => {
+    const store = await newStore();
+    const a = await createServer(store, 'A');
+    const b = await createServer(store, 'B');
+    const other = await createServer(await newStore(), 'Stranger');
+    await approvedOrder(store, [{ command: 'anywhere' }, { command: 'only A', servers: [a.id] }]);
+    const first = (await claim(a.key)).body;
+    expect(first.commands.map((c: any) => [c.command, c.attempt])).toEqual([['anywhere', 1]]);
+    const id = first.commands[0].id;
+    // While A's lease lives, B gets nothing.
+    expect((await claim(b.key)).body.commands).toEqual([]);
+    // A died: its lease lapses unacknowledged.
+    await rewind(store.storeId, id, () => ({ lease_until: PAST_ISO }));
+    expect((await claim(other.key)).body.commands).toEqual([]);
+    const second = await claim(b.key);
+    expect(second.body.commands.map((c: any) => [c.id, c.attempt])).toEqual([[id, 2]]);
+    // credential + server + 2 Queries + the conditional Put + the lease item: what any claim of one command costs
+    expect(dynamoDbCalls(second)).toBe(6);
+    expect((await store.get(`/v1/app/command/${id}`)).body).toMatchObject({ status: 'PENDING', server_id: b.id, attempt: 2 });
+    expect((await ack(a.key, first.lease_id, [{ id, status: 'DONE' }])).body).toEqual({ accepted: [], rejected: [{ id, reason: 'LEASE_LOST' }] });
+    expect((await ack(b.key, second.body.lease_id, [{ id, status: 'DONE' }])).body).toEqual({ accepted: [id], rejected: [] });
+    expect((await store.get(`/v1/app/command/${id}`)).body).toMatchObject({ status: 'DONE', server_id: b.id, attempt: 2 });
+    // A command bound to A stays A's, lease or not.
+    expect((await claim(b.key)).body.commands).toEqual([]);
+    expect((await claim(a.key)).body.commands.map((c: any) => c.command)).toEqual(['only A']);
+  });
+
+  it('a FAILED ack ends the lease: after the backoff any server of the store may claim the command', async () => {
+    const store = await newStore();
+    const a = await createServer(store, 'A');
+    const b = await createServer(store, 'B');
+    await approvedOrder(store, [{ command: 'flaky anywhere' }]);
+    const first = (await claim(a.key)).body;
+    const id = first.commands[0].id;
+    await ack(a.key, first.lease_id, [{ id, status: 'FAILED', response: 'no' }]);
+    await rewind(store.storeId, id, () => ({ execute_at: PAST_ISO }));
+    expect((await claim(b.key)).body.commands.map((c: any) => [c.id, c.attempt])).toEqual([[id, 2]]);
+    expect((await store.get(`/v1/app/command/${id}`)).body).toMatchObject({ server_id: b.id, tries: 1, attempt: 2 });
+  });
+
+  it('deleting a server cancels the commands bound to it and gives the any-server commands it holds back to the queue', async () => {
+    const store = await newStore();
+    const a = await createServer(store, 'A');
+    const b = await createServer(store, 'B');
+    const { order } = await approvedOrder(store, [{ command: 'bound to A', servers: [a.id] }]);
+    const anywhere = await approvedOrder(store, [{ command: 'leased anywhere' }]);
+    const backingOff = await approvedOrder(store, [{ command: 'failed anywhere' }]);
+    const lease = (await claim(a.key)).body;
+    expect(lease.commands.map((c: any) => c.command)).toEqual(['bound to A', 'leased anywhere', 'failed anywhere']);
+    const [bound, leasedId, failedId] = lease.commands.map((c: any) => c.id);
+    await ack(a.key, lease.lease_id, [{ id: failedId, status: 'FAILED', response: 'no' }]);
+    // The package's template names A: change it first, as the 409 asks.
+    const pkgId = (await store.get(`/v1/app/order/${order.id}/command`)).body[0].package_id;
+    await store.patch(`/v1/app/package/${pkgId}`, { commands: [{ command: 'bound to A' }] });
+    expect((await store.delete(`/v1/app/server/${a.id}`)).status).toBe(204);
+
+    expect((await store.get(`/v1/app/command/${bound}`)).body).toMatchObject({ status: 'CANCELED', server_id: a.id });
+    expect((await store.get(`/v1/app/command/${leasedId}`)).body).toMatchObject({ status: 'PENDING', server_id: null, attempt: 1, order_id: anywhere.order.id });
+    expect((await store.get(`/v1/app/command/${failedId}`)).body).toMatchObject({ status: 'PENDING', server_id: null, tries: 1, order_id: backingOff.order.id });
+    // B takes the leased one at once (no lease holds it any more), the failed one after its backoff.
+    expect((await claim(b.key)).body.commands.map((c: any) => [c.id, c.attempt])).toEqual([[leasedId, 2]]);
+    await rewind(store.storeId, failedId, () => ({ execute_at: PAST_ISO }));
+    expect((await claim(b.key)).body.commands.map((c: any) => [c.id, c.attempt])).toEqual([[failedId, 2]]);
+  });
+});
+
 describe('races', () => {
+  it('several servers claiming an any-server command whose lease lapsed, at once: exactly one wins it', async () => {
+    for (let round = 0; round < 5; round++) {
+      const store = await newStore();
+      const servers = await Promise.all(['A', 'B', 'C', 'D', 'E'].map((name) => createServer(store, name)));
+      await approvedOrder(store, [{ command: 'contested' }]);
+      const first = (await claim(servers[0]!.key)).body;
+      const id = first.commands[0].id;
+      await rewind(store.storeId, id, () => ({ lease_until: PAST_ISO }));
+      // The first claimer died: the four others race, two claims each.
+      const others = servers.slice(1);
+      const claims = await Promise.all(others.flatMap((server) => [claim(server.key), claim(server.key)]));
+      for (const res of claims) expect(res.status, res.text).toBe(200);
+      const winners = claims.flatMap((res, index) => (res.body.commands.length > 0 ? [{ index, res }] : []));
+      expect(winners).toHaveLength(1);
+      const { index, res } = winners[0]!;
+      expect(res.body.commands.map((c: any) => [c.id, c.attempt])).toEqual([[id, 2]]);
+      const winner = others[Math.floor(index / 2)]!;
+      expect((await store.get(`/v1/app/command/${id}`)).body).toMatchObject({ status: 'PENDING', server_id: winner.id, attempt: 2 });
+      expect((await ack(winner.key, res.body.lease_id, [{ id, status: 'DONE' }])).body.accepted).toEqual([id]);
+    }
+  });
+
   it('20 concurrent claims by 2 servers over 50 commands, 20 rounds: each command handed to exactly one lease', async () => {
     const store = await newStore();
     const a = await createServer(store, 'A');
@@ -302,6 +391,24 @@ describe('operator views and retry', () => {
 });
 
 describe('GET /v1/webstore/order/{internal_id}', () => {
+  it('names the server of a bound command from the start, and of an any-server command its last claimer (null before)', async () => {
+    const store = await newStore();
+    const a = await createServer(store, 'Survival');
+    const b = await createServer(store, 'Creative');
+    const buyer = await buyerLogin(store.domain, 'steve@example.com');
+    const { pkg, order } = await approvedOrder(store, [{ command: 'rank', servers: [a.id, b.id] }, { command: 'anywhere' }]);
+    const line = (server_name: string | null, status = 'PENDING') => ({ package_id: pkg.id, package_name: pkg.name, server_name, status, updated_at: expect.any(String) });
+    expect((await buyer.get(`/v1/webstore/order/${order.internal_id}`)).body.deliveries).toEqual([line('Survival'), line('Creative'), line(null)]);
+    // Both bound commands must be final before the any-server one is handed out (section 9's order).
+    await drain(a.key);
+    await drain(b.key);
+    const anywhere = (await claim(a.key)).body;
+    expect((await buyer.get(`/v1/webstore/order/${order.internal_id}`)).body.deliveries).toEqual([line('Survival', 'DONE'), line('Creative', 'DONE'), line('Survival')]);
+    await rewind(store.storeId, anywhere.commands[0].id, () => ({ lease_until: PAST_ISO }));
+    await drain(b.key);
+    expect((await buyer.get(`/v1/webstore/order/${order.internal_id}`)).body.deliveries).toEqual([line('Survival', 'DONE'), line('Creative', 'DONE'), line('Creative', 'DONE')]);
+  });
+
   it("shows the buyer's own order with its deliveries (server name once claimed, never the command text); another buyer's is a 404", async () => {
     const store = await newStore();
     const server = await createServer(store, 'Survival');

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -97,6 +97,36 @@ describe('npm start', () => {
     await expectEveryProcessToStop(stack, 'SIGINT');
     const reopened = await listenOn(Number(stack.env.OWNER_PORT), '127.0.0.1');
     reopened.close();
+  });
+
+  it('follows the port it runs on now: demo.json, the banner, the owner backend and the demo webhook after a restart on another PORT', { timeout: 240_000 }, async () => {
+    const first = await start({ LOCAL_SEED: '1', LOCAL_IN_MEMORY: '0' });
+    await first.ready;
+    first.child.kill('SIGTERM');
+    await first.exited;
+    const stack = await start({ LOCAL_SEED: '1', LOCAL_IN_MEMORY: '0', LOCAL_DIR: first.localDir });
+    await stack.ready;
+    expect(stack.port).not.toBe(first.port);
+    const api = `http://127.0.0.1:${stack.port}`;
+    const demo = JSON.parse(readFileSync(join(stack.localDir, 'demo.json'), 'utf8')) as { api_url: string; store_url: string; store_id: number; api_token: string };
+    expect({ api_url: demo.api_url, store_url: demo.store_url }).toEqual({ api_url: `${api}/v1`, store_url: `http://demo.localhost:${stack.port}` });
+    // Same store, kept across the restart.
+    expect((await fetch(`${api}/v1/app/store`, { headers: { authorization: `Bearer ${demo.api_token}` } })).status).toBe(200);
+    await waitUntil(() => stack.output().includes('demo store:'), 5_000);
+    expect(stack.output()).toContain(`demo store: http://demo.localhost:${stack.port}/`);
+    expect(stack.output()).not.toContain(`:${first.port}`);
+    // The owner backend lets the store's page at this port call, and reaches the API at this port (a bogus handoff: the API's 4xx, not a failed call).
+    const ownerUrl = `http://127.0.0.1:${stack.env.OWNER_PORT}`;
+    expect((await fetch(`${ownerUrl}/identify`, { method: 'OPTIONS' })).headers.get('access-control-allow-origin')).toBe(demo.store_url);
+    const identify = await fetch(`${ownerUrl}/identify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ handoff: 'not-a-handoff' }) });
+    expect(identify.status).toBeGreaterThanOrEqual(400);
+    expect(identify.status).toBeLessThan(500);
+    // The demo webhook delivers to this stack's inbox.
+    const webhooks = (await (await fetch(`${api}/v1/app/webhook`, { headers: { authorization: `Bearer ${demo.api_token}` } })).json()) as { data: { url: string }[] };
+    expect(webhooks.data.map((webhook) => webhook.url)).toEqual([`${api}/local/webhook-inbox`]);
+    stack.child.kill('SIGTERM');
+    await stack.exited;
+    rmSync(stack.localDir, { recursive: true, force: true });
   });
 
   for (const [variable, service] of [

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,5 +78,26 @@ describe('the local stack as a developer uses it', () => {
     const reply = join(copy, 'lib/http/reply.ts');
     writeFileSync(reply, readFileSync(reply, 'utf8').replace("'cache-control': 'no-store',", "'cache-control': 'no-store', 'x-reload-probe': 'reloaded',"));
     expect(await waitUntil(async () => (await probe()) === 'reloaded', 10_000)).toBe(true);
+  });
+
+  it('reloads a file replaced by a rename (sed -i, git checkout, an editor\'s rename-save), and its later edits too', async () => {
+    const probe = () => fetch(`http://127.0.0.1:${stack.port}/v1/openapi.json`).then((response) => response.headers.get('x-rename-probe'));
+    const reply = join(copy, 'lib/http/reply.ts');
+    const original = readFileSync(reply, 'utf8');
+    const withProbe = (value: string) => original.replace("'cache-control': 'no-store',", `'cache-control': 'no-store', 'x-rename-probe': '${value}',`);
+    const replaceByRename = (text: string) => {
+      const temporary = join(copy, 'lib/http/.reply.ts.swp');
+      writeFileSync(temporary, text);
+      renameSync(temporary, reply);
+    };
+    replaceByRename(withProbe('renamed'));
+    expect(await waitUntil(async () => (await probe()) === 'renamed', 10_000)).toBe(true);
+    // The file is a new inode now: an in-place edit after the rename is seen too, and another rename after that.
+    writeFileSync(reply, withProbe('edited after the rename'));
+    expect(await waitUntil(async () => (await probe()) === 'edited after the rename', 10_000)).toBe(true);
+    replaceByRename(withProbe('renamed again'));
+    expect(await waitUntil(async () => (await probe()) === 'renamed again', 10_000)).toBe(true);
+    writeFileSync(reply, withProbe('edited again'));
+    expect(await waitUntil(async () => (await probe()) === 'edited again', 10_000)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ackOutcome, backoffMs, buyerDeliveries, finishInChain, newChain, planCommands, retried } from '#lib/domain/delivery.ts';
+import { ackOutcome, afterServerDeleted, backoffMs, buyerDeliveries, finishInChain, newChain, planCommands, retried } from '#lib/domain/delivery.ts';
 import type { CommandRecord } from '#lib/schemas/command.ts';
 
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
@@ -55,11 +55,25 @@ describe('delivery rules', () => {
     expect(() => retried(record(), NOW)).toThrow('PENDING');
   });
 
-  it('shows a buyer APPROVED-stage deliveries by package and server name, the server only once it claimed', () => {
-    const commands = [record({ id: 2, attempt: 0 }), record({ id: 1 }), record({ id: 3, stage: 'REFUNDED' })];
-    expect(buyerDeliveries(commands, new Map([[1, 'VIP']]), new Map([[3, 'Survival']]))).toEqual([
-      { package_id: 1, package_name: 'VIP', server_name: 'Survival', status: 'PENDING', updated_at: '2026-11-21T14:00:00.000Z' },
-      { package_id: 1, package_name: 'VIP', server_name: null, status: 'PENDING', updated_at: '2026-11-21T14:00:00.000Z' },
-    ]);
+  it('shows a buyer APPROVED-stage deliveries by package and server name: a bound server from the start, an any-server command its last claimer', () => {
+    const commands = [
+      record({ id: 2, attempt: 0 }),
+      record({ id: 1, any_server: true, server_id: 4 }),
+      record({ id: 4, any_server: true, server_id: null, attempt: 0 }),
+      record({ id: 5, server_id: 9 }),
+      record({ id: 3, stage: 'REFUNDED' }),
+    ];
+    const line = (server_name: string | null) => ({ package_id: 1, package_name: 'VIP', server_name, status: 'PENDING', updated_at: '2026-11-21T14:00:00.000Z' });
+    // Server 9 was deleted: no name.
+    expect(buyerDeliveries(commands, new Map([[1, 'VIP']]), new Map([[3, 'Survival'], [4, 'Creative']]))).toEqual([line('Creative'), line('Survival'), line(null), line(null)]);
+  });
+
+  it('settles the PENDING commands of a deleted server: bound ones canceled, any-server ones it claimed back on the queue', () => {
+    expect(afterServerDeleted(record(), 3, NOW)).toMatchObject({ status: 'CANCELED', server_id: 3 });
+    expect(afterServerDeleted(record({ any_server: true }), 3, NOW)).toMatchObject({ status: 'PENDING', server_id: null, lease_id: null, lease_until: null, attempt: 1 });
+    // Claimed by another server since, finished, or gone: nothing to do.
+    expect(afterServerDeleted(record({ any_server: true, server_id: 4 }), 3, NOW)).toBeNull();
+    expect(afterServerDeleted(record({ status: 'DONE' }), 3, NOW)).toBeNull();
+    expect(afterServerDeleted(undefined, 3, NOW)).toBeNull();
   });
 });
