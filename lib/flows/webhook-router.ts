@@ -8,7 +8,7 @@ import { getMany } from '#lib/db/entity.ts';
 import { stripKeys } from '#lib/db/keys.ts';
 import { fromItem, getOrderItem, toOrder } from '#lib/db/order.ts';
 import { listWebhookItems, putEventIfAbsent, putTaskIfAbsent, WEBHOOK_LOG_RETENTION_SECONDS, type WebhookItem } from '#lib/db/webhook.ts';
-import { eventBody, eventIdOf, eventOrigin, eventsOf, eventTime, isOrderDelivered, type Image, type PlannedEvent } from '#lib/domain/webhook.ts';
+import { eventBody, eventIdOf, eventOrigin, eventsOf, eventTime, isOrderDelivered, REDELIVERY_ENTITY, type Image, type PlannedEvent } from '#lib/domain/webhook.ts';
 import { deliveryQueue } from '#lib/queue/index.ts';
 import type { DeliveryQueue } from '#lib/queue/queue.ts';
 import { affiliateTransaction } from '#lib/schemas/affiliate.ts';
@@ -69,7 +69,7 @@ export async function routeStreamRecords(records: readonly StreamRecord[], queue
     if (!item) continue;
     const old = image(record.dynamodb?.OldImage);
     const storeId = Number(item.store_id);
-    if (item.entity === 'WEBHOOK_REDELIVERY' && !old) {
+    if (item.entity === REDELIVERY_ENTITY && !old) {
       await queue.send({ store_id: storeId, webhook_id: Number(item.webhook_id), event_id: String(item.event_id), attempt: 0 }, 0);
       continue;
     }
