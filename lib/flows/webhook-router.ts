@@ -15,9 +15,9 @@ import { affiliateTransaction } from '#lib/schemas/affiliate.ts';
 import { commandResource } from '#lib/schemas/command.ts';
 
 /**
- * The webhook router: table changes in, delivery tasks out. The same function runs on AWS as the
- * Lambda on the table stream (functions/webhook-router.ts) and on the local stack behind the
- * stream poller (infra/local/webhooks.ts), so no flow that changes an order, a command, a
+ * The webhook router: table changes in, delivery tasks out. It runs in the Lambda on the table
+ * stream (functions/webhook-router.ts), on AWS and on the local stack behind its stream poller
+ * (infra/local/webhooks.ts), so no flow that changes an order, a command, a
  * transaction or a message knows webhooks exist, and no write that succeeded loses its event.
  *
  * Per record: the pure rules say which events the change is (lib/domain/webhook.ts); for each,
