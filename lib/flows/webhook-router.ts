@@ -60,8 +60,10 @@ async function dataOf(planned: PlannedEvent, item: Image): Promise<unknown> {
 export async function routeStreamRecords(records: readonly StreamRecord[], queue: DeliveryQueue = deliveryQueue): Promise<void> {
   const subscribers = new Map<number, Promise<WebhookItem[]>>();
   const webhooksOf = (storeId: number) => {
-    let list = subscribers.get(storeId);
-    if (!list) subscribers.set(storeId, (list = listWebhookItems(storeId)));
+    const known = subscribers.get(storeId);
+    if (known) return known;
+    const list = listWebhookItems(storeId);
+    subscribers.set(storeId, list);
     return list;
   };
   for (const record of records) {
