@@ -61,7 +61,7 @@ export async function routeStreamRecords(records: readonly StreamRecord[], queue
   const subscribers = new Map<number, Promise<WebhookItem[]>>();
   const webhooksOf = (storeId: number) => {
     const known = subscribers.get(storeId);
-    if (known) return known;
+    if (known !== undefined) return known;
     const list = listWebhookItems(storeId);
     subscribers.set(storeId, list);
     return list;
