@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * One way to read the time: lib/clock.ts (`currentTimeMs`/`nowIso`, which the local stack may pin
+ * Conventions a tool checks beyond tsc. One way to read the time: lib/clock.ts (`currentTimeMs`/`nowIso`, which the local stack may pin
  * for a request, or `wallClockMs` for what times the process itself), imported by one path. A
  * `Date.now()` elsewhere is a time no test can pin and a rule that silently ignores x-local-now.
  */
@@ -43,5 +43,33 @@ describe('the clock: one module, one import path', () => {
     const planted = new Map(tree);
     planted.set(file, `${planted.get(file)}\n${line}\n`);
     expect(clockViolations(planted)).toEqual([`${file}: ${why}`]);
+  });
+});
+
+/**
+ * Error codes are one union (lib/errors.ts `ErrorCode`): tsc refuses a throw site whose code is not
+ * in it; this refuses a code in it that no throw site uses, so the list clients read stays true.
+ */
+const ERRORS = 'lib/errors.ts';
+const codesOf = (errorsSource: string) => [...(/export type ErrorCode =([^;]*);/.exec(errorsSource)?.[1] ?? '').matchAll(/'([A-Z_]+)'/g)].map((match) => match[1]!);
+
+function unusedCodes(files: ReadonlyMap<string, string>): string[] {
+  const codes = codesOf(files.get(ERRORS) ?? '');
+  const elsewhere = [...files].map(([file, text]) => (file === ERRORS ? text.replace(/export type ErrorCode =[^;]*;/, '') : text)).join('\n');
+  return codes.filter((code) => !elsewhere.includes(`'${code}'`));
+}
+
+describe('error codes: one union, every code thrown somewhere', () => {
+  const withInfra = new Map([...tree, ...sources('infra').map((file) => [file, readFileSync(join(ROOT, file), 'utf8')] as const)]);
+
+  it('lists codes only', () => {
+    expect(codesOf(withInfra.get(ERRORS)!).length).toBeGreaterThan(30);
+    expect(unusedCodes(withInfra)).toEqual([]);
+  });
+
+  it('finds a code listed and never thrown', () => {
+    const planted = new Map(withInfra);
+    planted.set(ERRORS, withInfra.get(ERRORS)!.replace("  | 'NOT_FOUND'", "  | 'NOT_FOUND'\n  | 'NEVER_THROWN'"));
+    expect(unusedCodes(planted)).toEqual(['NEVER_THROWN']);
   });
 });
