@@ -96,8 +96,11 @@ export async function startConsumers(options: { endpoint: string; tableName: str
       .filter(([, spec]) => isStreamSource(spec.source))
       .map(([name, spec]) => streamConsumer(name, spec, streamArn, options.region)),
   );
+  const queueReaders = consumerEntries().filter(([, spec]) => !isStreamSource(spec.source));
+  // lib/queue/local.ts holds one consumer: a second queue needs its own local transport, not a silent replacement.
+  if (queueReaders.length > 1) throw new Error(`the local queue carries one queue; consumers ${queueReaders.map(([name]) => name).join(', ')} read queues`);
   // The router's grant would otherwise follow a message through its timer: the queue's consumer runs under its own.
-  for (const [name, spec] of consumerEntries()) if (!isStreamSource(spec.source)) consumeLocally(await queueConsumer(name, spec, options.region));
+  for (const [name, spec] of queueReaders) consumeLocally(await queueConsumer(name, spec, options.region));
   const deliver = async (records: _Record[]) => {
     for (const consume of streamConsumers) await consume(records);
   };
