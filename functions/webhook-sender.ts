@@ -3,7 +3,7 @@ import type { DeliveryMessage } from '#lib/queue/queue.ts';
 import { deliverWebhook } from '#lib/flows/webhook-sender.ts';
 
 /**
- * The Lambda on the delivery queue (not a route): one attempt per message. A message whose
+ * The consumer of the delivery queue (lib/routes/consumers.ts): one attempt per message. A message whose
  * processing throws (the table unavailable, not a receiver's failure, which is an attempt like
  * any other) is reported back alone and retried by SQS, then lands in the dead-letter queue.
  */

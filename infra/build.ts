@@ -2,19 +2,15 @@ import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, version as esbuildVersion, type BuildOptions } from 'esbuild';
-import { routeEntries } from '#lib/routes/index.ts';
-import { jobEntries } from '#lib/routes/jobs.ts';
+import { functionNames } from '#lib/routes/index.ts';
 
 /**
- * Bundles every handler of the route table and of the job table in ONE esbuild call (about 2 s for 47 handlers here,
+ * Bundles every handler of the route table's family (routes, jobs, consumers) in ONE esbuild call (about 2 s for 47 handlers here,
  * where a NodejsFunction spends ~0.7 s on each) into `<outdir>/<name>/index.mjs`, the layout the
  * area stacks hand to each Lambda as its code asset.
  */
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 export const defaultFunctionsDir = resolve(projectRoot, '.build/functions');
-
-/** Functions that serve no route: the webhook router (on the table's stream) and sender (on the delivery queue). */
-export const BACKGROUND_FUNCTIONS = ['webhook-router', 'webhook-sender'] as const;
 
 /** Node version of the Lambda runtime the stack deploys (lambda.Runtime.NODEJS_24_X). */
 export const LAMBDA_NODE_TARGET = 'node24';
@@ -30,7 +26,7 @@ export interface BundleSize {
 const buildOptions = (outdir: string) =>
   ({
     entryPoints: Object.fromEntries(
-      [...[...routeEntries(), ...jobEntries()].map(([name]) => name), ...BACKGROUND_FUNCTIONS].map((name) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)]),
+      functionNames().map((name) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)]),
     ),
     outdir,
     absWorkingDir: projectRoot,

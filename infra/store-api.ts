@@ -1,6 +1,7 @@
 import type { Construct } from 'constructs';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeAreas } from '#lib/routes/index.ts';
+import type { ConsumerSpec } from '#lib/routes/consumers.ts';
 import { jobs as jobTable, type JobSpec } from '#lib/routes/jobs.ts';
 import { AreaStack, toPascalCase } from '#infra/stacks/area-stack.ts';
 import { StoreDataStack } from '#infra/stacks/data-stack.ts';
@@ -30,6 +31,8 @@ export interface StoreApiProps {
   areas?: Readonly<Record<string, Readonly<Record<string, RouteSpec>>>>;
   /** Defaults to the job table (lib/routes/jobs.ts). */
   jobs?: Readonly<Record<string, JobSpec>>;
+  /** Defaults to the consumer table (lib/routes/consumers.ts). */
+  consumers?: Readonly<Record<string, ConsumerSpec>>;
 }
 
 export interface StoreApiStacks {
@@ -54,7 +57,7 @@ export interface StoreApiStacks {
  * - `StoreApi-<stage>-Http`: the two HTTP APIs, whose URLs outlive any route.
  * - `StoreApi-<stage>-Stage`: their `$default` stages, after every area: the public storefront
  *   routes' throttles are stage settings keyed by route, which need their routes to exist.
- * - `StoreApi-<stage>-Webhooks`: webhook delivery (stream router, queue, sender, alarm).
+ * - `StoreApi-<stage>-Webhooks`: the consumers of lib/routes/consumers.ts: webhook delivery (stream router, queue, sender, alarm).
  * - `StoreApi-<stage>-<Area>`: one per area of lib/routes (about 7 resources a route); a new
  *   area file gets its stack from its line in `routeAreas`.
  * - `StoreApi-<stage>-Jobs`: the scheduled jobs of lib/routes/jobs.ts (EventBridge rules).
@@ -128,7 +131,8 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
     stage,
     functionsDir: props.functionsDir,
     data: data.exports,
-    description: `store-api (${stage}): webhook delivery from the table's stream`,
+    consumers: props.consumers,
+    description: `store-api (${stage}): the stream and queue consumers of lib/routes/consumers.ts (webhook delivery)`,
   });
   webhooks.addStackDependency(data, 'reads the table and its stream');
   const docs = new StoreDocsStack(scope, `${prefix}-Docs`, {

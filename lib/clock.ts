@@ -11,5 +11,11 @@ const pinned = new AsyncLocalStorage<number>();
 export const currentTimeMs = (): number => pinned.getStore() ?? Date.now();
 export const nowIso = (): string => new Date(currentTimeMs()).toISOString();
 
+/**
+ * The machine's clock, never pinned: for what times the process itself (a log line's timestamp, a
+ * cache's expiry), never for what a rule decides. Every read of the time goes through this module.
+ */
+export const wallClockMs = (): number => Date.now();
+
 /** Runs `work` with the clock pinned at `epochMs` (for itself and everything it awaits). */
 export const atTime = <T>(epochMs: number, work: () => T): T => pinned.run(epochMs, work);

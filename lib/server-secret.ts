@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { wallClockMs } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 
@@ -52,7 +53,7 @@ async function readServerSecret(): Promise<ServerKeys> {
 let cached: { keys: Promise<ServerKeys>; until: number } | undefined;
 
 /** The server keys, read at most once per CACHE_MS per container (a failed read is not kept). */
-export function serverKeys(now = Date.now()): Promise<ServerKeys> {
+export function serverKeys(now = wallClockMs()): Promise<ServerKeys> {
   if (cached && now < cached.until) return cached.keys;
   const keys = readServerSecret();
   const entry = { keys, until: now + CACHE_MS };

@@ -1,6 +1,4 @@
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { routeAccess } from '#infra/local/route-access.ts';
+import { importBackgroundHandler, routeAccess } from '#infra/local/route-access.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 
 /**
@@ -20,7 +18,7 @@ export function startJobTimers(log: boolean): () => void {
   const timers = jobEntries().map(([name, spec]) => {
     const run = async () => {
       try {
-        const { handler } = (await import(pathToFileURL(join(process.cwd(), 'functions', `${name}.ts`)).href)) as { handler: () => Promise<unknown> };
+        const handler = await importBackgroundHandler<() => Promise<unknown>>(name);
         await routeAccess.run({ access: spec.access }, handler);
       } catch (error) {
         // A failed run is retried by the next tick, as EventBridge's next invocation would.

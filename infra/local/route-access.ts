@@ -1,4 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, LIST_COUNT_PK_PREFIX, listCountTableActions, tableActions } from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
@@ -49,4 +51,18 @@ export function enforceRouteAccess(db: DynamoDBDocumentClient): void {
     },
     { step: 'initialize', name: 'localRouteAccess' },
   );
+}
+
+/**
+ * `functions/<name>.ts` of a job or a consumer, as this process imports it (the plain URL, not a
+ * reload generation: the local queue's consumer lives in that module graph), with that graph's
+ * DynamoDB client held to grants whether or not a request has loaded a handler yet.
+ */
+export async function importBackgroundHandler<Handler>(name: string): Promise<Handler> {
+  const [functionModule, client] = await Promise.all([
+    import(pathToFileURL(join(process.cwd(), 'functions', `${name}.ts`)).href) as Promise<{ handler: Handler }>,
+    import(pathToFileURL(join(process.cwd(), 'lib', 'db', 'client.ts')).href) as Promise<typeof import('#lib/db/client.ts')>,
+  ]);
+  enforceRouteAccess(client.db);
+  return functionModule.handler;
 }

@@ -8,6 +8,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
 import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
+import type { ErrorCode } from '#lib/errors.ts';
 import { enforceRouteAccess, routeAccess } from '#infra/local/route-access.ts';
 import { staticPage } from '#infra/local/pages.ts';
 import { watchSourceTrees } from '#infra/local/source-watch.ts';
@@ -204,7 +205,7 @@ function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV
   response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);
 }
 
-const envelope = (status: number, message: string, code: string): APIGatewayProxyStructuredResultV2 => ({
+const envelope = (status: number, message: string, code: ErrorCode): APIGatewayProxyStructuredResultV2 => ({
   statusCode: status,
   headers: { 'content-type': JSON_CONTENT_TYPE, ...BASE_HEADERS },
   body: JSON.stringify({ errors: [{ message, code }] }),

@@ -216,9 +216,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // The API reference the stack serves at /docs is the one `npm run build` ships: written now, from this route table.
   const { writeApiReference } = await import('#infra/docs.ts');
   writeApiReference();
-  // Webhooks are delivered from the first change on, the demo seed's included (infra/local/webhooks.ts).
-  const { startWebhookDelivery } = await import('#infra/local/webhooks.ts');
-  const webhooks = await startWebhookDelivery({ endpoint: dynamodbEndpoint, tableName, region: process.env.AWS_REGION! });
+  // The stream and queue consumers run from the first change on, so the demo seed's webhooks are delivered (infra/local/webhooks.ts).
+  const { startConsumers } = await import('#infra/local/webhooks.ts');
+  const webhooks = await startConsumers({ endpoint: dynamodbEndpoint, tableName, region: process.env.AWS_REGION! });
   // Seeded before the port opens: whoever waits for the port finds the demo store ready.
   const demo = options.seedDemo ? await seedDemo(localDir, apiUrl, port) : undefined;
   let ownerBackend: Server | undefined;

@@ -10,7 +10,7 @@ import { nextId } from '#lib/db/sequence.ts';
 import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
 import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { conflict, HttpError, notFound, unprocessable } from '#lib/errors.ts';
+import { conflict, HttpError, notFound, unprocessable, type ErrorDetail } from '#lib/errors.ts';
 import { CATALOG_DEFAULTS, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
 import type { Tag } from '#lib/schemas/tag.ts';
 
@@ -85,7 +85,7 @@ const present = (pkg: StoredPackage, storeTags: readonly Tag[]): Package => ({ .
 
 function assertTagsExist(ids: readonly number[], storeTags: readonly Tag[]): void {
   const existing = new Set(storeTags.map((tag) => tag.id));
-  const missing = ids.flatMap((id, index) => (existing.has(id) ? [] : [{ message: `Tag ${id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `tags.${index}` }]));
+  const missing = ids.flatMap((id, index): ErrorDetail[] => (existing.has(id) ? [] : [{ message: `Tag ${id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `tags.${index}` }]));
   if (missing.length > 0) throw new HttpError(422, missing);
 }
 

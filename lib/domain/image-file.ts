@@ -1,4 +1,4 @@
-import { HttpError, unprocessable } from '#lib/errors.ts';
+import { HttpError, unprocessable, type ErrorCode } from '#lib/errors.ts';
 import { IMAGE_CONTENT_TYPES, IMAGE_MAX_BYTES, type ImageContentType } from '#lib/schemas/image.ts';
 
 /**
@@ -66,7 +66,7 @@ export function sniffImageType(head: Buffer): ImageContentType | undefined {
   return undefined;
 }
 
-const fileError = (status: number, message: string, code: string) => new HttpError(status, { message, code, field: 'file' });
+const fileError = (status: number, message: string, code: ErrorCode) => new HttpError(status, { message, code, field: 'file' });
 
 export const tooLarge = (field: string) =>
   new HttpError(413, { message: `${field === 'file' ? 'file' : 'The uploaded object'} is larger than the 10 MB limit`, code: 'PAYLOAD_TOO_LARGE', field });

@@ -23,6 +23,7 @@ import type { StoredOption, Variable, VariableOptionInput, VariableType } from '
  */
 setFlagsFromString('--enable-experimental-regexp-engine');
 try {
+  // biome-ignore lint/complexity/useRegexLiterals: a literal with the l flag would fail to parse, not throw here.
   new RegExp('a', 'l');
 } catch (cause) {
   throw new Error('V8 linear-time regexp engine unavailable (the `l` flag): variable regexes cannot run safely on buyer input', { cause });

@@ -52,6 +52,28 @@ export interface ItemChange {
   new?: Image;
 }
 
+/**
+ * The stored entity whose changes each event comes from (`eventsOf` reads it from these items
+ * only). The table stream hands the router these entities and no other (lib/routes/consumers.ts
+ * derives its filter from this list), so an event whose entity were missing here would never fire
+ * on AWS: test/unit/consumers.test.ts holds `eventsOf` to it, event by event.
+ */
+export const EVENT_SOURCE_ENTITY = {
+  'order.created': 'ORDER',
+  'order.approved': 'ORDER',
+  'order.canceled': 'ORDER',
+  'order.refunded': 'ORDER',
+  'order.chargeback': 'ORDER',
+  'order.delivered': 'COMMAND',
+  'command.failed': 'COMMAND',
+  'command.dead': 'COMMAND',
+  'affiliate.withdrawal_requested': 'affiliate_transaction',
+  'chat.message_created': 'CHAT_MESSAGE',
+} as const satisfies Record<WebhookEventType, string>;
+
+/** An operator's redelivery request (written by lib/db/webhook.ts): not an event, one queue message from the router. */
+export const REDELIVERY_ENTITY = 'WEBHOOK_REDELIVERY';
+
 /** `order.delivered` needs the order's other commands: the flow reads them and asks `isOrderDelivered`. */
 export interface PlannedEvent {
   type: WebhookEventType;

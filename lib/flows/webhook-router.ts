@@ -8,16 +8,16 @@ import { getMany } from '#lib/db/entity.ts';
 import { stripKeys } from '#lib/db/keys.ts';
 import { fromItem, getOrderItem, toOrder } from '#lib/db/order.ts';
 import { listWebhookItems, putEventIfAbsent, putTaskIfAbsent, WEBHOOK_LOG_RETENTION_SECONDS, type WebhookItem } from '#lib/db/webhook.ts';
-import { eventBody, eventIdOf, eventOrigin, eventsOf, eventTime, isOrderDelivered, type Image, type PlannedEvent } from '#lib/domain/webhook.ts';
+import { eventBody, eventIdOf, eventOrigin, eventsOf, eventTime, isOrderDelivered, REDELIVERY_ENTITY, type Image, type PlannedEvent } from '#lib/domain/webhook.ts';
 import { deliveryQueue } from '#lib/queue/index.ts';
 import type { DeliveryQueue } from '#lib/queue/queue.ts';
 import { affiliateTransaction } from '#lib/schemas/affiliate.ts';
 import { commandResource } from '#lib/schemas/command.ts';
 
 /**
- * The webhook router: table changes in, delivery tasks out. The same function runs on AWS as the
- * Lambda on the table stream (functions/webhook-router.ts) and on the local stack behind the
- * stream poller (infra/local/webhooks.ts), so no flow that changes an order, a command, a
+ * The webhook router: table changes in, delivery tasks out. It runs in the Lambda on the table
+ * stream (functions/webhook-router.ts), on AWS and on the local stack behind its stream poller
+ * (infra/local/webhooks.ts), so no flow that changes an order, a command, a
  * transaction or a message knows webhooks exist, and no write that succeeded loses its event.
  *
  * Per record: the pure rules say which events the change is (lib/domain/webhook.ts); for each,
@@ -60,8 +60,10 @@ async function dataOf(planned: PlannedEvent, item: Image): Promise<unknown> {
 export async function routeStreamRecords(records: readonly StreamRecord[], queue: DeliveryQueue = deliveryQueue): Promise<void> {
   const subscribers = new Map<number, Promise<WebhookItem[]>>();
   const webhooksOf = (storeId: number) => {
-    let list = subscribers.get(storeId);
-    if (!list) subscribers.set(storeId, (list = listWebhookItems(storeId)));
+    const known = subscribers.get(storeId);
+    if (known !== undefined) return known;
+    const list = listWebhookItems(storeId);
+    subscribers.set(storeId, list);
     return list;
   };
   for (const record of records) {
@@ -69,7 +71,7 @@ export async function routeStreamRecords(records: readonly StreamRecord[], queue
     if (!item) continue;
     const old = image(record.dynamodb?.OldImage);
     const storeId = Number(item.store_id);
-    if (item.entity === 'WEBHOOK_REDELIVERY' && !old) {
+    if (item.entity === REDELIVERY_ENTITY && !old) {
       await queue.send({ store_id: storeId, webhook_id: Number(item.webhook_id), event_id: String(item.event_id), attempt: 0 }, 0);
       continue;
     }

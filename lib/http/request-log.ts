@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { wallClockMs } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import { countingDynamoDbCalls } from '#lib/db/call-count.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
@@ -91,7 +92,7 @@ export function withRequestLog<E extends APIGatewayProxyEventV2>(route: RouteSpe
           latencyMs: Math.round(performance.now() - started),
           dynamodbCalls: count.calls,
         };
-        process.stdout.write(`${requestLogLine(outcome, metrics, Date.now())}\n`);
+        process.stdout.write(`${requestLogLine(outcome, metrics, wallClockMs())}\n`);
       }
     });
 }

@@ -2,7 +2,7 @@ import type { DeliveryMessage, DeliveryQueue } from '#lib/queue/queue.ts';
 
 /**
  * The local stack's queue: a timer per message, consumed in the same process by the consumer the
- * local stack registers (infra/local/webhooks.ts: the sender flow). No dead-letter queue: a
+ * local stack registers (infra/local/webhooks.ts: the sender's handler). No dead-letter queue: a
  * consumer that throws is logged, as the DLQ alarm would show it on AWS.
  */
 type Consumer = (message: DeliveryMessage) => Promise<void>;

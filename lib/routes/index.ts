@@ -4,10 +4,12 @@ import { buyerRoutes } from '#lib/routes/buyer.ts';
 import { catalogRoutes } from '#lib/routes/catalog.ts';
 import { checkoutRoutes } from '#lib/routes/checkout.ts';
 import { chatRoutes } from '#lib/routes/chat.ts';
+import { consumerEntries } from '#lib/routes/consumers.ts';
 import { coreRoutes } from '#lib/routes/core.ts';
 import { deliveryRoutes } from '#lib/routes/delivery.ts';
 import { discountRoutes } from '#lib/routes/discount.ts';
 import { imageRoutes } from '#lib/routes/image.ts';
+import { jobEntries } from '#lib/routes/jobs.ts';
 import { noteRoutes } from '#lib/routes/note.ts';
 import { orderRoutes } from '#lib/routes/order.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
@@ -48,3 +50,10 @@ export const routes: UnionToIntersection<(typeof routeAreas)[RouteArea]> = Objec
 export type FunctionName = keyof typeof routes;
 
 export const routeEntries = () => Object.entries(routes) as [FunctionName, RouteSpec][];
+
+/**
+ * The route table's family: every function the app deploys (the routes, the scheduled jobs of
+ * lib/routes/jobs.ts, the stream and queue consumers of lib/routes/consumers.ts). functions/ holds
+ * exactly these files, no side door (test/unit/function-family.test.ts).
+ */
+export const functionNames = (): string[] => [...routeEntries(), ...jobEntries(), ...consumerEntries()].map(([name]) => name);

@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKGROUND_FUNCTIONS } from '#infra/build.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { alarmCountOf } from '#infra/constructs/function-group-alarms.ts';
+import { consumerEntries } from '#lib/routes/consumers.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
 import { resourceCountOf, resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.ts';
@@ -66,9 +66,9 @@ describe('stacks sized by the route table', () => {
   it('puts every route of the table in exactly one stack, its area stack: one function and one route', () => {
     const { all, stacks } = synthesized;
     const countAll = (type: string) => all.reduce((sum, stack) => sum + Object.keys(resourcesOf(Template.fromStack(stack), type)).length, 0);
-    // A function per route, one per scheduled job (in the jobs stack, with no route), the webhook stack's router and sender,
+    // A function per route, one per scheduled job (in the jobs stack, with no route), one per consumer (the webhook stack's router and sender),
     // and the docs stack's BucketDeployment handler (run by CloudFormation at deploy time, never by a request).
-    expect(countAll('AWS::Lambda::Function')).toBe(routeEntries().length + jobEntries().length + BACKGROUND_FUNCTIONS.length + 1);
+    expect(countAll('AWS::Lambda::Function')).toBe(routeEntries().length + jobEntries().length + consumerEntries().length + 1);
     expect(countAll('AWS::ApiGatewayV2::Route')).toBe(routeEntries().length);
     expect([...stacks.areas.keys()]).toEqual(Object.keys(routeAreas));
     for (const [area, routes] of Object.entries(routeAreas)) {

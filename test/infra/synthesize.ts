@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { RouteSpec } from '#lib/http/route.ts';
-import { BACKGROUND_FUNCTIONS } from '#infra/build.ts';
+import { consumerEntries } from '#lib/routes/consumers.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { addStoreApiStacks, type StoreApiProps } from '#infra/store-api.ts';
 
@@ -18,8 +18,8 @@ export type Resource = { Type: string; Properties: Record<string, any> };
  */
 export function stubBundles(names: Iterable<string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'store-api-bundles-'));
-  // The scheduled jobs and the webhook functions are deployed with every app: their bundles always exist.
-  for (const name of new Set([...names, ...jobEntries().map(([job]) => job), ...BACKGROUND_FUNCTIONS])) {
+  // The scheduled jobs and the consumers are deployed with every app: their bundles always exist.
+  for (const name of new Set([...names, ...[...jobEntries(), ...consumerEntries()].map(([name]) => name)])) {
     mkdirSync(join(dir, name));
     writeFileSync(join(dir, name, 'index.mjs'), 'export const handler = async () => ({ statusCode: 200 });\n');
   }

@@ -1,7 +1,9 @@
 import { rmSync } from 'node:fs';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consumers, webhookStreamEntities } from '#lib/routes/consumers.ts';
 import { routeEntries } from '#lib/routes/index.ts';
+import type { StoreWebhookStack } from '#infra/stacks/webhook-stack.ts';
 import { resourcesOf, stubBundles, synthesize } from './synthesize.ts';
 
 /** Webhook delivery on AWS: the stream, the router, the queue and its dead letters, the sender, the alarm. */
@@ -17,14 +19,20 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(functionsDir, { recursive: true, force: true }));
 
-const policyOf = (fn: 'router' | 'sender') => {
-  const stack = synthesized.stacks.webhooks;
-  const roleId = stack.getLogicalId(synthesized.stacks.webhooks[fn].role.node.defaultChild as never);
-  return Object.values(resourcesOf(webhooks, 'AWS::IAM::Policy'))
+type Statement = { Action: string | string[]; Resource: unknown };
+const policyOf = (stack: StoreWebhookStack, name: string) => {
+  const roleId = stack.getLogicalId(stack.functions.get(name)!.role.node.defaultChild as never);
+  return Object.values(resourcesOf(Template.fromStack(stack), 'AWS::IAM::Policy'))
     .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`))
-    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
 };
-const actionsOf = (fn: 'router' | 'sender') => policyOf(fn).flatMap((statement) => [statement.Action].flat()).sort();
+const actionsOf = (name: string, stack = synthesized.stacks.webhooks) => [...new Set(policyOf(stack, name).flatMap((statement) => [statement.Action].flat()))].sort();
+const tableActionsOf = (name: string, stack?: StoreWebhookStack) => actionsOf(name, stack).filter((action) => action.startsWith('dynamodb:'));
+const streamMappingOf = (template: Template) =>
+  Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping')).find((mapping) => mapping.Properties.StartingPosition === 'TRIM_HORIZON')!;
+/** The entities a stream mapping's filter lets through. */
+const filteredEntities = (template: Template): string[] =>
+  (streamMappingOf(template).Properties.FilterCriteria.Filters as { Pattern: string }[]).flatMap((filter) => JSON.parse(filter.Pattern).dynamodb.NewImage.entity.S);
 
 describe('webhook stack', () => {
   it('gives the table a stream of both images', () => {
@@ -32,11 +40,12 @@ describe('webhook stack', () => {
   });
 
   it('runs the router on the stream, filtered to the entities that can be events, failures to the dead-letter queue', () => {
-    const mappings = Object.values(resourcesOf(webhooks, 'AWS::Lambda::EventSourceMapping'));
-    const stream = mappings.find((mapping) => mapping.Properties.StartingPosition === 'TRIM_HORIZON')!;
+    const stream = streamMappingOf(webhooks);
     expect(stream.Properties.BisectBatchOnFunctionError).toBe(true);
-    expect(JSON.stringify(stream.Properties.FilterCriteria)).toContain('WEBHOOK_REDELIVERY');
     expect(JSON.stringify(stream.Properties.DestinationConfig.OnFailure)).toContain('DeadLetters');
+    // Derived from the webhook rules' event -> entity list (lib/routes/consumers.ts), pinned here as deployed.
+    expect(filteredEntities(webhooks)).toEqual(['ORDER', 'COMMAND', 'affiliate_transaction', 'CHAT_MESSAGE', 'WEBHOOK_REDELIVERY']);
+    expect(filteredEntities(webhooks)).toEqual([...webhookStreamEntities]);
   });
 
   it('feeds the sender from an encrypted, TLS-only queue with a dead-letter queue, reporting failures per message', () => {
@@ -56,14 +65,37 @@ describe('webhook stack', () => {
     webhooks.resourceCountIs('AWS::SNS::Topic', 1);
   });
 
-  it('grants the router and the sender only the table, stream and queue actions their code sends', () => {
-    expect(actionsOf('router').filter((action) => action.startsWith('dynamodb:'))).toEqual([
-      'dynamodb:BatchGetItem', 'dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:PutItem', 'dynamodb:Query',
-    ]);
-    expect(actionsOf('sender').filter((action) => action.startsWith('dynamodb:'))).toEqual(['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    expect(actionsOf('router')).toContain('sqs:SendMessage');
-    expect(actionsOf('sender')).toContain('sqs:ReceiveMessage');
-    for (const fn of ['router', 'sender'] as const) expect(actionsOf(fn).some((action) => /Scan|DeleteItem|\*/.test(action)), fn).toBe(false);
+  it("grants the router and the sender their entry's table access, their stream or queue, and the queues they send to", () => {
+    const writeActions = ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+    const streamActions = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+    expect(tableActionsOf('webhook-router')).toEqual([...writeActions, ...streamActions].sort());
+    expect(tableActionsOf('webhook-sender')).toEqual(writeActions);
+    expect(actionsOf('webhook-router')).toContain('sqs:SendMessage');
+    expect(actionsOf('webhook-router')).not.toContain('sqs:ReceiveMessage');
+    expect(actionsOf('webhook-sender')).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']));
+    for (const name of ['webhook-router', 'webhook-sender']) expect(actionsOf(name).some((action) => /Scan|BatchWriteItem|\*/.test(action)), name).toBe(false);
+  });
+
+  it('gives each consumer the URL of every queue it sends to, and the sender its longer timeout', () => {
+    webhooks.hasResourceProperties('AWS::Lambda::Function', { Description: consumers['webhook-sender'].summary, Timeout: 30, Environment: { Variables: Match.objectLike({ WEBHOOK_QUEUE_URL: Match.anyValue() }) } });
+    webhooks.hasResourceProperties('AWS::Lambda::Function', { Description: consumers['webhook-router'].summary, Timeout: 10, Environment: { Variables: Match.objectLike({ WEBHOOK_QUEUE_URL: Match.anyValue() }) } });
+    // Six times the sender's timeout: a message is not handed out again while it is being sent.
+    webhooks.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 180 });
+  });
+
+  it("derives a new consumer's grants and filter from its entry alone: a read-only stream consumer gets no write and no queue", () => {
+    const probe = synthesize({ functionsDir, consumers: { 'webhook-router': { source: { stream: 'table', entities: ['TAG'] }, access: 'read', sendsTo: [], summary: 'probe' } } });
+    const template = Template.fromStack(probe.stacks.webhooks);
+    expect(filteredEntities(template)).toEqual(['TAG']);
+    expect(tableActionsOf('webhook-router', probe.stacks.webhooks)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:Query']);
+    // Its one queue right is its stream's dead-letter queue, where a failing batch goes.
+    const queueStatements = policyOf(probe.stacks.webhooks, 'webhook-router').filter((statement) => JSON.stringify(statement.Action).includes('sqs:'));
+    expect(queueStatements.map((statement) => JSON.stringify(statement.Resource))).toEqual([expect.stringContaining('DeadLetters')]);
+  });
+
+  it('keeps the construct ids the router, the sender and the stream mapping had before the consumer table', () => {
+    const ids = Object.keys(resourcesOf(webhooks));
+    for (const prefix of ['RouterFunction', 'SenderFunction', 'TableStream', 'Deliveries', 'DeadLetters']) expect(ids.some((id) => id.startsWith(prefix)), prefix).toBe(true);
   });
 
   it('deploys after the data stack whose table and stream it imports', () => {

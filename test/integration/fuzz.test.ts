@@ -300,7 +300,7 @@ interface Case {
   idempotencyKey?: string;
 }
 
-function caseArbitrary(name: string, route: RouteSpec): fc.Arbitrary<Case> {
+function caseArbitrary(route: RouteSpec): fc.Arbitrary<Case> {
   const operation = operationOf(route);
   const pathParameters = ((operation?.parameters ?? []) as { name: string; in: string; schema: JsonSchema }[]).filter((parameter) => parameter.in === 'path');
   const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
@@ -378,7 +378,7 @@ describe('fuzz: every route of the route table', () => {
   describe.concurrent.each(fuzzed.map(([name, route], index) => ({ name, route, index })))('$name', ({ name, route, index }) => {
     it(`${route.method} ${route.path}: ${RUNS} cases, no 5xx, the envelope on every 4xx, no internal detail`, { timeout: 600_000 }, async () => {
       await shortened(fc.assert(
-        fc.asyncProperty(caseArbitrary(name, route), async (fuzz) => {
+        fc.asyncProperty(caseArbitrary(route), async (fuzz) => {
           const response = await send(name, route as RouteSpec, fuzz);
           tally.cases += 1;
           tally.statuses.set(response.status, (tally.statuses.get(response.status) ?? 0) + 1);

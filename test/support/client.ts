@@ -43,7 +43,7 @@ export function call<T = any>(method: string, path: string, options: CallOptions
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let body: any = undefined;
+        let body: any;
         try {
           body = text ? JSON.parse(text) : undefined;
         } catch {
