@@ -10,7 +10,7 @@ import { mercadoPagoManifest, signMercadoPago, verifyMercadoPagoNotification } f
  */
 const RUNS = 300;
 
-const sdkAccepts = (options: { xSignature: string; xRequestId?: string; dataId?: string; secret: string }) => {
+const sdkAccepts = (options: { xSignature: string; xRequestId: string | undefined; dataId: string | undefined; secret: string }) => {
   try {
     WebhookSignatureValidator.validate(options);
     return true;
@@ -20,7 +20,7 @@ const sdkAccepts = (options: { xSignature: string; xRequestId?: string; dataId?:
   }
 };
 
-const oursAccepts = (options: { xSignature: string; xRequestId?: string; dataId?: string; secret: string }) =>
+const oursAccepts = (options: { xSignature: string; xRequestId: string | undefined; dataId: string | undefined; secret: string }) =>
   verifyMercadoPagoNotification({
     rawBody: JSON.stringify({ type: 'payment', data: { id: options.dataId ?? '1' } }),
     headers: { 'x-signature': options.xSignature, 'x-request-id': options.xRequestId },
