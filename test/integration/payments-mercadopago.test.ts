@@ -125,6 +125,17 @@ describe('PIX: POST /v1/payments', () => {
     expect(fake.requests.length - before).toBe(1);
     expect(await failureOf(adapter().createCharge({ ...credentials, secrets: { access_token: 'APP_USR-revoked' } }, charge()))).toBe('credentials');
   });
+
+  it('never names the access token in an error, whatever went wrong', async () => {
+    const messages: string[] = [];
+    const collect = (promise: Promise<unknown>) => promise.catch((error: Error) => void messages.push(`${error.name} ${error.message} ${error.stack}`));
+    await collect(adapter().createCharge({ ...credentials, secrets: { access_token: 'APP_USR-revoked-0000' } }, charge()));
+    await collect(adapter().createCharge(credentials, charge({ amount: -1 })));
+    fake.fail('down', 2);
+    await collect(adapter().fetch(credentials, '1'));
+    expect(messages).toHaveLength(3);
+    for (const message of messages) expect(message).not.toMatch(/APP_USR/);
+  });
 });
 
 describe('Checkout Pro: POST /checkout/preferences', () => {
