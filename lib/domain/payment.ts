@@ -53,6 +53,12 @@ export const advances = (from: PaymentStatus, to: PaymentStatus) => STATUS_RANK[
 export const isLive = (status: PaymentStatus) => STATUS_RANK[status] < STATUS_RANK.FAILED;
 export const wasPaid = (status: PaymentStatus) => STATUS_RANK[status] >= PAID_RANK;
 
+/**
+ * Checkouts where the buyer may try again after a refused attempt, each attempt a provider payment
+ * of its own (a Checkout Pro preference: "a rejected card and then an approved one").
+ */
+const RETRYABLE_CHECKOUTS: ReadonlySet<Gateway> = new Set(['MERCADOPAGO']);
+
 /** How a paid payment stands to its order, decided the first time it is seen paid, and kept. */
 export type OrderRole = 'ORDER' | 'DUPLICATE' | 'UNFULFILLED';
 
@@ -180,14 +186,16 @@ interface Observation {
 function observe(payment: PaymentRecord, report: PaymentReport): Observation | null {
   if (report.kind === 'clock') return null;
   if (report.kind === 'recorded') {
-    return report.status === 'REFUNDED'
-      ? { status: 'REFUNDED', refundedCents: toCents(payment.amount), dispute: null, paidAt: null, providerRef: null }
-      : { status: 'CANCELED', refundedCents: 0, dispute: null, paidAt: null, providerRef: null };
+    if (report.status === 'CANCELED') return { status: 'CANCELED', refundedCents: 0, dispute: null, paidAt: null, providerRef: null };
+    // A refund we record is of money we saw arrive: recorded on a payment never seen paid, it would approve its order.
+    return wasPaid(payment.status) ? { status: 'REFUNDED', refundedCents: toCents(payment.amount), dispute: null, paidAt: null, providerRef: null } : null;
   }
   const { snapshot } = report;
   // Money refunded or disputed was paid first, whatever the status beside it says.
   const impliesPaid = snapshot.refunded_cents > 0 || snapshot.dispute !== null;
-  const status = impliesPaid && STATUS_RANK[snapshot.status] < PAID_RANK ? 'PAID' : snapshot.status;
+  let status: PaymentStatus = impliesPaid && STATUS_RANK[snapshot.status] < PAID_RANK ? 'PAID' : snapshot.status;
+  // One failed attempt does not end a checkout that takes several (the buyer tries another card): it expires instead (rule 7).
+  if (status === 'FAILED' && RETRYABLE_CHECKOUTS.has(payment.gateway)) status = 'PENDING';
   return { status, refundedCents: snapshot.refunded_cents, dispute: snapshot.dispute, paidAt: snapshot.paid_at, providerRef: snapshot.provider_ref };
 }
 

@@ -160,6 +160,12 @@ describe('rule 5: refunds', () => {
     expect(after.payment.history.at(-1)).toMatchObject({ from: 'PAID', to: 'REFUNDED', source: 'OPERATOR' });
   });
 
+  it('a refund recorded on a payment never seen paid changes nothing (it would approve the order)', () => {
+    const scene = run(startScene(PENDING_ORDER), [provider(), { kind: 'recorded', status: 'REFUNDED' }], { source: 'OPERATOR' });
+    expect(scene.payment.status).toBe('PENDING');
+    expect(scene.effects).toEqual([]);
+  });
+
   it('a refunded duplicate touches no order', () => {
     const order = { status: 'APPROVED', payment_id: 'pay_first' } as const;
     const scene = run(startScene(order), [paid(), provider({ status: 'REFUNDED', refunded_cents: 2550 })]);
@@ -241,6 +247,25 @@ describe('rule 7: expiry', () => {
 
   it('dates a PIX charge from its minutes', () => {
     expect(pixExpiresAt(T0, 30)).toBe('2026-11-26T10:30:00.000Z');
+  });
+});
+
+describe('a checkout that takes several attempts (Checkout Pro)', () => {
+  const preference = () => aPayment({ gateway: 'MERCADOPAGO', provider: 'mercadopago', status: 'PENDING', expires_at: '2026-11-26T10:30:00.000Z' });
+
+  it('a refused card does not fail it: still live, no payment.failed; the next card pays it', () => {
+    const refused = run(startScene(PENDING_ORDER, preference()), [provider({ status: 'FAILED', provider_ref: '501' })]);
+    expect(refused.payment.status).toBe('PENDING');
+    expect(refused.events).toEqual([]);
+    const paid = run(refused, [provider({ status: 'PAID', provider_ref: '502' })]);
+    expect(paid.payment).toMatchObject({ status: 'PAID', charge_ref: '502' });
+    expect(paid.approvals).toBe(1);
+  });
+
+  it('it ends by expiring, as any live payment', () => {
+    const scene = run(startScene(PENDING_ORDER, preference()), [provider({ status: 'FAILED' })], { start: Date.parse('2026-11-26T10:30:00.000Z') });
+    expect(scene.payment.status).toBe('EXPIRED');
+    expect(scene.events).toEqual(['payment.expired']);
   });
 });
 

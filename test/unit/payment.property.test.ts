@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PaymentRecord, PaymentReport } from '#lib/domain/payment.ts';
 import type { ProviderSnapshot } from '#lib/schemas/payment.ts';
-import { aSnapshot, run, startScene, type Scene } from '../support/payments.ts';
+import { aPayment, aSnapshot, run, startScene, type Scene } from '../support/payments.ts';
 
 /**
  * Section 13's promise, as a property: whatever a provider sends, repeats or loses the order of,
@@ -75,9 +75,10 @@ const outcome = ({ payment, order }: Scene) => {
 describe('settling a payment whatever the provider sends', () => {
   it('ends as the in-order sequence does, for any order and duplication, with at most one approval and one reversal', () => {
     fc.assert(
-      fc.property(deliveries, orders, fc.constantFrom('DISPUTE_OPENED', 'DISPUTE_LOST'), ({ inOrder, delivered }, order, chargebackOn) => {
-        const expected = run(startScene(order), inOrder, { chargebackOn });
-        const actual = run(startScene(order), delivered, { chargebackOn });
+      fc.property(deliveries, orders, fc.constantFrom('DISPUTE_OPENED', 'DISPUTE_LOST'), fc.constantFrom('PIX', 'MERCADOPAGO'), ({ inOrder, delivered }, order, chargebackOn, gateway) => {
+        const payment = aPayment({ gateway });
+        const expected = run(startScene(order, payment), inOrder, { chargebackOn });
+        const actual = run(startScene(order, payment), delivered, { chargebackOn });
         expect(outcome(actual)).toEqual(outcome(expected));
         expect(actual.approvals).toBeLessThanOrEqual(1);
         expect(actual.refunds + actual.chargebacks).toBeLessThanOrEqual(1);
