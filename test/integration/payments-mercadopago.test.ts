@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MercadoPagoConfig, Payment, PaymentRefund, Preference } from 'mercadopago';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ProviderError, type ChargeRequest, type NotificationCheck, type ProviderCredentials } from '#lib/payments/adapter.ts';
 import { mercadoPagoAdapter } from '#lib/payments/mercadopago.ts';
 import { startFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
@@ -276,5 +277,39 @@ describe('notifications the fake sends, checked by the adapter on the receiving 
     const created = await adapter().createCharge(credentials, charge({}, { notificationUrl: receiverUrl }));
     expect((await fake.notify(Number(created.provider_ref), { secret: null })).status).toBe(200);
     expect(checks.at(-1)).toEqual({ outcome: 'hint', refs: [created.provider_ref] });
+  });
+});
+
+describe("the fake, as Mercado Pago's own SDK sees it", () => {
+  // The SDK calls the global fetch with its hard-coded https://api.mercadopago.com: sent to the fake instead.
+  beforeAll(() => {
+    const realFetch = globalThis.fetch;
+    vi.stubGlobal('fetch', (url: string | URL, init?: RequestInit) => realFetch(String(url).replace('https://api.mercadopago.com', fake.url), init));
+  });
+  afterAll(() => vi.unstubAllGlobals());
+  // A fresh config per call: a shared one carries one call's idempotency key into the next (sdk-nodejs #481).
+  const config = () => new MercadoPagoConfig({ accessToken: TOKEN, options: { timeout: 2_000 } });
+
+  it('creates, reads and refunds a PIX payment and creates a preference through the SDK', async () => {
+    const pix = await new Payment(config()).create({
+      body: { transaction_amount: 12.5, payment_method_id: 'pix', description: 'Order #7', external_reference: 'pay_sdk', payer: { email: 'a@example.com' } },
+      requestOptions: { idempotencyKey: 'create:pay_sdk' },
+    });
+    expect(pix).toMatchObject({ status: 'pending', external_reference: 'pay_sdk', collector_id: ACCOUNT, point_of_interaction: { transaction_data: { qr_code: expect.any(String), qr_code_base64: expect.any(String) } } });
+    expect(fake.requests.at(-1)!.headers['x-idempotency-key']).toBe('create:pay_sdk');
+    fake.setStatus(pix.id!, 'approved');
+    await expect(new Payment(config()).get({ id: pix.id! })).resolves.toMatchObject({ id: pix.id, status: 'approved', status_detail: 'accredited' });
+    await expect(new PaymentRefund(config()).create({ payment_id: pix.id!, body: {}, requestOptions: { idempotencyKey: 'refund:pay_sdk' } })).resolves.toMatchObject({ payment_id: pix.id, amount: 12.5, status: 'approved' });
+    await expect(new Payment(config()).get({ id: pix.id! })).resolves.toMatchObject({ status: 'refunded', transaction_amount_refunded: 12.5 });
+    const preference = await new Preference(config()).create({
+      body: { items: [{ id: '7', title: 'Order #7', quantity: 1, unit_price: 12.5, currency_id: 'BRL' }], external_reference: 'pay_sdk_pref' },
+      requestOptions: { idempotencyKey: 'create:pay_sdk_pref' },
+    });
+    expect(preference).toMatchObject({ id: expect.any(String), init_point: expect.stringContaining(preference.id!), external_reference: 'pay_sdk_pref' });
+  });
+
+  it("answers the SDK's errors in Mercado Pago's envelope", async () => {
+    const refused = await new Payment(new MercadoPagoConfig({ accessToken: 'APP_USR-wrong' })).get({ id: 1 }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 401, message: 'invalid access token' });
   });
 });
