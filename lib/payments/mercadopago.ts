@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { config } from '#lib/config.ts';
 import {
   idempotencyKey,
   ProviderError,
@@ -171,7 +172,7 @@ export interface MercadoPagoOptions extends CallOptions {
 }
 
 export function mercadoPagoAdapter(options: MercadoPagoOptions = {}): ProviderAdapter {
-  const baseUrl = (options.baseUrl ?? MERCADOPAGO_API).replace(/\/+$/, '');
+  const baseUrl = (options.baseUrl ?? config.mercadopagoApiUrl ?? MERCADOPAGO_API).replace(/\/+$/, '');
 
   const call = (accessToken: string, request: Omit<ProviderRequest, 'url' | 'headers'> & { path: string }) =>
     callProvider(

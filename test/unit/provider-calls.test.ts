@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ProviderError } from '#lib/payments/adapter.ts';
 import { callProvider, PROVIDER_RETRIES, PROVIDER_TIMEOUT_MS } from '#lib/payments/http.ts';
+import { mercadoPagoAdapter } from '#lib/payments/mercadopago.ts';
 
 /**
  * The bounds section 13 puts on every provider call, pinned without waiting for them: 5 s per
@@ -11,6 +12,7 @@ import { callProvider, PROVIDER_RETRIES, PROVIDER_TIMEOUT_MS } from '#lib/paymen
 const answer = (status: number, body: unknown = {}) => new Response(JSON.stringify(body), { status });
 
 afterEach(() => {
+  vi.unstubAllEnvs();
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
 });
@@ -62,5 +64,16 @@ describe('a provider call', () => {
     await expect(callProvider('mercadopago', { method: 'GET', url: 'https://provider.test/x', headers: { authorization: 'Bearer APP_USR-secret' } })).rejects.toThrow(
       /^mercadopago: no answer within 5000 ms$/,
     );
+  });
+});
+
+describe("Mercado Pago's address", () => {
+  it('is api.mercadopago.com unless MERCADOPAGO_API_URL names another (a fake, on the local stack only)', async () => {
+    const fetch = stubFetch(answer(200, { id: 1 }), answer(200, { id: 2 }));
+    vi.stubEnv('MERCADOPAGO_API_URL', '');
+    await mercadoPagoAdapter().checkCredentials({ access_token: 't' });
+    vi.stubEnv('MERCADOPAGO_API_URL', 'http://127.0.0.1:4599/');
+    await mercadoPagoAdapter().checkCredentials({ access_token: 't' });
+    expect(fetch.mock.calls.map((call) => String((call as unknown[])[0]))).toEqual(['https://api.mercadopago.com/users/me', 'http://127.0.0.1:4599/users/me']);
   });
 });
