@@ -158,10 +158,12 @@ export function verifyMercadoPagoNotification({ rawBody, headers, query, secret 
     if (!signed) return { outcome: 'refused', reason: 'x-signature does not match' };
   }
   if (type !== 'payment') return { outcome: 'ignored' };
-  // Signed: the query's id is covered; the body's is only a hint, and both are fetched anyway.
-  const refs = [...new Set([queryId, bodyId].filter((id): id is string => typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id)))];
-  if (refs.length === 0) return { outcome: 'ignored' };
-  return { outcome: secret === null ? 'hint' : 'verified', refs };
+  const usable = (id: string | undefined): id is string => typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id);
+  // Only the query's id is covered by the signature: it may name a payment the store does not know yet.
+  if (secret !== null && usable(queryId)) return { outcome: 'verified', refs: [queryId] };
+  // An id nothing signed (no secret, or only in the body) is a hint: fetched only if the store knows it.
+  const refs = [...new Set([queryId, bodyId].filter(usable))];
+  return refs.length === 0 ? { outcome: 'ignored' } : { outcome: 'hint', refs };
 }
 
 // ---- the adapter ---------------------------------------------------------------------------------
