@@ -38,6 +38,18 @@ export const config = {
   get serverSecretFile(): string | undefined {
     return optional('SERVER_SECRET_FILE');
   },
+  /** The stage's KMS key of the payment provider secrets (lib/payments/secrets.ts), set only on the functions granted it. */
+  get paymentSecretsKeyId(): string | undefined {
+    return optional('PAYMENT_SECRETS_KEY_ID');
+  },
+  /** The local stack's AES-256-GCM key of the provider secrets (`<LOCAL_DIR>/payment-secrets.key`, mode 0600). */
+  get paymentSecretsKeyFile(): string | undefined {
+    return optional('PAYMENT_SECRETS_KEY_FILE');
+  },
+  /** A fake Mercado Pago on the local stack and in tests; never set on a deployed function, which calls api.mercadopago.com. */
+  get mercadopagoApiUrl(): string | undefined {
+    return optional('MERCADOPAGO_API_URL');
+  },
   /** Point the SDK at DynamoDB Local or another endpoint; unset on AWS. */
   dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
   s3Endpoint: optional('S3_ENDPOINT'),

@@ -31,6 +31,7 @@ Object.assign(env, {
   WEBHOOK_LOCAL_TARGETS: '1',
   // The running stack's secret (it made the file on its first start): codes and cursors it checks are made with it.
   SERVER_SECRET_FILE: env.SERVER_SECRET_FILE || join(localDir, 'server-secret.json'),
+  PAYMENT_SECRETS_KEY_FILE: env.PAYMENT_SECRETS_KEY_FILE || join(localDir, 'payment-secrets.key'),
 });
 env.IMAGES_BASE_URL ||= `${env.S3_ENDPOINT}/${env.IMAGES_BUCKET}`;
 

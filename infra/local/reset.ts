@@ -10,5 +10,5 @@ if (pid !== undefined) {
   console.error(`npm run reset: the local stack is running on ${localDir} (pid ${pid}); stop it (Ctrl-C) and run reset again`);
   process.exit(1);
 }
-for (const name of ['data', 'demo.json', 'outbox.jsonl', 'stack.pid', 'server-secret.json']) rmSync(join(localDir, name), { recursive: true, force: true });
+for (const name of ['data', 'demo.json', 'outbox.jsonl', 'stack.pid', 'server-secret.json', 'payment-secrets.key']) rmSync(join(localDir, name), { recursive: true, force: true });
 console.log(JSON.stringify({ reset: localDir, kept: join(localDir, 'bin') }));

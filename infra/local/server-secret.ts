@@ -20,3 +20,18 @@ export function ensureLocalServerSecret(localDir: string): string {
   }
   return file;
 }
+
+/**
+ * The local stack's key of the payment provider secrets (lib/payments/secrets.ts, the AES-256-GCM
+ * keyring): `<LOCAL_DIR>/payment-secrets.key`, 32 random bytes as hex, mode 0600, made on the
+ * first start and never overwritten (the secrets stored under it would no longer open).
+ */
+export function ensureLocalPaymentKey(localDir: string): string {
+  const file = join(localDir, 'payment-secrets.key');
+  try {
+    writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return file;
+}

@@ -9,7 +9,7 @@ import { createTableInput, tableKeys, tableStream } from '#lib/db/table.ts';
 import { startDynamoDbLocal, stopDynamoDbLocal, DYNAMODB_LOCAL_HOST } from '#infra/local/dynamodb-local.ts';
 import { IMAGE_ORIGIN_HEADERS } from '#infra/image-origin-headers.ts';
 import { acquireStackLock, assertPortFree } from '#infra/local/preflight.ts';
-import { ensureLocalServerSecret } from '#infra/local/server-secret.ts';
+import { ensureLocalPaymentKey, ensureLocalServerSecret } from '#infra/local/server-secret.ts';
 
 /**
  * The whole service on one machine (extensions section 7): DynamoDB Local, the S3 emulator,
@@ -210,6 +210,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     WEBHOOK_LOCAL_TARGETS: '1',
     // What Secrets Manager holds on AWS: a file of this LOCAL_DIR (mode 0600), made on the first start.
     SERVER_SECRET_FILE: process.env.SERVER_SECRET_FILE || ensureLocalServerSecret(localDir),
+    // What the stage's KMS key does on AWS for payment provider secrets: an AES-256-GCM key of this LOCAL_DIR.
+    PAYMENT_SECRETS_KEY_FILE: process.env.PAYMENT_SECRETS_KEY_FILE || ensureLocalPaymentKey(localDir),
   });
 
   const apiUrl = `http://${urlHost(host)}:${port}`;

@@ -8,7 +8,8 @@ import { nextStoreId } from '#lib/db/sequence.ts';
 import { startApplyAll } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, notFound } from '#lib/errors.ts';
-import type { StorePatchBody as StorePatch } from '#lib/schemas/store.ts';
+import type { ChargebackOn } from '#lib/schemas/payment.ts';
+import { DEFAULT_CURRENCY, DEFAULT_THEME, type StorePatchBody as StorePatch } from '#lib/schemas/store.ts';
 
 /**
  * Stores, their domains and the web origins allowed to call their storefront.
@@ -35,6 +36,12 @@ export interface AffiliateSettings {
   min_withdraw: number;
 }
 
+export interface StoreTheme {
+  primary_color: string;
+  logo: string | null;
+  banner: string | null;
+}
+
 export interface Store {
   id: number;
   store_id: number;
@@ -42,6 +49,9 @@ export interface Store {
   domain: string;
   affiliate: AffiliateSettings;
   allowed_origins: string[];
+  currency: string;
+  theme: StoreTheme;
+  payments: { chargeback_on: ChargebackOn };
   created_at: string;
   updated_at: string;
 }
@@ -57,8 +67,43 @@ function domainItem(domain: string, storeId: number, allowedOrigins: readonly st
   return { ...domainKey(domain), entity: 'domain', domain: domain.toLowerCase(), store_id: storeId, allowed_origins: allowedOrigins };
 }
 
-/** Stores written before `allowed_origins` existed read as allowing none. */
-const toStore = (item: Record<string, unknown>) => ({ allowed_origins: [], ...stripKeys(item) }) as unknown as Store;
+/**
+ * The currency, theme and payment settings are top-level attributes of the item (`currency`,
+ * `theme_primary_color`, `theme_logo`, `theme_banner`, `chargeback_on`), not maps: one UpdateItem
+ * sets any of them, on stores made before they existed too (a nested SET needs its map to exist).
+ */
+const SETTINGS_ATTRIBUTES = ['currency', 'theme_primary_color', 'theme_logo', 'theme_banner', 'chargeback_on'] as const;
+
+function settingsAttributes(settings: Partial<Pick<StorePatch, 'currency' | 'theme' | 'payments'>>): Record<string, unknown> {
+  return {
+    currency: settings.currency,
+    theme_primary_color: settings.theme?.primary_color,
+    theme_logo: settings.theme?.logo,
+    theme_banner: settings.theme?.banner,
+    chargeback_on: settings.payments?.chargeback_on,
+  };
+}
+
+const storeItem = ({ theme, payments, ...store }: Store) => ({ ...storeKey(store.id), entity: 'store', ...store, ...settingsAttributes({ theme, payments }) });
+
+/** Stores written before `allowed_origins`, the currency or the theme existed read with their defaults. */
+function toStore(item: Record<string, unknown>): Store {
+  const { theme_primary_color, theme_logo, theme_banner, chargeback_on, ...rest } = stripKeys(item) as Record<string, unknown>;
+  return {
+    allowed_origins: [],
+    currency: DEFAULT_CURRENCY,
+    ...rest,
+    theme: {
+      primary_color: (theme_primary_color as string | undefined) ?? DEFAULT_THEME.primary_color,
+      logo: (theme_logo as string | null | undefined) ?? null,
+      banner: (theme_banner as string | null | undefined) ?? null,
+    },
+    payments: { chargeback_on: (chargeback_on as ChargebackOn | undefined) ?? 'DISPUTE_OPENED' },
+  } as unknown as Store;
+}
+
+const withoutUndefined = <T extends object>(value: T | undefined): Partial<T> =>
+  Object.fromEntries(Object.entries(value ?? {}).filter(([, entry]) => entry !== undefined)) as Partial<T>;
 
 const domainInUse = () => conflict('Domain already in use by another store', 'domain');
 
@@ -72,6 +117,9 @@ export async function createStore(input: { name: string; domain: string }): Prom
     domain: input.domain.toLowerCase(),
     affiliate: { ...DEFAULT_AFFILIATE_SETTINGS },
     allowed_origins: [],
+    currency: DEFAULT_CURRENCY,
+    theme: { ...DEFAULT_THEME },
+    payments: { chargeback_on: 'DISPUTE_OPENED' },
     created_at: now,
     updated_at: now,
   };
@@ -79,7 +127,7 @@ export async function createStore(input: { name: string; domain: string }): Prom
   await retrying(() =>
     transactGuarded([
       {
-        item: { Put: { TableName: TABLE, Item: { ...storeKey(id), entity: 'store', ...store }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        item: { Put: { TableName: TABLE, Item: storeItem(store), ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`store id ${id} allocated twice`),
       },
       { item: { Put: { TableName: TABLE, Item: domainItem(store.domain, id, []), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
@@ -128,8 +176,8 @@ async function changeAddresses(storeId: number, patch: StorePatch): Promise<Stor
   if (!domainMoves && added.length === 0 && removed.length === 0) return undefined;
   const updatedAt = nowIso();
   const update = setExpression(
-    { ...patch, domain, allowed_origins: origins, updated_at: updatedAt },
-    ['name', 'domain', 'affiliate', 'allowed_origins', 'updated_at'],
+    { ...patch, ...settingsAttributes(patch), domain, allowed_origins: origins, updated_at: updatedAt },
+    ['name', 'domain', 'affiliate', 'allowed_origins', ...SETTINGS_ATTRIBUTES, 'updated_at'],
     ['affiliate'],
   );
   const domainWrites: GuardedWrite[] = domainMoves
@@ -173,6 +221,9 @@ async function changeAddresses(storeId: number, patch: StorePatch): Promise<Stor
     domain,
     affiliate: { ...current.affiliate, ...patch.affiliate },
     allowed_origins: origins,
+    currency: patch.currency ?? current.currency,
+    theme: { ...current.theme, ...withoutUndefined(patch.theme) },
+    payments: { ...current.payments, ...withoutUndefined(patch.payments) },
     updated_at: updatedAt,
   };
 }
@@ -183,5 +234,7 @@ export async function updateStore(storeId: number, patch: StorePatch): Promise<S
     const changed = await retrying(() => changeAddresses(storeId, patch));
     if (changed) return changed;
   }
-  return toStore(await patchOne<Record<string, unknown>>(storeKey(storeId), 'Store', { ...patch }, ['name', 'affiliate'], { nested: ['affiliate'] }));
+  return toStore(
+    await patchOne<Record<string, unknown>>(storeKey(storeId), 'Store', { ...patch, ...settingsAttributes(patch) }, ['name', 'affiliate', ...SETTINGS_ATTRIBUTES], { nested: ['affiliate'] }),
+  );
 }

@@ -15,8 +15,8 @@ export const coreRoutes = {
   }),
   'store-update': route({
     method: 'PATCH', path: '/v1/app/store', api: 'api', credential: 'operator', access: 'write', tag: 'Store',
-    summary: 'Change the store name, domain or affiliate settings', body: storePatchBody, response: storeResource,
-    example: { body: { name: 'Demo Store', affiliate: { percent_commission: 12 } } },
+    summary: 'Change the store name, domain, affiliate settings, currency, theme or payment settings', body: storePatchBody, response: storeResource,
+    example: { body: { name: 'Demo Store', affiliate: { percent_commission: 12 }, theme: { primary_color: '#10b981' } } },
   }),
   'tag-create': route({
     method: 'POST', path: '/v1/app/tag', api: 'api', credential: 'operator', access: 'write', tag: 'Tag',

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { patchBody, storableAmount, text, timestamp } from '#lib/schemas/common.ts';
+import { CHARGEBACK_ON } from '#lib/schemas/payment.ts';
 
 /** A lower-case host name: labels of letters, digits and hyphens (`demo.localhost`, `shop.example.com`). */
 export const domain = v.pipe(
@@ -49,14 +50,73 @@ export const affiliateSettingsPatch = patchBody(
   }),
 );
 
+/**
+ * The currencies a store may price in: ISO 4217 codes (as the runtime's ICU knows them) with two
+ * decimals, since every amount is kept to the cent and sent to providers as cents (JPY, with
+ * none, or KWD, with three, would need amounts of another shape).
+ */
+let twoDecimalCurrencies: ReadonlySet<string> | undefined;
+/** Built on the first check, not at init: every storefront function imports this module, few check a currency. */
+export function isTwoDecimalCurrency(code: string): boolean {
+  twoDecimalCurrencies ??= new Set(
+    Intl.supportedValuesOf('currency').filter((known) => new Intl.NumberFormat('en', { style: 'currency', currency: known }).resolvedOptions().maximumFractionDigits === 2),
+  );
+  return twoDecimalCurrencies.has(code);
+}
+export const DEFAULT_CURRENCY = 'BRL';
+
+export const currency = v.pipe(
+  v.string('currency must be a string'),
+  v.trim(),
+  v.toUpperCase(),
+  v.regex(/^[A-Z]{3}$/, 'currency must be an ISO 4217 code such as BRL'),
+  v.check(isTwoDecimalCurrency, 'currency must be an ISO 4217 currency with two decimals, such as BRL, USD or EUR'),
+);
+
+export const DEFAULT_THEME = { primary_color: '#2563eb', logo: null, banner: null } as const;
+const IMAGE_URL_MAX = 2048;
+
+/** An image the store's pages show: an https URL (pages are served over https; a plain http image would be blocked as mixed content). */
+const imageUrl = (name: string) =>
+  v.nullable(
+    v.pipe(
+      v.string(`${name} must be an https URL or null`),
+      v.trim(),
+      v.maxLength(IMAGE_URL_MAX, `${name} must be at most ${IMAGE_URL_MAX} characters`),
+      v.check((value) => URL.canParse(value) && new URL(value).protocol === 'https:' && new URL(value).hostname !== '', `${name} must be an https URL or null`),
+    ),
+  );
+
+export const themePatch = patchBody(
+  v.strictObject({
+    primary_color: v.optional(
+      v.pipe(v.string('primary_color must be a string'), v.regex(/^#[0-9a-fA-F]{6}$/, 'primary_color must be a color written #rrggbb'), v.toLowerCase()),
+    ),
+    logo: v.optional(imageUrl('logo')),
+    banner: v.optional(imageUrl('banner')),
+  }),
+);
+
+export const paymentSettingsPatch = patchBody(
+  v.strictObject({
+    chargeback_on: v.optional(v.picklist(CHARGEBACK_ON, `chargeback_on must be one of ${CHARGEBACK_ON.join(', ')}`)),
+  }),
+);
+
 export const storePatchBody = patchBody(
   v.strictObject({
     name: v.optional(text('name', 100)),
     domain: v.optional(domain),
     affiliate: v.optional(affiliateSettingsPatch),
     allowed_origins: v.optional(allowedOrigins),
+    currency: v.optional(currency),
+    theme: v.optional(themePatch),
+    payments: v.optional(paymentSettingsPatch),
   }),
 );
+
+/** The store's look, as pages and in-game clients read it (GET /webstore). */
+export const storeTheme = v.object({ primary_color: v.string(), logo: v.nullable(v.string()), banner: v.nullable(v.string()) });
 
 export const storeResource = v.object({
   id: v.number(),
@@ -66,6 +126,10 @@ export const storeResource = v.object({
   affiliate: v.object({ self_registration: v.boolean(), percent_commission: v.number(), min_withdraw: v.number() }),
   /** Web origins besides the store's own domain that may call the storefront from a browser (CORS). */
   allowed_origins: v.array(v.string()),
+  /** ISO 4217: every price of the store is in it. */
+  currency: v.string(),
+  theme: storeTheme,
+  payments: v.object({ chargeback_on: v.picklist(CHARGEBACK_ON) }),
   created_at: timestamp,
   updated_at: timestamp,
 });

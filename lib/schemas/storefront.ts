@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { pageQueryEntries, queryInt } from '#lib/schemas/common.ts';
 import { COUPON_MAX, DISCOUNT_TYPES } from '#lib/schemas/discount.ts';
+import { storeTheme } from '#lib/schemas/store.ts';
 import { VARIABLE_TYPES, variableOption } from '#lib/schemas/variable.ts';
 
 /**
@@ -16,6 +17,9 @@ export const storefrontStoreResponse = v.object({
     domain: v.string(),
     /** The domain pages should use: the store's domain. */
     active_domain: v.string(),
+    /** ISO 4217: the currency of every price shown. */
+    currency: v.string(),
+    theme: storeTheme,
   }),
 });
 

@@ -17,6 +17,7 @@ Object.assign(process.env, {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   // The run's own server secret, made by its stack in its LOCAL_DIR: codes and cursors made here are the stack's.
   SERVER_SECRET_FILE: join(inject('localDir'), 'server-secret.json'),
+  PAYMENT_SECRETS_KEY_FILE: join(inject('localDir'), 'payment-secrets.key'),
   // Handlers run in this process (events.test.ts) judge webhook URLs by the local stack's rules, as the stack does.
   WEBHOOK_LOCAL_TARGETS: '1',
 });

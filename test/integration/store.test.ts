@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createStore } from '#lib/db/store.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client.ts';
+import { createStore, storeKey } from '#lib/db/store.ts';
 import { firstError, newStore } from '../support/client.ts';
 
 describe('GET /v1/app/store', () => {
@@ -14,6 +16,9 @@ describe('GET /v1/app/store', () => {
       domain: store.domain,
       affiliate: { self_registration: true, percent_commission: 10, min_withdraw: 0 },
       allowed_origins: [],
+      currency: 'BRL',
+      theme: { primary_color: '#2563eb', logo: null, banner: null },
+      payments: { chargeback_on: 'DISPUTE_OPENED' },
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -84,6 +89,21 @@ describe('PATCH /v1/app/store', () => {
     ['a minimum withdrawal too large to store', { affiliate: { min_withdraw: 1e200 } }, 'affiliate.min_withdraw'],
     ['a non-boolean self_registration', { affiliate: { self_registration: 'yes' } }, 'affiliate.self_registration'],
     ['an unknown field', { id: 7 }, 'id'],
+    ['a currency that is not a code', { currency: 'Real' }, 'currency'],
+    ['an unknown currency code', { currency: 'XYZ' }, 'currency'],
+    ['a currency without two decimals', { currency: 'JPY' }, 'currency'],
+    ['a currency that is not a string', { currency: 986 }, 'currency'],
+    ['an empty theme', { theme: {} }, 'theme'],
+    ['a named color', { theme: { primary_color: 'red' } }, 'theme.primary_color'],
+    ['a short hex color', { theme: { primary_color: '#25e' } }, 'theme.primary_color'],
+    ['an http logo', { theme: { logo: 'http://cdn.example.com/logo.png' } }, 'theme.logo'],
+    ['a javascript: banner', { theme: { banner: 'javascript:alert(1)' } }, 'theme.banner'],
+    ['a logo that is not a URL', { theme: { logo: 'logo.png' } }, 'theme.logo'],
+    ['a logo over 2048 characters', { theme: { logo: `https://cdn.example.com/${'a'.repeat(2030)}` } }, 'theme.logo'],
+    ['an unknown theme field', { theme: { font: 'serif' } }, 'theme.font'],
+    ['an empty payments object', { payments: {} }, 'payments'],
+    ['an unknown chargeback_on', { payments: { chargeback_on: 'NEVER' } }, 'payments.chargeback_on'],
+    ['payments settings that are not an object', { payments: 'DISPUTE_LOST' }, 'payments'],
   ])('rejects %s with 422 and changes nothing', async (_case, body, field) => {
     const store = await newStore();
     const before = (await store.get('/v1/app/store')).body;
@@ -92,5 +112,41 @@ describe('PATCH /v1/app/store', () => {
     const error = firstError(res);
     if (field) expect(error.field).toBe(field);
     expect((await store.get('/v1/app/store')).body).toEqual(before);
+  });
+});
+
+describe('the currency, theme and payment settings (extensions sections 8 and 13)', () => {
+  it('sets each on its own and keeps the rest; a logo or banner is cleared with null', async () => {
+    const store = await newStore();
+    const currency = await store.patch('/v1/app/store', { currency: 'usd' });
+    expect(currency.status).toBe(200);
+    expect(currency.body).toMatchObject({ currency: 'USD', theme: { primary_color: '#2563eb', logo: null, banner: null } });
+    const themed = await store.patch('/v1/app/store', { theme: { primary_color: '#10B981', logo: 'https://cdn.example.com/logo.png' } });
+    expect(themed.body.theme).toEqual({ primary_color: '#10b981', logo: 'https://cdn.example.com/logo.png', banner: null });
+    const banner = await store.patch('/v1/app/store', { theme: { banner: 'https://cdn.example.com/b.jpg', logo: null } });
+    expect(banner.body.theme).toEqual({ primary_color: '#10b981', logo: null, banner: 'https://cdn.example.com/b.jpg' });
+    const payments = await store.patch('/v1/app/store', { payments: { chargeback_on: 'DISPUTE_LOST' } });
+    expect(payments.body).toMatchObject({ currency: 'USD', payments: { chargeback_on: 'DISPUTE_LOST' } });
+    expect((await store.get('/v1/app/store')).body).toEqual(payments.body);
+  });
+
+  it('changes them together with the domain and the allowed origins, in the same write', async () => {
+    const store = await newStore();
+    const domain = `themed-${store.storeId}.test.localhost`;
+    const res = await store.patch('/v1/app/store', { domain, allowed_origins: ['https://play.example.com'], currency: 'EUR', theme: { primary_color: '#000000' }, payments: { chargeback_on: 'DISPUTE_LOST' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ domain, currency: 'EUR', theme: { primary_color: '#000000', logo: null }, payments: { chargeback_on: 'DISPUTE_LOST' } });
+    expect((await store.get('/v1/app/store')).body).toEqual(res.body);
+  });
+
+  it('a store made before the settings existed reads the defaults and takes a theme change in one write', async () => {
+    const store = await newStore();
+    await db.send(
+      new UpdateCommand({ TableName: TABLE, Key: storeKey(store.storeId), UpdateExpression: 'REMOVE currency, theme_primary_color, theme_logo, theme_banner, chargeback_on' }),
+    );
+    expect((await store.get('/v1/app/store')).body).toMatchObject({ currency: 'BRL', theme: { primary_color: '#2563eb', logo: null, banner: null }, payments: { chargeback_on: 'DISPUTE_OPENED' } });
+    const res = await store.patch('/v1/app/store', { theme: { logo: 'https://cdn.example.com/l.png' } });
+    expect(res.status).toBe(200);
+    expect(res.body.theme).toEqual({ primary_color: '#2563eb', logo: 'https://cdn.example.com/l.png', banner: null });
   });
 });

@@ -33,8 +33,26 @@ describe('GET /v1/webstore', () => {
     const store = await newStore('Front');
     const res = await storefront(store, '/v1/webstore');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ store: { id: store.storeId, name: 'Front', domain: store.domain, active_domain: store.domain } });
+    expect(res.body).toEqual({
+      store: {
+        id: store.storeId,
+        name: 'Front',
+        domain: store.domain,
+        active_domain: store.domain,
+        currency: 'BRL',
+        theme: { primary_color: '#2563eb', logo: null, banner: null },
+      },
+    });
     expect(dynamoDbCalls(res)).toBe(2);
+  });
+
+  it("shows the store's currency and theme as the operator set them, and nothing of its payment settings", async () => {
+    const store = await newStore();
+    const theme = { primary_color: '#10b981', logo: 'https://cdn.example.com/logo.png', banner: 'https://cdn.example.com/banner.jpg' };
+    expect((await store.patch('/v1/app/store', { currency: 'USD', theme, payments: { chargeback_on: 'DISPUTE_LOST' } })).status).toBe(200);
+    const res = await storefront(store, '/v1/webstore');
+    expect(res.body.store).toMatchObject({ currency: 'USD', theme });
+    expect(res.body.store).not.toHaveProperty('payments');
   });
 
   it('answers the official client\'s GET (Content-Type: application/json, empty body) as any GET', async () => {

@@ -17,6 +17,7 @@ export const LAYERS = {
   mail: 2,
   s3: 2,
   queue: 2,
+  payments: 2,
   base: 1,
 } as const;
 export type Layer = keyof typeof LAYERS;
@@ -33,17 +34,20 @@ export function layerOf(path: string): Layer | undefined {
   if (path.startsWith('lib/mail/')) return 'mail';
   if (path.startsWith('lib/s3/')) return 's3';
   if (path.startsWith('lib/queue/')) return 'queue';
+  if (path.startsWith('lib/payments/')) return 'payments';
   if (path.startsWith('lib/schemas/') || ['lib/errors.ts', 'lib/config.ts', 'lib/crypto.ts', 'lib/clock.ts', 'lib/server-secret.ts'].includes(path)) return 'base';
   return undefined;
 }
 
 /** Sibling lines that stay closed even though the ranks are equal. */
 const FORBIDDEN: Partial<Record<Layer, readonly Layer[]>> = {
-  domain: ['db', 'mail', 's3', 'queue'],
-  db: ['domain', 'mail', 's3', 'queue'],
-  mail: ['db', 'domain', 's3', 'queue'],
-  s3: ['db', 'domain', 'mail', 'queue'],
-  queue: ['db', 'domain', 'mail', 's3'],
+  domain: ['db', 'mail', 's3', 'queue', 'payments'],
+  db: ['domain', 'mail', 's3', 'queue', 'payments'],
+  mail: ['db', 'domain', 's3', 'queue', 'payments'],
+  s3: ['db', 'domain', 'mail', 'queue', 'payments'],
+  queue: ['db', 'domain', 'mail', 's3', 'payments'],
+  // Provider adapters speak HTTP to providers and nothing else: the flows read, decide and write around them.
+  payments: ['db', 'domain', 'mail', 's3', 'queue'],
 };
 
 /** Pure rules: no AWS SDK, no file system or network, no configuration read from the environment. */

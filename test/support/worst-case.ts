@@ -29,7 +29,9 @@ const FORMATTED = [
   '123.456.789-01',
   '#aabbccdd',
   'lightgoldenrodyellow',
+  '#aabbcc',
   '123456',
+  'BRL',
   'a',
 ];
 

@@ -1,0 +1,68 @@
+import * as v from 'valibot';
+
+/**
+ * The vocabulary of payments (extensions section 13), shared by the pure rules (lib/domain/payment.ts)
+ * and the provider adapters (lib/payments/): both sit above this layer and neither sees the other.
+ */
+
+export const PROVIDERS = ['mercadopago', 'stripe', 'paypal', 'test'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** The gateway codes buyers choose (the codes the real system's clients send) and the provider behind each. */
+export const GATEWAY_PROVIDER = {
+  PIX: 'mercadopago',
+  MERCADOPAGO: 'mercadopago',
+  STRIPE: 'stripe',
+  PAYPAL: 'paypal',
+  TEST: 'test',
+} as const satisfies Record<string, Provider>;
+export type Gateway = keyof typeof GATEWAY_PROVIDER;
+export const GATEWAYS = Object.keys(GATEWAY_PROVIDER) as Gateway[];
+
+export const PAYMENT_STATUSES = ['CREATED', 'PENDING', 'FAILED', 'EXPIRED', 'CANCELED', 'PAID', 'REFUNDED', 'CHARGEBACK'] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+export const PAYMENT_ATTENTIONS = ['DUPLICATE', 'UNFULFILLED', 'MISMATCH', 'PARTIAL_REFUND', 'DISPUTE_OPEN', 'DISPUTE_WON'] as const;
+export type PaymentAttention = (typeof PAYMENT_ATTENTIONS)[number];
+
+export const PAYMENT_SOURCES = ['CHECKOUT', 'NOTIFICATION', 'POLL', 'SYNC', 'RECONCILER', 'OPERATOR'] as const;
+export type PaymentSource = (typeof PAYMENT_SOURCES)[number];
+
+export const CHARGEBACK_ON = ['DISPUTE_OPENED', 'DISPUTE_LOST'] as const;
+export type ChargebackOn = (typeof CHARGEBACK_ON)[number];
+
+/** Where a dispute stands. OPEN comes before either outcome; an outcome is final. */
+export type DisputeStage = 'OPEN' | 'WON' | 'LOST';
+
+/**
+ * A provider's payment as an adapter fetched it, normalized. Only this (never a notification's
+ * body) is acted on, and only once it is bound to the payment (reference, amount, currency, account).
+ */
+export interface ProviderSnapshot {
+  /** The provider's own id of the thing fetched (a Mercado Pago payment id, a TEST payment id). */
+  provider_ref: string;
+  /** Our payment id as the provider carries it back (`external_reference`), or null when it carries none. */
+  reference: string | null;
+  /** The provider account the money went to (Mercado Pago `collector_id`), or null when the answer names none. */
+  account: string | null;
+  /** Whole minor units (cents): providers answer decimals, compared exactly only as integers. */
+  amount_cents: number;
+  /** ISO 4217, upper case. */
+  currency: string;
+  /** Where the provider says the money is. REFUNDED and CHARGEBACK mean it was paid first. */
+  status: 'PENDING' | 'FAILED' | 'EXPIRED' | 'CANCELED' | 'PAID' | 'REFUNDED' | 'CHARGEBACK';
+  /** Refunded so far, whole minor units (a full refund equals amount_cents). */
+  refunded_cents: number;
+  dispute: DisputeStage | null;
+  /** When the provider says the money arrived, or null. */
+  paid_at: string | null;
+}
+
+/** One entry of a payment's history (its last 20 transitions). */
+export const paymentTransition = v.object({
+  at: v.string(),
+  from: v.picklist(PAYMENT_STATUSES),
+  to: v.picklist(PAYMENT_STATUSES),
+  source: v.picklist(PAYMENT_SOURCES),
+});
+export type PaymentTransition = v.InferOutput<typeof paymentTransition>;
