@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { nowIso } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import {
   idempotencyKey,
@@ -310,7 +311,7 @@ export function mercadoPagoAdapter(options: MercadoPagoOptions = {}): ProviderAd
               method: 'PUT',
               path: `/checkout/preferences/${encodeURIComponent(payment.provider_ref)}`,
               idempotencyKey: key,
-              body: { expires: true, expiration_date_to: mercadoPagoDate(new Date().toISOString()) },
+              body: { expires: true, expiration_date_to: mercadoPagoDate(nowIso()) },
             });
       if (response.status !== 200) throw failureOf(response, 'cancel');
     },

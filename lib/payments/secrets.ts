@@ -118,11 +118,15 @@ let keyring: Keyring | undefined;
 
 /** The keyring of this function, made on first use: KMS when the stage gave it a key, else the local key file. */
 export function paymentSecretsKeyring(): Keyring {
-  if (keyring) return keyring;
+  keyring ??= makeKeyring();
+  return keyring;
+}
+
+function makeKeyring(): Keyring {
   const keyId = config.paymentSecretsKeyId;
-  if (keyId) return (keyring = kmsKeyring(new KMSClient({ region: config.region }), keyId));
+  if (keyId) return kmsKeyring(new KMSClient({ region: config.region }), keyId);
   const file = config.paymentSecretsKeyFile;
-  if (file) return (keyring = localKeyring(readLocalKey(file)));
+  if (file) return localKeyring(readLocalKey(file));
   throw new Error('No payment secrets key: set PAYMENT_SECRETS_KEY_ID (AWS) or PAYMENT_SECRETS_KEY_FILE (local stack)');
 }
 
