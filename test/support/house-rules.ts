@@ -21,7 +21,8 @@ const lineOf = (node: ts.Node) => node.getSourceFile().getLineAndCharacterOfPosi
 
 /**
  * The same words with another meaning: a promo's target types (`STORE`, `CATEGORY`) are API
- * vocabulary (the spec's), not the stored entities of those names.
+ * vocabulary (the spec's), and a paid payment's role `ORDER` (the one that pays its order, beside
+ * `DUPLICATE`) is a rule's answer, not the stored entities of those names.
  */
 export const OTHER_MEANINGS: readonly { file: string; text: string }[] = [
   { file: 'lib/schemas/promo.ts', text: 'STORE' },
@@ -31,6 +32,7 @@ export const OTHER_MEANINGS: readonly { file: string; text: string }[] = [
   { file: 'lib/domain/pricing-promos.ts', text: 'CATEGORY' },
   { file: 'lib/routes/promo.ts', text: 'STORE' },
   { file: 'infra/local/seed.ts', text: 'STORE' },
+  { file: 'lib/domain/payment.ts', text: 'ORDER' },
 ];
 
 /** String literals (and the literal heads of templates) that are an entity name or start with `<name>#`. */
