@@ -80,8 +80,7 @@ export interface Fields {
 }
 
 export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
-  const damaged = (name: string, expected: string) =>
-    new DamagedItem(`${entity} item ${String(item.pk)} / ${String(item.sk)}: ${name} is not ${expected}`);
+  const damaged = (name: string, expected: string) => new DamagedItem(`${entity} item ${String(item.pk)} / ${String(item.sk)}: ${name} is not ${expected}`);
   const read = <T>(name: string, is: (value: unknown) => value is T, expected: string, fallback?: T): T => {
     const value = item[name];
     if (is(value)) return value;
@@ -115,7 +114,8 @@ export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
     optionalString: (name) => (item[name] === undefined ? undefined : read(name, isString, 'a string')),
     numbers: (name) => many(name, isNumber, 'numbers'),
     strings: (name) => many(name, isString, 'strings'),
-    oneOf: (name, values, fallback) => read(name, (value): value is (typeof values)[number] => values.some((allowed) => allowed === value), `one of ${values.join(', ')}`, fallback),
+    oneOf: (name, values, fallback) =>
+      read(name, (value): value is (typeof values)[number] => values.some((allowed) => allowed === value), `one of ${values.join(', ')}`, fallback),
     object: (name, inner) => inner(fieldsOf(read(name, isObject, 'an object'), entity)),
     objects: (name, inner) => many(name, isObject, 'objects').map((element) => inner(fieldsOf(element, entity))),
     list: (name) => many(name, (value): value is unknown => true, 'values'),
@@ -201,14 +201,7 @@ export function patchWrite(key: Key, what: string, patch: Record<string, unknown
 }
 
 /** `patchWrite` alone, answering the item as it now is. */
-export async function patchOne<T>(
-  key: Key,
-  what: string,
-  patch: Record<string, unknown>,
-  allowed: readonly string[],
-  read: ItemReader<T>,
-  options: PatchOptions = {},
-): Promise<T> {
+export async function patchOne<T>(key: Key, what: string, patch: Record<string, unknown>, allowed: readonly string[], read: ItemReader<T>, options: PatchOptions = {}): Promise<T> {
   return read((await writeReturning(patchWrite(key, what, patch, allowed, options), 'ALL_NEW')) ?? {});
 }
 

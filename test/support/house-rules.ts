@@ -40,8 +40,7 @@ export function entityLiteralViolations(file: string, source: string, names: rea
   const violations: string[] = [];
   const isEntityText = (text: string) => names.some((name) => text === name || text.startsWith(`${name}#`));
   visit(parse(file, source), (node) => {
-    const text =
-      ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) ? node.text : undefined;
+    const text = ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) ? node.text : undefined;
     if (text === undefined || !isEntityText(text)) return;
     // An import path or a property named like an entity is not a name written.
     if (ts.isImportDeclaration(node.parent) || ts.isExportDeclaration(node.parent)) return;

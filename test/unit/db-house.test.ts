@@ -20,7 +20,7 @@ function sourceFiles(dir: string): string[] {
  * The lib/db modules not yet moved onto the shared primitives (they still write, page and name
  * their keys by hand): each is taken off this list as it is converted, until it is empty.
  */
-export const NOT_YET_CONVERTED: readonly string[] = [
+const NOT_YET_CONVERTED: readonly string[] = [
   // Converted by the second pass (branch of its own), from the primitives commit.
   'lib/db/order.ts',
   'lib/db/order-list.ts',
@@ -71,6 +71,7 @@ describe('lib/db house rules', () => {
   // Each rule must be able to fail: a violation planted in a module's source is found.
   it.each([
     ['an inline entity name', "const item = { entity: 'TAG' };"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the planted source is TypeScript text with a template in it
     ['a key prefix', 'const sk = `TAG#${id}`;'],
     ['a string key prefix', "const prefix = 'WEBHOOK_EVENT#';"],
     ['a name in a type', "type Kind = 'PACKAGE' | 'CATEGORY';"],
