@@ -9,17 +9,13 @@ export interface UpdateParts {
   values: Record<string, unknown>;
 }
 
-export function setExpression(
-  patch: Record<string, unknown>,
-  allowed: readonly string[],
-  nested: readonly string[] = [],
-): UpdateParts {
+export function setExpression(patch: Record<string, unknown>, allowed: readonly string[], nested: readonly string[] = []): UpdateParts {
   const parts: UpdateParts = { sets: [], names: {}, values: {} };
   for (const name of allowed) {
     const value = patch[name];
     if (value === undefined) continue;
     if (nested.includes(name) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [child, childValue] of Object.entries(value as Record<string, unknown>)) {
+      for (const [child, childValue] of Object.entries(value)) {
         if (childValue === undefined) continue;
         parts.names[`#${name}`] = name;
         parts.names[`#${name}_${child}`] = child;
