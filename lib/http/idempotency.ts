@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { currentTimeMs } from '#lib/clock.ts';
@@ -8,10 +8,14 @@ import {
   decideRepeat,
   IDEMPOTENCY_RETENTION_SECONDS,
   IDEMPOTENCY_RUNNING_SECONDS,
+  guestEmailOf,
   idempotencyKeyProblem,
+  idempotencyScope,
   keepsAnswer,
+  type IdempotencyCaller,
 } from '#lib/domain/idempotency.ts';
 import { HttpError } from '#lib/errors.ts';
+import type { ApiKeyAuth, BuyerAuth, OperatorAuth, OptionalBuyerAuth, PublicAuth, StoreHostAuth } from '#lib/http/auth.ts';
 import { withCorsHeaders } from '#lib/http/cors.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 
@@ -63,16 +67,38 @@ function open(key: Buffer, kept: Uint8Array | string): APIGatewayProxyStructured
   return { ...JSON.parse(text.slice(0, newline)), body: text.slice(newline + 1) };
 }
 
-const storeOf = (event: APIGatewayProxyEventV2) => (event as { auth?: { storeId?: number } }).auth?.storeId ?? 0;
+type AnyAuth = OperatorAuth | ApiKeyAuth | BuyerAuth | StoreHostAuth | OptionalBuyerAuth | PublicAuth;
 
-async function claimOrAnswer(event: APIGatewayProxyEventV2, requestId: string): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
+/** The caller a key belongs to, from the credential the stack checked before (lib/http/auth.ts). */
+function callerOf(event: APIGatewayProxyEventV2): IdempotencyCaller {
+  const auth = (event as { auth?: AnyAuth }).auth;
+  switch (auth?.kind) {
+    case 'operator':
+    case 'apiKey':
+      return { kind: 'store', storeId: auth.storeId };
+    case 'buyer':
+    case 'session':
+      return { kind: 'buyer', storeId: auth.storeId, customerId: auth.customerId };
+    case 'buyerOptional':
+      if (auth.customerId !== null) return { kind: 'buyer', storeId: auth.storeId, customerId: auth.customerId };
+      return { kind: 'guest', storeId: auth.storeId, email: guestEmailOf(event.body) };
+    case 'buyerStore':
+    case 'storeHost':
+      return { kind: 'guest', storeId: auth.storeId, email: guestEmailOf(event.body) };
+    default:
+      return { kind: 'public' };
+  }
+}
+
+async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
   const key = event.headers?.['idempotency-key'];
   if (key === undefined) return undefined;
   const problem = idempotencyKeyProblem(key);
   if (problem) throw new HttpError(400, { message: problem, code: 'INVALID_IDEMPOTENCY_KEY', field: 'Idempotency-Key' });
-  const storeId = storeOf(event);
-  const scope = JSON.stringify([storeId, event.requestContext.http.method, event.rawPath, key]);
-  const claim: ClaimState = { pk: idempotencyPk(digest('record', scope).toString('base64url')), owner: requestId, sealKey: digest('answer', scope) };
+  const caller = callerOf(event);
+  const storeId = caller.kind === 'public' ? 0 : caller.storeId;
+  const scope = idempotencyScope(caller, { method: route.method, routePath: route.path, pathParameters: event.pathParameters ?? {}, key });
+  const claim: ClaimState = { pk: idempotencyPk(digest('record', scope).toString('base64url')), owner: randomUUID(), sealKey: digest('answer', scope) };
   const fingerprint = bodyFingerprint(event.body);
   const now = Math.floor(currentTimeMs() / 1000);
   const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, now + IDEMPOTENCY_RUNNING_SECONDS, now + IDEMPOTENCY_RETENTION_SECONDS);
@@ -110,7 +136,7 @@ type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>
 export function idempotency(route: RouteSpec): { claim: Middleware; record: Middleware } | undefined {
   if (!takesIdempotencyKey(route)) return undefined;
   return {
-    claim: { before: async (request) => claimOrAnswer(request.event, request.event.requestContext?.requestId ?? request.context.awsRequestId) },
+    claim: { before: async (request) => claimOrAnswer(route, request.event) },
     record: {
       after: async (request) => settle(request.event, request.response),
       onError: async (request) => settle(request.event, request.response),

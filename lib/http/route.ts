@@ -63,11 +63,17 @@ export interface RouteSpec {
 
 /**
  * The routes that accept `Idempotency-Key` (extensions section 12): every POST of the operator
- * and buyer APIs. Their functions may write the idempotency item even when their `access` is
- * `read` (lib/db/table.ts `idempotencyTableActions`).
+ * and buyer APIs but the ones that issue a credential or a login code (`/v1/webstore/auth/*`; the
+ * store domain's `/auth/*` are on the other API): a kept answer there would hand the access token
+ * to whoever sends the same e-mail, code and key again, so a key there is ignored. Their
+ * functions may write the idempotency item even when their `access` is `read` (lib/db/table.ts
+ * `idempotencyTableActions`).
  */
 export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'path' | 'api'>) =>
-  spec.api === 'api' && spec.method === 'POST' && (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/'));
+  spec.api === 'api' &&
+  spec.method === 'POST' &&
+  (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/')) &&
+  !spec.path.startsWith('/v1/webstore/auth/');
 
 /**
  * The routes that answer page mode (a response `{meta: <page meta>, data}`, alone or in a union):

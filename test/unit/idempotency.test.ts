@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { bodyFingerprint, canonicalJson, decideRepeat, idempotencyKeyProblem, keepsAnswer } from '#lib/domain/idempotency.ts';
+import { bodyFingerprint, canonicalJson, decideRepeat, idempotencyKeyProblem, idempotencyScope, keepsAnswer } from '#lib/domain/idempotency.ts';
 
 /** The rules of Idempotency-Key (pure), and the middleware's keep/release around a mocked table. */
 process.env.TABLE_NAME ??= 'unit-test-table';
@@ -117,7 +117,8 @@ describe('idempotency middleware', () => {
 
   it('still replays an answer kept before answers were bytes (base64 of the whole answer as JSON)', async () => {
     const { createCipheriv, createHash, randomBytes } = await import('node:crypto');
-    const key = createHash('sha256').update(`answer:${JSON.stringify([0, 'POST', '/v1/app/thing', 'k1'])}`, 'utf8').digest();
+    const scope = idempotencyScope({ kind: 'public' }, { method: 'POST', routePath: '/v1/app/thing', pathParameters: {}, key: 'k1' });
+    const key = createHash('sha256').update(`answer:${scope}`, 'utf8').digest();
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     const old = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"kept":"before"}' };
