@@ -2,7 +2,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID }
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { currentTimeMs } from '#lib/clock.ts';
-import { claimIdempotencyKey, idempotencyPk, keepAnswer, releaseClaim, type Claim } from '#lib/db/idempotency.ts';
+import { claimIdempotencyKey, idempotencyPk, keepAnswer, settleUnanswered, type Claim } from '#lib/db/idempotency.ts';
+import { requestEffects } from '#lib/db/request-effects.ts';
 import {
   bodyFingerprint,
   decideRepeat,
@@ -14,9 +15,10 @@ import {
   keepsAnswer,
   type IdempotencyCaller,
 } from '#lib/domain/idempotency.ts';
-import { HttpError } from '#lib/errors.ts';
+import { HttpError, unavailable } from '#lib/errors.ts';
 import type { ApiKeyAuth, BuyerAuth, OperatorAuth, OptionalBuyerAuth, PublicAuth, StoreHostAuth } from '#lib/http/auth.ts';
 import { withCorsHeaders } from '#lib/http/cors.ts';
+import { jsonResponse } from '#lib/http/reply.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 
 /**
@@ -36,6 +38,7 @@ import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
  * opens no answer; presenting the key (and the same credential's store) does.
  */
 interface ClaimState extends Claim {
+  runningUntil: number;
   sealKey: Buffer;
 }
 const claims = new WeakMap<APIGatewayProxyEventV2, ClaimState>();
@@ -98,12 +101,29 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
   const caller = callerOf(event);
   const storeId = caller.kind === 'public' ? 0 : caller.storeId;
   const scope = idempotencyScope(caller, { method: route.method, routePath: route.path, pathParameters: event.pathParameters ?? {}, key });
-  const claim: ClaimState = { pk: idempotencyPk(digest('record', scope).toString('base64url')), owner: randomUUID(), sealKey: digest('answer', scope) };
-  const fingerprint = bodyFingerprint(event.body);
   const now = Math.floor(currentTimeMs() / 1000);
-  const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, now + IDEMPOTENCY_RUNNING_SECONDS, now + IDEMPOTENCY_RETENTION_SECONDS);
+  const claim: ClaimState = {
+    pk: idempotencyPk(digest('record', scope).toString('base64url')),
+    // Random per request: the SDK's retry of a claim that landed recognises it as ours.
+    owner: randomUUID(),
+    expiresEpoch: now + IDEMPOTENCY_RETENTION_SECONDS,
+    runningUntil: now + IDEMPOTENCY_RUNNING_SECONDS,
+    sealKey: digest('answer', scope),
+  };
+  const fingerprint = bodyFingerprint(event.body);
+  const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, claim.runningUntil);
   if (result.claimed) {
     claims.set(event, claim);
+    const effects = requestEffects();
+    if (effects) Object.assign(effects, { claim, earlierOrderId: result.earlier.orderId });
+    // An earlier holder may have written and lost its answer: unless the route's effect records the
+    // key (then the order is found, or known never placed), running it again could do it twice.
+    if (result.earlier.maybeWrote && result.earlier.orderId === undefined && !route.effectRecordsKey) {
+      throw new HttpError(409, {
+        message: 'A request with this Idempotency-Key was carried out, at least in part, but its answer was lost in a fault; it is not run again. Read the resource to see its result',
+        code: 'IDEMPOTENCY_ANSWER_LOST',
+      });
+    }
     return undefined;
   }
   switch (decideRepeat(result.record, fingerprint)) {
@@ -121,13 +141,31 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
   }
 }
 
-async function settle(event: APIGatewayProxyEventV2, response: APIGatewayProxyResultV2 | null | undefined): Promise<void> {
+/**
+ * Keeps the answer, or settles a 5xx (lib/db/idempotency.ts `settleUnanswered`). When DynamoDB
+ * fails here, after the handler ran, the failure stays inside: the answer becomes 503 with
+ * Retry-After (until the claim's running window ends, when a retry can take the key over) and
+ * the envelope, and the record is left as it is: RUNNING, with the order it may have recorded.
+ */
+async function settle(request: { event: APIGatewayProxyEventV2; response: APIGatewayProxyResultV2 | null | undefined }): Promise<void> {
+  const { event } = request;
   const claim = claims.get(event);
   if (!claim) return;
   claims.delete(event);
-  const answer = typeof response === 'object' && response !== null ? response : undefined;
-  if (answer && keepsAnswer(answer.statusCode ?? 200)) await keepAnswer(claim, seal(claim.sealKey, answer));
-  else await releaseClaim(claim);
+  const answer = typeof request.response === 'object' && request.response !== null ? request.response : undefined;
+  const now = Math.floor(currentTimeMs() / 1000);
+  try {
+    if (answer && keepsAnswer(answer.statusCode ?? 200)) await keepAnswer(claim, seal(claim.sealKey, answer));
+    // Without a record of the request's writes, assume it may have written.
+    else await settleUnanswered(claim, now, requestEffects()?.maybeWrote ?? true);
+  } catch (error) {
+    const requestId = event.requestContext?.requestId ?? 'unknown';
+    const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'unknown', message: String(error) };
+    console.error(JSON.stringify({ level: 'error', request_id: requestId, message: 'Idempotency-Key not settled', answered: answer?.statusCode ?? null, error: failure }));
+    const retryAfter = Math.max(1, claim.runningUntil - now + 1);
+    const unsettled = unavailable();
+    request.response = jsonResponse(503, { errors: unsettled.details, request_id: requestId }, { 'x-request-id': requestId, 'retry-after': String(retryAfter) });
+  }
 }
 
 type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;
@@ -137,9 +175,6 @@ export function idempotency(route: RouteSpec): { claim: Middleware; record: Midd
   if (!takesIdempotencyKey(route)) return undefined;
   return {
     claim: { before: async (request) => claimOrAnswer(route, request.event) },
-    record: {
-      after: async (request) => settle(request.event, request.response),
-      onError: async (request) => settle(request.event, request.response),
-    },
+    record: { after: settle, onError: settle },
   };
 }

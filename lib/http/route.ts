@@ -57,6 +57,13 @@ export interface RouteSpec {
     body?: unknown;
     file?: { filename: string; contentType: string; content: string };
   };
+  /**
+   * The route's effect is one transaction that also records its Idempotency-Key (an order's:
+   * lib/flows/order.ts `placeOrder`), so the retry of a request that failed after a fault knows
+   * whether that effect landed (and answers it) or not (and runs). Other routes answer such a
+   * retry 409 `IDEMPOTENCY_ANSWER_LOST` when the first request may have written (lib/http/idempotency.ts).
+   */
+  effectRecordsKey?: true;
   /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
   errorStyle?: 'envelope' | 'single';
 }

@@ -7,7 +7,7 @@ import { orderCreateBody, orderCursorPage, orderListQuery, orderResource, resend
 /** Orders and their delivery commands (operator). */
 export const orderRoutes = {
   'order-create': route({
-    method: 'POST', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    method: 'POST', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'write', tag: 'Order', effectRecordsKey: true,
     summary: 'Create an order (PENDING): packages priced from the catalog, variables and coupon checked, the coupon use reserved',
     body: orderCreateBody, response: orderResource,
     example: {

@@ -15,13 +15,13 @@ vi.mock('#lib/db/idempotency.ts', () => ({
   claimIdempotencyKey: async (_claim: unknown, record: { fingerprint: string; store_id: number }) => {
     if (table.record) return { claimed: false, record: table.record };
     table.record = { status: 'RUNNING', ...record };
-    return { claimed: true };
+    return { claimed: true, earlier: { maybeWrote: false } };
   },
   keepAnswer: async (_claim: unknown, answer: Uint8Array) => {
     table.kept.push(answer);
     table.record = { ...table.record!, status: 'DONE', answer };
   },
-  releaseClaim: async () => {
+  settleUnanswered: async () => {
     table.released += 1;
     table.record = undefined;
   },
