@@ -13,7 +13,7 @@ const faulted = (fault: string, key: string, extra: Record<string, string> = {})
 const keyed = (key: string, extra: Record<string, string> = {}) => ({ headers: { 'idempotency-key': key, ...extra } });
 const tagNames = async (store: Store) => ((await store.get('/v1/app/tag')).body.data as { name: string }[]).map((tag) => tag.name);
 const orderTotal = async (store: Store) => (await store.get('/v1/app/order')).body.meta.total as number;
-const expect503 = (res: Awaited<ReturnType<typeof call>>) => {
+const expect503 = (res: Awaited<ReturnType<typeof call<{ request_id?: string }>>>) => {
   expect(res.status, res.text).toBe(503);
   expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   expect(firstError(res).code).toBe('UNAVAILABLE');
