@@ -9,7 +9,10 @@ const table = vi.hoisted(() => ({
   record: undefined as { status: 'RUNNING' | 'DONE'; fingerprint: string; answer?: Uint8Array | string; store_id: number } | undefined,
   kept: [] as Uint8Array[],
   released: 0,
+  /** DynamoDB failing when the answer is kept or the claim settled, after the handler ran. */
+  failSettle: false,
 }));
+const dynamoDbDown = () => Object.assign(new Error('We encountered an internal error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } });
 vi.mock('#lib/db/idempotency.ts', () => ({
   idempotencyPk: (digest: string) => `IDEMPOTENCY#${digest}`,
   claimIdempotencyKey: async (_claim: unknown, record: { fingerprint: string; store_id: number }) => {
@@ -18,10 +21,12 @@ vi.mock('#lib/db/idempotency.ts', () => ({
     return { claimed: true, earlier: { maybeWrote: false } };
   },
   keepAnswer: async (_claim: unknown, answer: Uint8Array) => {
+    if (table.failSettle) throw dynamoDbDown();
     table.kept.push(answer);
     table.record = { ...table.record!, status: 'DONE', answer };
   },
   settleUnanswered: async () => {
+    if (table.failSettle) throw dynamoDbDown();
     table.released += 1;
     table.record = undefined;
   },
@@ -75,6 +80,7 @@ describe('idempotency middleware', () => {
     table.record = undefined;
     table.kept = [];
     table.released = 0;
+    table.failSettle = false;
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
   });
 
@@ -127,5 +133,21 @@ describe('idempotency middleware', () => {
     const replay = await invoke(defineHandler(route, async () => ({ ran: true })));
     expect(replay.statusCode).toBe(201);
     expect(replay.body).toBe('{"kept":"before"}');
+  });
+
+  it.each([
+    ['a 2xx whose answer cannot be kept', async () => ({ ok: true })],
+    ['a 5xx whose claim cannot be settled', async () => {
+      throw new Error('boom');
+    }],
+  ])('%s: 503 with Retry-After and the envelope, never an escaping error', async (_, work) => {
+    table.failSettle = true;
+    const answer = await invoke(defineHandler(route, work));
+    expect(answer.statusCode).toBe(503);
+    expect(Number(answer.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
+    const body = JSON.parse(answer.body as string);
+    expect(body.errors[0]).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(body.request_id).toEqual(expect.any(String));
+    expect(answer.headers?.['x-request-id']).toBe(body.request_id);
   });
 });
