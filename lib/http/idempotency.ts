@@ -22,20 +22,23 @@ import { jsonResponse } from '#lib/http/reply.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 
 /**
- * `Idempotency-Key` on every POST of /v1/app and /v1/webstore (extensions section 12), as two
- * middlewares of the handler stack (lib/http/handler.ts):
- * - `claim` runs after the credential (the key is scoped to the caller's store) and before the
- *   body is parsed, so a first answer that was a 400 or 422 is kept and replayed too. One
- *   conditional PutItem claims the key or, when it is held, returns the record: a replay (early
- *   response, `Idempotent-Replayed: true`), 409 while the first request runs, 422
- *   `IDEMPOTENCY_KEY_REUSED` for another body.
+ * `Idempotency-Key` on the POSTs of /v1/app and /v1/webstore (extensions section 12; not the
+ * credential-issuing /v1/webstore/auth/*), as two middlewares of the handler stack (lib/http/handler.ts):
+ * - `claim` runs after the credential (the key is scoped to the caller: the store, the buyer, or a
+ *   guest's store and client_email) and before the body is parsed, so a first answer that was a
+ *   400 or 422 is kept and replayed too. One conditional UpdateItem claims the key under a random
+ *   claim id or, when it is held, returns the record: a replay (early response,
+ *   `Idempotent-Replayed: true`), 409 while the first request runs, 422 `IDEMPOTENCY_KEY_REUSED`
+ *   for another body. Taking over from a holder that may have written and lost its answer is a
+ *   409 `IDEMPOTENCY_ANSWER_LOST`, unless the route's effect records the key (an order: found again).
  * - `record` sits outside the error envelope, so it sees the final answer, errors included: it
- *   keeps an answer below 500 (one UpdateItem) or releases the claim (one DeleteItem).
+ *   keeps an answer below 500 (one UpdateItem) or settles a 5xx (one DeleteItem when the request
+ *   wrote nothing, else one UpdateItem), and turns its own failure into a 503 with Retry-After.
  *
  * The kept answer may hold a secret (a webhook's signing secret, a buyer's access token), and the
  * table keeps credentials only as hashes: it is sealed with AES-256-GCM under a key derived from
- * the Idempotency-Key itself, and the record is found by another digest of it. Reading the table
- * opens no answer; presenting the key (and the same credential's store) does.
+ * the scope and the Idempotency-Key, and the record is found by another digest of them. Reading
+ * the table opens no answer; presenting the key as the same caller does.
  */
 interface ClaimState extends Claim {
   runningUntil: number;
