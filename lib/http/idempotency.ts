@@ -147,8 +147,8 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
 /**
  * Keeps the answer, or settles a 5xx (lib/db/idempotency.ts `settleUnanswered`). When DynamoDB
  * fails here, after the handler ran, the failure stays inside: the answer becomes 503 with
- * Retry-After (until the claim's running window ends, when a retry can take the key over) and
- * the envelope, and the record is left as it is: RUNNING, with the order it may have recorded.
+ * Retry-After and the envelope, and the record is settled as one without an answer (or, when
+ * that fails too, left RUNNING with the order it may have recorded, until its window ends).
  */
 async function settle(request: { event: APIGatewayProxyEventV2; response: APIGatewayProxyResultV2 | null | undefined }): Promise<void> {
   const { event } = request;
@@ -157,18 +157,27 @@ async function settle(request: { event: APIGatewayProxyEventV2; response: APIGat
   claims.delete(event);
   const answer = typeof request.response === 'object' && request.response !== null ? request.response : undefined;
   const now = Math.floor(currentTimeMs() / 1000);
+  // Without a record of the request's writes, assume it may have written.
+  const maybeWrote = requestEffects()?.maybeWrote ?? true;
+  const kept = answer !== undefined && keepsAnswer(answer.statusCode ?? 200);
+  let failure: unknown;
   try {
-    if (answer && keepsAnswer(answer.statusCode ?? 200)) await keepAnswer(claim, seal(claim.sealKey, answer));
-    // Without a record of the request's writes, assume it may have written.
-    else await settleUnanswered(claim, now, requestEffects()?.maybeWrote ?? true);
+    if (kept) await keepAnswer(claim, seal(claim.sealKey, answer));
+    else await settleUnanswered(claim, now, maybeWrote);
+    return;
   } catch (error) {
-    const requestId = event.requestContext?.requestId ?? 'unknown';
-    const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'unknown', message: String(error) };
-    console.error(JSON.stringify({ level: 'error', request_id: requestId, message: 'Idempotency-Key not settled', answered: answer?.statusCode ?? null, error: failure }));
-    const retryAfter = Math.max(1, claim.runningUntil - now + 1);
-    const unsettled = unavailable();
-    request.response = jsonResponse(503, { errors: unsettled.details, request_id: requestId }, { 'x-request-id': requestId, 'retry-after': String(retryAfter) });
+    failure = error;
   }
+  // The answer could not be kept: settle as a request without one, so that the retry the 503
+  // invites can take the key over at once (and find the order); if DynamoDB fails that too, the
+  // key is held until the running window ends, and Retry-After says so.
+  let settled = false;
+  if (kept) settled = await settleUnanswered(claim, now, maybeWrote).then(() => true, () => false);
+  const requestId = event.requestContext?.requestId ?? 'unknown';
+  const error = failure instanceof Error ? { name: failure.name, message: failure.message } : { name: 'unknown', message: String(failure) };
+  console.error(JSON.stringify({ level: 'error', request_id: requestId, message: 'Idempotency-Key not kept', answered: answer?.statusCode ?? null, settled, error }));
+  const retryAfter = settled ? 1 : Math.max(1, claim.runningUntil - now + 1);
+  request.response = jsonResponse(503, { errors: unavailable().details, request_id: requestId }, { 'x-request-id': requestId, 'retry-after': String(retryAfter) });
 }
 
 type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;

@@ -100,17 +100,29 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     expect(await tagNames(store)).toEqual([]);
   });
 
-  it('keeping the answer fails after the handler ran: 503 with Retry-After in the envelope (never a 502), and the order is answered once the claim may be taken over', async () => {
+  it('keeping the answer fails after the order was placed: 503 with Retry-After: 1 in the envelope (never a 502), and the retry answers that order', async () => {
     const store = await newStore();
     const pkg = await createPackage(store, { price: 5 });
     const key = freshKey('keep');
+    // UpdateItem 1 is the claim, 2 the order's id; keeping the answer is 3 (3 attempts). The settle that follows works.
+    const failed = await store.post('/v1/app/order', orderBody(pkg.id), faulted('fail:UpdateItem:3-5', key));
+    expect503(failed);
+    expect(failed.headers['retry-after']).toBe('1');
+    expect(await orderTotal(store)).toBe(1);
+    const retried = await store.post('/v1/app/order', orderBody(pkg.id), keyed(key));
+    expect(retried.status, retried.text).toBe(200);
+    expect(await orderTotal(store)).toBe(1);
+  });
+
+  it('keeping and settling both fail: 503 with Retry-After until the claim may be taken over; within it 409 IN_USE, after it the order', async () => {
+    const store = await newStore();
+    const pkg = await createPackage(store, { price: 5 });
+    const key = freshKey('keep-settle');
     const start = '2031-01-01T00:00:00.000Z';
-    // UpdateItem 1 is the claim; the order's id comes from an UpdateItem (2); keeping the answer is the next, 3 attempts.
-    const failed = await store.post('/v1/app/order', orderBody(pkg.id), faulted('fail:UpdateItem:3-5', key, atTime(start)));
+    const failed = await store.post('/v1/app/order', orderBody(pkg.id), faulted('fail:UpdateItem:3-8,fail:DeleteItem:1-3', key, atTime(start)));
     expect503(failed);
     expect(Number(failed.headers['retry-after'])).toBeGreaterThan(1);
     expect(await orderTotal(store)).toBe(1);
-    // Within the claim's running window the key is still held: 409 IN_USE, nothing run.
     const early = await store.post('/v1/app/order', orderBody(pkg.id), keyed(key, atTime(start, 2000)));
     expect(early.status).toBe(409);
     expect(firstError(early).code).toBe('IDEMPOTENCY_KEY_IN_USE');
@@ -125,6 +137,7 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     const start = '2031-01-01T00:00:00.000Z';
     // The tag's transaction fails (a 500: it may have landed), then so does the settle's UpdateItem (attempts 3-5: the claim and the id were 1 and 2).
     const failed = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, faulted('fail:TransactWriteItems:1-3,fail:UpdateItem:3-5', key, atTime(start)));
+    expect(Number(failed.headers['retry-after'])).toBeGreaterThan(1);
     expect503(failed);
     const later = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, keyed(key, atTime(start, 31_000)));
     expect(later.status, later.text).toBe(409);
