@@ -3,7 +3,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { currentTimeMs } from '#lib/clock.ts';
 import { claimIdempotencyKey, idempotencyPk, keepAnswer, settleUnanswered, type Claim } from '#lib/db/idempotency.ts';
-import { requestEffects } from '#lib/db/request-effects.ts';
+import { provesNothingWritten, requestEffects } from '#lib/db/request-effects.ts';
 import {
   bodyFingerprint,
   decideRepeat,
@@ -30,7 +30,7 @@ import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
  *   claim id or, when it is held, returns the record: a replay (early response,
  *   `Idempotent-Replayed: true`), 409 while the first request runs, 422 `IDEMPOTENCY_KEY_REUSED`
  *   for another body. Taking over from a holder that may have written and lost its answer is a
- *   409 `IDEMPOTENCY_ANSWER_LOST`, unless the route's effect records the key (an order: found again).
+ *   409 `IDEMPOTENCY_ANSWER_LOST`, unless the route runs again safely (`rerunsAfterLostAnswer`).
  * - `record` sits outside the error envelope, so it sees the final answer, errors included: it
  *   keeps an answer below 500 (one UpdateItem) or settles a 5xx (one DeleteItem when the request
  *   wrote nothing, else one UpdateItem), and turns its own failure into a 503 with Retry-After.
@@ -114,14 +114,21 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
     sealKey: digest('answer', scope),
   };
   const fingerprint = bodyFingerprint(event.body);
-  const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, claim.runningUntil);
+  const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, claim.runningUntil).catch(async (error: unknown) => {
+    // Every attempt failed, and one may have landed (its answer lost): let our claim go, so that
+    // the retry the 503 invites is not refused as running; if that fails too, say how long it holds the key.
+    if (provesNothingWritten(error)) throw error;
+    const released = await settleUnanswered(claim, now, false).then(() => true, () => false);
+    if (released) throw error;
+    throw new HttpError(503, unavailable().details, { 'retry-after': String(IDEMPOTENCY_RUNNING_SECONDS + 1) });
+  });
   if (result.claimed) {
     claims.set(event, claim);
     const effects = requestEffects();
     if (effects) Object.assign(effects, { claim, earlierOrderId: result.earlier.orderId });
-    // An earlier holder may have written and lost its answer: unless the route's effect records the
-    // key (then the order is found, or known never placed), running it again could do it twice.
-    if (result.earlier.maybeWrote && result.earlier.orderId === undefined && !route.effectRecordsKey) {
+    // An earlier holder may have written and lost its answer: unless the route runs again safely
+    // (the order is found, or known never placed; a transition already made is answered as is), running it again could do it twice.
+    if (result.earlier.maybeWrote && result.earlier.orderId === undefined && !route.rerunsAfterLostAnswer) {
       throw new HttpError(409, {
         message: 'A request with this Idempotency-Key was carried out, at least in part, but its answer was lost in a fault; it is not run again. Read the resource to see its result',
         code: 'IDEMPOTENCY_ANSWER_LOST',

@@ -58,12 +58,14 @@ export interface RouteSpec {
     file?: { filename: string; contentType: string; content: string };
   };
   /**
-   * The route's effect is one transaction that also records its Idempotency-Key (an order's:
-   * lib/flows/order.ts `placeOrder`), so the retry of a request that failed after a fault knows
-   * whether that effect landed (and answers it) or not (and runs). Other routes answer such a
-   * retry 409 `IDEMPOTENCY_ANSWER_LOST` when the first request may have written (lib/http/idempotency.ts).
+   * The retry of a request that failed after a fault may simply run again, because running it
+   * twice cannot do it twice: its effect is one transaction that also records its
+   * Idempotency-Key (an order's: lib/flows/order.ts `placeOrder` finds the order again), or it is
+   * a state transition applied once under a condition and answered unchanged when already done
+   * (approve, cancel, refund, chargeback: lib/domain/order.ts). Other routes answer such a retry
+   * 409 `IDEMPOTENCY_ANSWER_LOST` when the first request may have written (lib/http/idempotency.ts).
    */
-  effectRecordsKey?: true;
+  rerunsAfterLostAnswer?: true;
   /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
   errorStyle?: 'envelope' | 'single';
 }

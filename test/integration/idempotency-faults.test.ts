@@ -34,6 +34,29 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     expect(await tagNames(store)).toEqual(['Sale']);
   });
 
+  it("the claim's answer lost on every attempt: 503, the claim let go, and the retry runs at once (not 409 for 30 s)", async () => {
+    const store = await newStore();
+    const key = freshKey('claim-lost');
+    const failed = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, faulted('lose-answer:UpdateItem:1-3', key));
+    expect503(failed);
+    expect(failed.headers['retry-after']).toBe('1');
+    const retried = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, keyed(key));
+    expect(retried.status, retried.text).toBe(200);
+    expect(await tagNames(store)).toEqual(['Sale']);
+  });
+
+  it('an approval applied whose answer is lost on every attempt: the retry runs again and answers the approved order, its commands queued once', async () => {
+    const store = await newStore();
+    const pkg = await createPackage(store, { price: 5, commands: [{ command: 'give {client_identifier} vip' }] });
+    const order = (await store.post('/v1/app/order', orderBody(pkg.id))).body as { id: number };
+    const key = freshKey('approve');
+    expect503(await store.post(`/v1/app/order/${order.id}/approve`, {}, faulted('lose-answer:TransactWriteItems:1-3', key)));
+    const retried = await store.post(`/v1/app/order/${order.id}/approve`, {}, keyed(key));
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body.status).toBe('APPROVED');
+    expect((await store.get(`/v1/app/order/${order.id}/command`)).body).toHaveLength(1);
+  });
+
   it('an order written whose answer is lost on every attempt: 503, and the retry answers that very order, never a second one', async () => {
     const store = await newStore();
     const pkg = await createPackage(store, { price: 5, stock: 1 });
