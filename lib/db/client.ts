@@ -25,13 +25,12 @@ const localCredentials = config.dynamodbEndpoint
  * whose answer never came back is noted by `trackRequestWrites` so the Idempotency-Key layer
  * never treats it as unwritten.
  */
-export const DYNAMODB_MAX_ATTEMPTS = 3;
 export const db = DynamoDBDocumentClient.from(
   new DynamoDBClient({
     region: config.region,
     endpoint: config.dynamodbEndpoint,
     ...localCredentials,
-    maxAttempts: DYNAMODB_MAX_ATTEMPTS,
+    maxAttempts: 3,
     retryMode: 'standard',
     requestHandler: { connectionTimeout: 1_000, requestTimeout: config.dynamodbRequestTimeoutMs },
   }),

@@ -59,6 +59,9 @@ describe('webhook sender: the address connected to', () => {
     expect(seen.connections).toBe(0);
     expect(await resolvesToPublic('hooks.example.test', resolvingTo('8.8.8.8', '::ffff:0:a9fe:a9fe'))).toBe(false);
     expect(await resolvesToPublic('hooks.example.test', resolvingTo('8.8.8.8', '2606:4700::1111'))).toBe(true);
+    // An IP literal resolves to itself (no DNS asked): a public IPv6 literal passes, an inward one does not.
+    expect(await resolvesToPublic('2606:4700::1111')).toBe(true);
+    expect(await resolvesToPublic('::ffff:7f00:1')).toBe(false);
   });
 
   it('a socket that reached an inward address is destroyed on connect, before anything written on it leaves', async () => {
