@@ -72,7 +72,13 @@ export async function startChaosProxy(target: { host: string; port: number }, se
     try {
       switch (fault) {
         case 'throughput':
-          return refuse(400, dynamoError('com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', 'The level of configured provisioned throughput for the table was exceeded (chaos)'));
+          return refuse(
+            400,
+            dynamoError(
+              'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+              'The level of configured provisioned throughput for the table was exceeded (chaos)',
+            ),
+          );
         case 'throttling':
           return refuse(400, dynamoError('com.amazon.coral.availability#ThrottlingException', 'Rate of requests exceeds the allowed throughput (chaos)'));
         case 'internal':

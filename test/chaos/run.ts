@@ -81,7 +81,13 @@ async function main() {
           parsed = undefined;
         }
         const errors = parsed?.errors as { code?: string }[] | undefined;
-        return { status: response.status, code: errors?.[0]?.code, retryAfter: response.headers.get('retry-after') ?? undefined, envelope: Array.isArray(errors) && errors.length > 0, body: parsed };
+        return {
+          status: response.status,
+          code: errors?.[0]?.code,
+          retryAfter: response.headers.get('retry-after') ?? undefined,
+          envelope: Array.isArray(errors) && errors.length > 0,
+          body: parsed,
+        };
       } catch {
         return { status: null, envelope: false, body: undefined };
       }
@@ -118,9 +124,21 @@ async function main() {
           const roll = random();
           const line = { package_id: pick(packages), quantity: 1 + Math.floor(random() * 2) };
           if (roll < 0.35) {
-            await run({ kind: 'order', path: '/v1/app/order', key: fresh('order'), headers: operator, body: { client_name: 'Op', client_identifier: `op${serial}`, client_email: `op${serial}@example.com`, packages: [line] } });
+            await run({
+              kind: 'order',
+              path: '/v1/app/order',
+              key: fresh('order'),
+              headers: operator,
+              body: { client_name: 'Op', client_identifier: `op${serial}`, client_email: `op${serial}@example.com`, packages: [line] },
+            });
           } else if (roll < 0.75) {
-            const body = { cart: [line], client_name: 'Guest', client_identifier: `g${serial}`, client_email: `g${serial}@example.com`, ...(random() < 0.5 ? { coupon: 'CHAOS' } : {}) };
+            const body = {
+              cart: [line],
+              client_name: 'Guest',
+              client_identifier: `g${serial}`,
+              client_email: `g${serial}@example.com`,
+              ...(random() < 0.5 ? { coupon: 'CHAOS' } : {}),
+            };
             await run({ kind: 'checkout', path: '/v1/webstore/checkout', key: fresh('checkout'), headers: { 'x-store-domain': domain }, body });
           } else if (placed.length > 0) {
             const orderId = pick(placed);
@@ -147,7 +165,10 @@ async function main() {
     // ---- what the answers were ----
     const final = (entry: (typeof log)[number]) => entry.retry ?? entry.first;
     const wellFormed = (answer: Answer) =>
-      answer.status !== null && ((answer.status >= 200 && answer.status < 300) || (answer.status >= 400 && answer.status < 500 && answer.envelope) || (answer.status === 503 && answer.envelope && Number(answer.retryAfter) >= 1));
+      answer.status !== null &&
+      ((answer.status >= 200 && answer.status < 300) ||
+        (answer.status >= 400 && answer.status < 500 && answer.envelope) ||
+        (answer.status === 503 && answer.envelope && Number(answer.retryAfter) >= 1));
     const answers = log.flatMap((entry) => (entry.retry ? [entry.first, entry.retry] : [entry.first]));
     const malformed = answers.filter((answer) => !wellFormed(answer));
     const count = (predicate: (answer: Answer) => boolean) => log.filter((entry) => predicate(final(entry))).length;
@@ -200,11 +221,19 @@ async function main() {
     console.log(
       JSON.stringify(
         {
-          seed, rate, seconds, workers, wall_seconds: Math.round((Date.now() - started) / 1000),
-          dynamodb_calls: proxy.counts.calls, faults: Object.fromEntries(FAULT_KINDS.map((kind) => [kind, proxy.counts[kind]])),
-          requests: log.length, retried: log.filter((entry) => entry.retry).length,
-          first_answers: statusCounts((entry) => entry.first), after_retry: statusCounts(final),
-          orders: orders.length, approved: orders.filter((order) => order.status === 'APPROVED').length,
+          seed,
+          rate,
+          seconds,
+          workers,
+          wall_seconds: Math.round((Date.now() - started) / 1000),
+          dynamodb_calls: proxy.counts.calls,
+          faults: Object.fromEntries(FAULT_KINDS.map((kind) => [kind, proxy.counts[kind]])),
+          requests: log.length,
+          retried: log.filter((entry) => entry.retry).length,
+          first_answers: statusCounts((entry) => entry.first),
+          after_retry: statusCounts(final),
+          orders: orders.length,
+          approved: orders.filter((order) => order.status === 'APPROVED').length,
           problems,
         },
         null,

@@ -80,7 +80,8 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     const pkg = await createPackage(store, { price: 5, stock: 1 });
     const key = freshKey('checkout');
     const body = { cart: [{ package_id: pkg.id, quantity: 1 }], client_name: 'Steve Smith', client_identifier: 'Steve', client_email: 'steve@example.com' };
-    const send = (extra: Record<string, string>) => call('POST', '/v1/webstore/checkout', { json: body, headers: { 'x-store-domain': store.domain, 'idempotency-key': key, ...extra } });
+    const send = (extra: Record<string, string>) =>
+      call('POST', '/v1/webstore/checkout', { json: body, headers: { 'x-store-domain': store.domain, 'idempotency-key': key, ...extra } });
     expect503(await send({ 'x-local-dynamodb-fault': 'lose-answer:TransactWriteItems:1-3' }));
     const retried = await send({});
     expect(retried.status, retried.text).toBe(200);

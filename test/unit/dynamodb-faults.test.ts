@@ -26,6 +26,9 @@ describe('the chaos proxy', () => {
     const draw = (seed: number) => Array.from({ length: 5 }, seededRandom(seed));
     expect(draw(7)).toEqual(draw(7));
     expect(draw(7)).not.toEqual(draw(8));
-    for (const value of draw(3)) expect(value).toBeGreaterThanOrEqual(0), expect(value).toBeLessThan(1);
+    for (const value of draw(3)) {
+      expect(value).toBeGreaterThanOrEqual(0);
+      expect(value).toBeLessThan(1);
+    }
   });
 });

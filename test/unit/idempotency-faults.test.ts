@@ -40,12 +40,21 @@ function updateItem(input: { Key: Record<string, { S: string }>; ExpressionAttri
     !old ||
     (branches.includes('expires_epoch < :now') && (old.expires_epoch as number) < (values[':now'] as number)) ||
     (branches.includes('(#status = :running AND running_until < :now AND fingerprint = :fingerprint)') &&
-      running && (old.running_until as number) < (values[':now'] as number) && old.fingerprint === values[':fingerprint']) ||
+      running &&
+      (old.running_until as number) < (values[':now'] as number) &&
+      old.fingerprint === values[':fingerprint']) ||
     (branches.includes('(#status = :running AND #owner = :owner)') && running && old.owner === values[':owner']);
   if (!allowed) return refusal('ConditionalCheckFailedException', { Item: marshall(old) });
   dynamo.items.set(id, {
-    ...old, pk: input.Key.pk!.S, sk: input.Key.sk!.S, status: 'RUNNING', fingerprint: values[':fingerprint'], owner: values[':owner'],
-    running_until: values[':runningUntil'], expires_epoch: values[':expires'], store_id: values[':store'],
+    ...old,
+    pk: input.Key.pk!.S,
+    sk: input.Key.sk!.S,
+    status: 'RUNNING',
+    fingerprint: values[':fingerprint'],
+    owner: values[':owner'],
+    running_until: values[':runningUntil'],
+    expires_epoch: values[':expires'],
+    store_id: values[':store'],
   });
   return reply(200, old ? { Attributes: marshall(old) } : {});
 }
@@ -76,7 +85,10 @@ vi.mock('#lib/db/client.ts', async () => {
   const { trackRequestWrites } = await import('#lib/db/request-effects.ts');
   const db = DynamoDBDocumentClient.from(
     new DynamoDBClient({
-      region: 'us-east-1', credentials: { accessKeyId: 'unit', secretAccessKey: 'unit' }, maxAttempts: 3, retryMode: 'standard',
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'unit', secretAccessKey: 'unit' },
+      maxAttempts: 3,
+      retryMode: 'standard',
       requestHandler: fakeDynamoDb as never,
     }),
     { marshallOptions: { removeUndefinedValues: true } },
@@ -99,7 +111,7 @@ const claimOf = (owner: string) => ({ pk: 'IDEMPOTENCY#k', owner, expiresEpoch: 
 const claim = (owner: string, now = 1_900_000_000) => claimIdempotencyKey(claimOf(owner), { store_id: 1, fingerprint: 'f' }, now, now + 30);
 
 describe('the claim, when its answer is lost', () => {
-  it("lands, its answer is lost, the SDK sends it again: the retry finds its own claim id and the request goes on as the owner", async () => {
+  it('lands, its answer is lost, the SDK sends it again: the retry finds its own claim id and the request goes on as the owner', async () => {
     dynamo.faults.set(1, 'lose-answer');
     const result = await claim('me');
     expect(dynamo.attempts).toEqual(['UpdateItem', 'UpdateItem']);
@@ -122,7 +134,8 @@ describe('the claim, when its answer is lost', () => {
 });
 
 describe("the request's writes, attempt by attempt", () => {
-  const putTag = () => db.send(new PutCommand({ TableName: 'unit-test-table', Item: { pk: 'STORE#1', sk: 'TAG#1', name: 'Sale' }, ConditionExpression: 'attribute_not_exists(pk)' }));
+  const putTag = () =>
+    db.send(new PutCommand({ TableName: 'unit-test-table', Item: { pk: 'STORE#1', sk: 'TAG#1', name: 'Sale' }, ConditionExpression: 'attribute_not_exists(pk)' }));
 
   it('a write that landed with its answer lost, then refused on the retry (its own item exists): may have written', async () => {
     dynamo.faults.set(1, 'lose-answer');
@@ -156,10 +169,21 @@ describe("the request's writes, attempt by attempt", () => {
   it("the key's own record and a transaction that carries it are not counted: the record says whether they landed", async () => {
     const effects = await withRequestEffects(async () => {
       await claim('me');
-      await db.send(new TransactWriteCommand({ TransactItems: [
-        { Put: { TableName: 'unit-test-table', Item: { pk: 'STORE#1', sk: 'ORDER#1' } } },
-        { Update: { TableName: 'unit-test-table', Key: { pk: 'IDEMPOTENCY#k', sk: '#IDEMPOTENCY' }, UpdateExpression: 'SET order_id = :o', ExpressionAttributeValues: { ':o': 1 } } },
-      ] }));
+      await db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: 'unit-test-table', Item: { pk: 'STORE#1', sk: 'ORDER#1' } } },
+            {
+              Update: {
+                TableName: 'unit-test-table',
+                Key: { pk: 'IDEMPOTENCY#k', sk: '#IDEMPOTENCY' },
+                UpdateExpression: 'SET order_id = :o',
+                ExpressionAttributeValues: { ':o': 1 },
+              },
+            },
+          ],
+        }),
+      );
       return requestEffects();
     });
     expect(effects?.maybeWrote).toBe(false);

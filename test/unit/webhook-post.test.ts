@@ -25,14 +25,35 @@ async function receiver(host = '127.0.0.1', answer: (res: import('node:http').Se
   return { seen, port: (server.address() as AddressInfo).port };
 }
 
-const resolvingTo = (...addresses: string[]): Resolve => (_hostname, callback) =>
-  callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+const resolvingTo =
+  (...addresses: string[]): Resolve =>
+  (_hostname, callback) =>
+    callback(
+      null,
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
 
 const send = (url: string, resolve?: Resolve) => postWebhook(url, '{}', { 'content-type': 'application/json' }, { timeoutMs: 2000, checkAddress: true, resolve });
 
 // One address of each refused range, in each form a resolver may give it.
-const inward = ['127.0.0.1', '10.0.0.1', '172.16.0.1', '192.168.0.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', '::1', 'fe80::1', 'fd00:ec2::254',
-  '::ffff:127.0.0.1', '::ffff:0:7f00:1', '::a9fe:a9fe', '64:ff9b::7f00:1', '2002:a00:1::'];
+const inward = [
+  '127.0.0.1',
+  '10.0.0.1',
+  '172.16.0.1',
+  '192.168.0.1',
+  '100.64.0.1',
+  '169.254.169.254',
+  '0.0.0.0',
+  '224.0.0.1',
+  '::1',
+  'fe80::1',
+  'fd00:ec2::254',
+  '::ffff:127.0.0.1',
+  '::ffff:0:7f00:1',
+  '::a9fe:a9fe',
+  '64:ff9b::7f00:1',
+  '2002:a00:1::',
+];
 
 describe('webhook sender: the address connected to', () => {
   it('an IP literal is judged before connecting (node skips lookup for literals): nothing reaches a receiver on 127.0.0.1', async () => {
