@@ -25,7 +25,8 @@ import type { Webhook, WebhookCreate, WebhookPatch } from '#lib/schemas/webhook.
 async function assertDeliverableUrl(url: string): Promise<void> {
   const problem = webhookUrlProblem(url, { localTargets: config.webhookLocalTargets });
   if (problem) throw unprocessable(problem, 'url', 'WEBHOOK_URL_REFUSED');
-  if (!config.webhookLocalTargets && !(await resolvesToPublic(new URL(url).hostname))) {
+  // An IPv6 literal's hostname keeps its brackets, which no resolver takes; without them the lookup answers the address itself.
+  if (!config.webhookLocalTargets && !(await resolvesToPublic(new URL(url).hostname.replace(/^\[|\]$/g, '')))) {
     throw unprocessable('url must name a host that resolves to public addresses', 'url', 'WEBHOOK_URL_REFUSED');
   }
 }
