@@ -241,7 +241,7 @@ export class DeliveryAgent {
     const wait = backoff.next();
     const message = (error as Error).message ?? String(error);
     this.lastTrouble = message;
-    this.warn(`${doing}: ${message}; trying again in ${(wait / 1000).toFixed(1)} s`);
+    this.warn(`${doing}: ${message}; trying again in ${(wait / 1000).toFixed(wait < 1000 ? 2 : 1)} s`);
     await this.sleep(wait, untilForced);
   }
 

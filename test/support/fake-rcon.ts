@@ -38,8 +38,8 @@ export function encodePacket(id: number, type: number, body: string | Buffer): B
   return packet;
 }
 
-/** What the game answers to one command: text, or `'silence'` (never answers), or `'drop'` (closes the connection). */
-export type Answer = string | 'silence' | 'drop';
+/** What the game answers to one command: text (now, or after `delayMs`), `'silence'` (never answers), or `'drop'` (closes the connection). */
+export type Answer = string | { text: string; delayMs: number } | 'silence' | 'drop';
 
 export class FakeRconServer {
   readonly executed: ExecutedCommand[] = [];
@@ -147,7 +147,9 @@ export class FakeRconServer {
         }
         this.executed.push({ command: body, at: Date.now() });
         if (answer === 'silence') continue;
-        socket.write(Buffer.concat(this.split(answer).map((part) => encodePacket(id, RESPONSE_VALUE, part))));
+        const reply = (text: string) => socket.write(Buffer.concat(this.split(text).map((part) => encodePacket(id, RESPONSE_VALUE, part))));
+        if (typeof answer === 'string') reply(answer);
+        else setTimeout(() => socket.writable && reply(answer.text), answer.delayMs);
       }
     });
   }
