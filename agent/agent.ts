@@ -97,8 +97,7 @@ export class DeliveryAgent {
    * API refused the key.
    */
   async run(): Promise<number> {
-    if (this.pending.length > 0) this.log(`acking ${this.pending.length} result(s) left by the last run`);
-    await this.acked();
+    await this.ackLeftovers();
     while (!this.stopping && !this.fatal) {
       let handedOut: number;
       try {
@@ -115,7 +114,7 @@ export class DeliveryAgent {
 
   /** `--once`: one cycle and its acks. Answers the exit code. */
   async once(): Promise<number> {
-    await this.acked();
+    await this.ackLeftovers();
     try {
       if (!this.fatal) await this.cycle();
     } catch (error) {
@@ -123,6 +122,12 @@ export class DeliveryAgent {
       return 1;
     }
     return this.finish();
+  }
+
+  /** Results of an earlier run kept in the journal: acked before anything new is claimed. */
+  private ackLeftovers(): Promise<void> {
+    if (this.pending.length > 0) this.log(`acking ${this.pending.length} result(s) left by the last run`);
+    return this.acked();
   }
 
   /** One cycle: online, claim, run, ack. Answers how many commands the claim handed out. */
