@@ -133,15 +133,14 @@ export class DeliveryAgent {
   /** One cycle: online, claim, run, ack. Answers how many commands the claim handed out. */
   async cycle(): Promise<number> {
     const online = await this.whoIsOnline();
-    const claim = await this.options.api.claim({
-      online,
-      limit: this.options.limit ?? DEFAULT_LIMIT,
-      lease_seconds: this.options.leaseSeconds ?? DEFAULT_LEASE_SECONDS,
-    });
+    if (this.stopping) return 0;
+    const leaseSeconds = this.options.leaseSeconds ?? DEFAULT_LEASE_SECONDS;
+    // Timed by this machine's clock from before the request: a skewed clock cannot stretch the lease.
+    const leaseEnds = this.now() + leaseSeconds * 1000;
+    const claim = await this.options.api.claim({ online, limit: this.options.limit ?? DEFAULT_LIMIT, lease_seconds: leaseSeconds });
     this.recovered('the API');
     this.apiBackoff.reset();
     if (claim.lease_id === null) return 0;
-    const leaseEnds = Date.parse(claim.expires_at!);
     for (const [index, command] of claim.commands.entries()) {
       // Not run, not acked: the store hands these out again when the lease lapses (no try counted).
       if (this.stopping || this.fatal) break;

@@ -94,7 +94,8 @@ export class GameConsole {
       ]);
     } catch (error) {
       rcon.socket?.destroy();
-      throw new GameUnavailable(describe(error, this.address, this.timeoutMs));
+      const silent = ((error as Error).message ?? '').startsWith('Timeout for packet');
+      throw new GameUnavailable(silent ? `no answer to the RCON login from ${this.address} within ${this.timeoutMs / 1000} s` : describe(error, this.address, this.timeoutMs));
     } finally {
       clearTimeout(timer);
     }

@@ -18,6 +18,15 @@ function configure(): AgentConfig {
       console.log(USAGE);
       process.exit(0);
     }
+    // A state file that cannot be read or written would fail only once results depend on it.
+    if (config.stateFile) {
+      const journal = fileJournal(config.stateFile);
+      try {
+        journal.save(journal.load());
+      } catch (error) {
+        throw new UsageError(`--state-file ${config.stateFile}: ${(error as Error).message}`);
+      }
+    }
     return config;
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;

@@ -87,6 +87,9 @@ describe('dist/agent.mjs', () => {
       expect(run.stderr).toBe(line);
       expect(run.stdout).toBe('');
     }
+    const unwritable = runAgent(['--api', api(), '--rcon', '127.0.0.1:1', '--state-file', join(folder, 'absent', 'pending.json')], { STORE_API_KEY: 'k', RCON_PASSWORD: 'x' });
+    expect(await unwritable.code).toBe(2);
+    expect(unwritable.stderr).toMatch(new RegExp(`^delivery agent: --state-file ${join(folder, 'absent', 'pending.json')}: ENOENT: no such file or directory, open .*\n$`));
   });
 
   it('--once: prints its version and the server it serves, delivers, prints one line per command, exits 0', async () => {
