@@ -142,6 +142,32 @@ describe('the delivery agent', () => {
     expect(fake.deliveries.map((entry) => entry.command)).toEqual(['give Steve diamond 1']);
   });
 
+  it('when the game dies mid-cycle: FAILED with the reason, then no claim spends a try until the game is back', async () => {
+    const store = await newStore();
+    const server = await createServer(store);
+    const fake = await game();
+    const port = fake.port;
+    fake.answerNext('down');
+    const { order } = await approvedOrder(store, [{ command: 'give {client_identifier} diamond 1' }]);
+    const { warnings } = startAgent(server.key, fake);
+
+    await expect.poll(async () => (await commandsOf(store, order.id))[0]!.tries, { timeout: 20_000 }).toBe(1);
+    const failed = (await commandsOf(store, order.id))[0]!;
+    expect(failed).toMatchObject({ status: 'PENDING', response: `RCON connection to 127.0.0.1:${port} dropped` });
+    expect(Date.parse(failed.execute_at) - Date.now()).toBeGreaterThan(20_000);
+
+    // Its backoff over while the game is still down: the agent does not claim it to fail it again.
+    await rewind(store.storeId, failed.id, () => ({ execute_at: PAST_ISO }));
+    const before = warnings.length;
+    await expect.poll(() => warnings.length - before, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+    expect(warnings.slice(before).every((line) => line.startsWith(`asking who is online: game server refused the RCON connection (127.0.0.1:${port})`))).toBe(true);
+    expect((await commandsOf(store, order.id))[0]).toMatchObject({ status: 'PENDING', tries: 1 });
+
+    await fake.start(port);
+    await expect.poll(async () => (await commandsOf(store, order.id))[0]!.status, { timeout: 20_000 }).toBe('DONE');
+    expect(fake.deliveries.map((entry) => entry.command)).toEqual(['give Steve diamond 1']);
+  });
+
   it('acks FAILED when the game does not answer within 5 s', { timeout: 40_000 }, async () => {
     const store = await newStore();
     const server = await createServer(store);

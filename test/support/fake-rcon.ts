@@ -38,8 +38,12 @@ export function encodePacket(id: number, type: number, body: string | Buffer): B
   return packet;
 }
 
-/** What the game answers to one command: text (now, or after `delayMs`), `'silence'` (never answers), or `'drop'` (closes the connection). */
-export type Answer = string | { text: string; delayMs: number } | 'silence' | 'drop';
+/**
+ * What the game answers to one command: text (now, or after `delayMs`), `'silence'` (never
+ * answers), `'drop'` (closes the connection), or `'down'` (the game dies: every connection closed
+ * and no new one accepted until `start` again).
+ */
+export type Answer = string | { text: string; delayMs: number } | 'silence' | 'drop' | 'down';
 
 export class FakeRconServer {
   readonly executed: ExecutedCommand[] = [];
@@ -141,8 +145,9 @@ export class FakeRconServer {
           continue;
         }
         const answer = this.answerFor(body);
-        if (answer === 'drop') {
+        if (answer === 'drop' || answer === 'down') {
           socket.destroy();
+          if (answer === 'down') void this.stop();
           return;
         }
         this.executed.push({ command: body, at: Date.now() });
