@@ -75,11 +75,6 @@ export class DeliveryAgent {
     this.now = options.now ?? Date.now;
   }
 
-  /** Results that ran and are not acked yet. */
-  get unacked(): readonly PendingResult[] {
-    return this.pending;
-  }
-
   /** SIGINT / SIGTERM: run no new command, ack what ran, then `run` returns. */
   stop(): void {
     this.stopping = true;
@@ -115,13 +110,15 @@ export class DeliveryAgent {
   /** `--once`: one cycle and its acks. Answers the exit code. */
   async once(): Promise<number> {
     await this.ackLeftovers();
+    let failed = false;
     try {
       if (!this.fatal) await this.cycle();
     } catch (error) {
+      failed = true;
       this.warn(String((error as Error).message ?? error));
-      return 1;
     }
-    return this.finish();
+    const code = await this.finish();
+    return failed ? 1 : code;
   }
 
   /** Results of an earlier run kept in the journal: acked before anything new is claimed. */
@@ -184,11 +181,14 @@ export class DeliveryAgent {
   }
 
   /** Resolves when every kept result is acked (or the agent is forced to stop or told its key is bad). */
-  private acked(): Promise<void> {
-    this.flushing ??= this.flush().finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
+  private async acked(): Promise<void> {
+    // A result kept just as a flush ended is not in that flush: go round until none is left.
+    while (this.pending.length > 0 && !this.forced && !this.fatal) {
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = undefined;
+      });
+      await this.flushing;
+    }
   }
 
   private async flush(): Promise<void> {
