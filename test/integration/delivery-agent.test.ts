@@ -1,6 +1,7 @@
+import { createServer as createHttpServer } from 'node:http';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { DeliveryAgent, type AgentOptions } from '../../agent/agent.ts';
-import { StoreApi } from '../../agent/api.ts';
+import { ApiUnavailable, StoreApi } from '../../agent/api.ts';
 import { GameConsole } from '../../agent/game.ts';
 import { createPackage, orderBody, placeOrder, type Store } from '../support/builders.ts';
 import { newStore } from '../support/client.ts';
@@ -250,6 +251,19 @@ describe('the delivery agent', () => {
     proxy.down = false;
     await expect.poll(async () => (await commandsOf(store, order.id))[0]!.status, { timeout: 20_000 }).toBe('DONE');
     expect(fake.deliveries).toHaveLength(1);
+  });
+
+  it('counts an API that takes the request and never answers as down', async () => {
+    const silent = createHttpServer(() => {});
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', () => done()));
+    cleanups.push(() => new Promise((done) => silent.close(done)));
+    silent.on('connection', (socket) => cleanups.push(async () => socket.destroy()));
+    const base = `http://127.0.0.1:${(silent.address() as { port: number }).port}/v1`;
+    const started = Date.now();
+    const error = await new StoreApi(base, 'sak_key', 'test', 300).claim({ online: [], limit: 1, lease_seconds: 60 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ApiUnavailable);
+    expect((error as Error).message).toBe(`POST /delivery/claim: no answer from ${base} (ETIMEDOUT)`);
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('two agents on one game server never run a command twice', { timeout: 120_000 }, async () => {
