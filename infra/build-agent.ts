@@ -22,6 +22,12 @@ function agentVersion(): string {
   }
 }
 
+/** The bundled library's notice, which its MIT license asks every copy to carry. */
+function bundledNotice(): string {
+  const { version, license, author } = JSON.parse(readFileSync(resolve(projectRoot, 'node_modules/rcon-client/package.json'), 'utf8')) as { version: string; license: string; author: string };
+  return `/*! store-api delivery agent. Bundles rcon-client ${version} (${license} License, Copyright (c) ${author.replace(/\s*<.*>/, '')}) */`;
+}
+
 export async function buildAgent(outfile = defaultAgentFile): Promise<{ outfile: string; bytes: number; version: string }> {
   const version = agentVersion();
   await build({
@@ -32,7 +38,7 @@ export async function buildAgent(outfile = defaultAgentFile): Promise<{ outfile:
     platform: 'node',
     target: 'node20',
     // rcon-client is CommonJS: its `require('net')` needs a require in an ES module.
-    banner: { js: "#!/usr/bin/env node\nimport{createRequire}from'module';const require=createRequire(import.meta.url);" },
+    banner: { js: `#!/usr/bin/env node\n${bundledNotice()}\nimport{createRequire}from'module';const require=createRequire(import.meta.url);` },
     define: { AGENT_VERSION: JSON.stringify(version) },
     minify: true,
     legalComments: 'eof',

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -67,6 +68,14 @@ function secretFiles(key: string) {
 const api = () => `${inject('apiUrl')}/v1`;
 
 describe('dist/agent.mjs', () => {
+  it('needs nothing beside it but Node: every module it loads is built in', () => {
+    const source = readFileSync(agentFile, 'utf8');
+    const loaded = [...source.matchAll(/(?:require\(|from\s*|import\()\s*["']([^"']+)["']/g)].map((match) => match[1]!);
+    expect(loaded.length).toBeGreaterThan(0);
+    expect(loaded.filter((name) => !builtinModules.includes(name.replace(/^node:/, '')))).toEqual([]);
+    expect(source).toContain('Bundles rcon-client 4.2.5 (MIT License');
+  });
+
   it('prints its usage with --help and exits 0', async () => {
     const run = runAgent(['--help']);
     expect(await run.code).toBe(0);
