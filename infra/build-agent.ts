@@ -28,9 +28,10 @@ function bundledNotice(): string {
   return `/*! store-api delivery agent. Bundles rcon-client ${version} (${license} License, Copyright (c) ${author.replace(/\s*<.*>/, '')}) */`;
 }
 
-export async function buildAgent(outfile = defaultAgentFile): Promise<{ outfile: string; bytes: number; version: string }> {
+/** Builds the file; answers it, its size and version, and the modules it leaves to Node (`externals`). */
+export async function buildAgent(outfile = defaultAgentFile): Promise<{ outfile: string; bytes: number; version: string; externals: string[] }> {
   const version = agentVersion();
-  await build({
+  const result = await build({
     entryPoints: [resolve(projectRoot, 'agent/main.ts')],
     outfile,
     bundle: true,
@@ -43,8 +44,10 @@ export async function buildAgent(outfile = defaultAgentFile): Promise<{ outfile:
     minify: true,
     legalComments: 'eof',
     logLevel: 'warning',
+    metafile: true,
   });
-  return { outfile, bytes: statSync(outfile).size, version };
+  const externals = Object.values(result.metafile.outputs).flatMap((output) => output.imports.filter((entry) => entry.external).map((entry) => entry.path));
+  return { outfile, bytes: statSync(outfile).size, version, externals: [...new Set(externals)].sort() };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
