@@ -32,8 +32,8 @@ const RESPONSE_VALUE = 0;
 
 /**
  * rcon-client takes the first packet after an auth request as the auth answer. A Source engine
- * server (Counter-Strike 2, ARK ...) sends an empty RESPONSE_VALUE before the AUTH_RESPONSE, so
- * any password would pass: skip RESPONSE_VALUE packets until authenticated.
+ * server (Counter-Strike and the other Valve games) sends an empty RESPONSE_VALUE before the
+ * AUTH_RESPONSE, so any password would pass: skip RESPONSE_VALUE packets until authenticated.
  */
 class SourceRcon extends Rcon {}
 const handlePacket = Rcon.prototype['handlePacket'];
