@@ -117,6 +117,8 @@ describe('dist/agent.mjs', () => {
       '',
     ]);
     expect(run.stderr).toBe('');
+    expect(run.stdout).not.toContain(server.key);
+    expect(run.stdout).not.toContain('rcon-secret');
   });
 
   it('--once exits 1 with the reason when the game server cannot be reached, and claims nothing', async () => {
@@ -137,6 +139,8 @@ describe('dist/agent.mjs', () => {
     const run = runAgent(['--api', api(), '--rcon', `127.0.0.1:${fake.port}`], { STORE_API_KEY: 'sak_not_a_key', RCON_PASSWORD: 'rcon-secret' });
     expect(await run.code).toBe(1);
     expect(run.stderr).toMatch(/^the API refused the delivery key: POST \/delivery\/claim: 401 /);
+    expect(`${run.stdout}${run.stderr}`).not.toContain('sak_not_a_key');
+    expect(`${run.stdout}${run.stderr}`).not.toContain('rcon-secret');
   });
 
   it('on SIGTERM finishes the command it runs, acks it, runs no other, and exits 0', async () => {
