@@ -36,6 +36,7 @@ const RESPONSE_VALUE = 0;
  * AUTH_RESPONSE, so any password would pass: skip RESPONSE_VALUE packets until authenticated.
  */
 class SourceRcon extends Rcon {}
+// biome-ignore lint/complexity/useLiteralKeys: handlePacket is private in rcon-client's types; brackets are TypeScript's way in.
 const handlePacket = Rcon.prototype['handlePacket'];
 Object.defineProperty(SourceRcon.prototype, 'handlePacket', {
   value(this: Rcon, packet: Buffer) {

@@ -51,8 +51,7 @@ const agent = new DeliveryAgent({
 });
 
 console.log(
-  `store-api delivery agent ${VERSION}: game server ${game.address} (RCON), store API ${config.api}, ` +
-    (config.once ? 'one cycle' : `claiming every ${config.intervalSeconds} s`),
+  `store-api delivery agent ${VERSION}: game server ${game.address} (RCON), store API ${config.api}, ` + (config.once ? 'one cycle' : `claiming every ${config.intervalSeconds} s`),
 );
 
 let signals = 0;

@@ -15,7 +15,9 @@ export const defaultAgentFile = resolve(projectRoot, 'dist/agent.mjs');
 function agentVersion(): string {
   const { version } = JSON.parse(readFileSync(resolve(projectRoot, 'package.json'), 'utf8')) as { version: string };
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
     return `${version}+${commit}`;
   } catch {
     return version;
@@ -24,7 +26,11 @@ function agentVersion(): string {
 
 /** The bundled library's notice, which its MIT license asks every copy to carry. */
 function bundledNotice(): string {
-  const { version, license, author } = JSON.parse(readFileSync(resolve(projectRoot, 'node_modules/rcon-client/package.json'), 'utf8')) as { version: string; license: string; author: string };
+  const { version, license, author } = JSON.parse(readFileSync(resolve(projectRoot, 'node_modules/rcon-client/package.json'), 'utf8')) as {
+    version: string;
+    license: string;
+    author: string;
+  };
   return `/*! store-api delivery agent. Bundles rcon-client ${version} (${license} License, Copyright (c) ${author.replace(/\s*<.*>/, '')}) */`;
 }
 

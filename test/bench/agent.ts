@@ -59,7 +59,12 @@ try {
   for (let sample = 0; sample < SAMPLES; sample++) {
     // Approvals land anywhere in the agent's 10 s cycle.
     await sleep(Math.random() * 10_000);
-    const order = await post('/v1/app/order', { client_identifier: 'Steve', client_email: 'steve@example.com', client_name: 'Steve', packages: [{ package_id: pkg.id, quantity: 1 }] });
+    const order = await post('/v1/app/order', {
+      client_identifier: 'Steve',
+      client_email: 'steve@example.com',
+      client_name: 'Steve',
+      packages: [{ package_id: pkg.id, quantity: 1 }],
+    });
     await post(`/v1/app/order/${order.id}/approve`);
     const approvedAt = Date.now();
     const command = `give Steve diamond ${order.id}`;
@@ -72,7 +77,9 @@ try {
   const sorted = [...latencies].sort((a, b) => a - b);
   const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   console.log(`approval -> command on the game, default interval (10 s +-20 %), ${SAMPLES} orders:`);
-  console.log(`  min ${seconds(sorted[0]!)}  median ${seconds(sorted[Math.floor(sorted.length / 2)]!)}  mean ${seconds(latencies.reduce((a, b) => a + b, 0) / latencies.length)}  max ${seconds(sorted[sorted.length - 1]!)}`);
+  console.log(
+    `  min ${seconds(sorted[0]!)}  median ${seconds(sorted[Math.floor(sorted.length / 2)]!)}  mean ${seconds(latencies.reduce((a, b) => a + b, 0) / latencies.length)}  max ${seconds(sorted[sorted.length - 1]!)}`,
+  );
   console.log(`  each: ${latencies.map(seconds).join(', ')}`);
   console.log(`agent memory: RSS ${started.rss.toFixed(1)} MB 2 s after start; ${rest.rss.toFixed(1)} MB at rest after ${REST_SECONDS} s idle (peak ${rest.peak.toFixed(1)} MB)`);
 } finally {

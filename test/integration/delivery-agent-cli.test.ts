@@ -85,9 +85,21 @@ describe('dist/agent.mjs', () => {
     const cases: [string[], Record<string, string>, string][] = [
       [['--api', api(), '--rcon', '127.0.0.1:1'], { RCON_PASSWORD: 'x' }, 'delivery agent: the delivery key is missing: set STORE_API_KEY or pass --key-file <path>\n'],
       [['--api', api(), '--rcon', '127.0.0.1:1'], { STORE_API_KEY: 'x' }, 'delivery agent: the RCON password is missing: set RCON_PASSWORD or pass --rcon-password-file <path>\n'],
-      [['--api', api(), '--rcon', '127.0.0.1:1', '--key', 'sak_x'], {}, 'delivery agent: the delivery key is never a command-line value: set STORE_API_KEY or pass --key-file <path>\n'],
-      [['--api', api(), '--rcon', '127.0.0.1:1', '--key-file', join(folder, 'absent')], { RCON_PASSWORD: 'x' }, `delivery agent: --key-file: cannot read ${join(folder, 'absent')} (ENOENT)\n`],
-      [['--api', api(), '--rcon', '127.0.0.1:1', '--interval', 'x'], { STORE_API_KEY: 'k', RCON_PASSWORD: 'x' }, 'delivery agent: --interval must be a number of seconds from 1 to 3600, not "x"\n'],
+      [
+        ['--api', api(), '--rcon', '127.0.0.1:1', '--key', 'sak_x'],
+        {},
+        'delivery agent: the delivery key is never a command-line value: set STORE_API_KEY or pass --key-file <path>\n',
+      ],
+      [
+        ['--api', api(), '--rcon', '127.0.0.1:1', '--key-file', join(folder, 'absent')],
+        { RCON_PASSWORD: 'x' },
+        `delivery agent: --key-file: cannot read ${join(folder, 'absent')} (ENOENT)\n`,
+      ],
+      [
+        ['--api', api(), '--rcon', '127.0.0.1:1', '--interval', 'x'],
+        { STORE_API_KEY: 'k', RCON_PASSWORD: 'x' },
+        'delivery agent: --interval must be a number of seconds from 1 to 3600, not "x"\n',
+      ],
     ];
     for (const [args, env, line] of cases) {
       const run = runAgent(args, env);

@@ -24,7 +24,10 @@ const consoleOf = (server: FakeRconServer, password = 'right', timeoutMs = 1000)
 };
 
 const failure = async (promise: Promise<unknown>) => {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(GameUnavailable);
   return (error as Error).message;
 };
@@ -46,7 +49,7 @@ describe('RCON to the game server', () => {
     expect(server.executed).toEqual([]);
   });
 
-  it("refuses a wrong password on a Source engine server too, whose empty packet before the auth answer rcon-client alone takes for success", async () => {
+  it('refuses a wrong password on a Source engine server too, whose empty packet before the auth answer rcon-client alone takes for success', async () => {
     const server = await game({ srcdsAuth: true });
     expect(await failure(consoleOf(server, 'wrong').run('give Steve diamond'))).toBe(`game server refused the RCON password (127.0.0.1:${server.port})`);
     expect(server.executed).toEqual([]);

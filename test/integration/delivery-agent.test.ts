@@ -191,7 +191,9 @@ describe('the delivery agent', () => {
     const { warnings, lines } = startAgent(server.key, fake);
 
     await expect.poll(() => warnings.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(4);
-    expect(warnings[0]).toMatch(new RegExp(`^asking who is online: game server refused the RCON connection \\(127.0.0.1:${port}\\): is it running with RCON enabled\\?; trying again in 0\\.\\d+ s$`));
+    expect(warnings[0]).toMatch(
+      new RegExp(`^asking who is online: game server refused the RCON connection \\(127.0.0.1:${port}\\): is it running with RCON enabled\\?; trying again in 0\\.\\d+ s$`),
+    );
     const waits = warnings.slice(0, 4).map((line) => Number(/trying again in ([\d.]+) s/.exec(line)![1]));
     // 50, 100, 200, 400 ms, each +-20 %.
     expect(waits[3]!).toBeGreaterThan(waits[0]!);
@@ -286,7 +288,9 @@ describe('the delivery agent', () => {
     const run = fake.deliveries.map((entry) => entry.command);
     expect(new Set(run).size).toBe(24);
     for (const orderId of orders) expect(run.indexOf(`first ${orderId}`)).toBeLessThan(run.indexOf(`second ${orderId}`));
-    await expect.poll(async () => (await store.get('/v1/app/command?page_size=100')).body.data.map((command: { status: string }) => command.status), { timeout: 20_000 }).toEqual(Array(24).fill('DONE'));
+    await expect
+      .poll(async () => (await store.get('/v1/app/command?page_size=100')).body.data.map((command: { status: string }) => command.status), { timeout: 20_000 })
+      .toEqual(Array(24).fill('DONE'));
     // Let both agents cycle a little longer: nothing runs again.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(fake.deliveries).toHaveLength(24);

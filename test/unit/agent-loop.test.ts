@@ -33,7 +33,16 @@ function harness(commands: ClaimedCommand[], secondsPerCommand: number) {
       return { accepted: results.map((result) => result.id), rejected: [] };
     },
   };
-  const agent = new DeliveryAgent({ api, game, onlineCommand: 'list', onlineParser: { kind: 'minecraft' }, intervalMs: 10_000, now: () => clock, log: () => {}, warn: (line) => warnings.push(line) });
+  const agent = new DeliveryAgent({
+    api,
+    game,
+    onlineCommand: 'list',
+    onlineParser: { kind: 'minecraft' },
+    intervalMs: 10_000,
+    now: () => clock,
+    log: () => {},
+    warn: (line) => warnings.push(line),
+  });
   return { agent, ran, acks, claims, warnings };
 }
 
