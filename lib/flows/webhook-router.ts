@@ -6,7 +6,7 @@ import { newMessageOf } from '#lib/db/chat.ts';
 import { commandKey } from '#lib/db/command.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { stripKeys } from '#lib/db/keys.ts';
-import { fromItem, getOrderItem, toOrder } from '#lib/db/order.ts';
+import { orderFromItem, getOrderItem, orderResponse } from '#lib/db/order.ts';
 import { listWebhookItems, putEventIfAbsent, putTaskIfAbsent, WEBHOOK_LOG_RETENTION_SECONDS, type WebhookItem } from '#lib/db/webhook.ts';
 import { eventBody, eventIdOf, eventOrigin, eventsOf, eventTime, isOrderDelivered, REDELIVERY_ENTITY, type Image, type PlannedEvent } from '#lib/domain/webhook.ts';
 import { deliveryQueue } from '#lib/queue/index.ts';
@@ -43,11 +43,11 @@ async function dataOf(planned: PlannedEvent, item: Image): Promise<unknown> {
   if (planned.needsDeliveryCheck) {
     const order = await getOrderItem(storeId, Number(item.order_id));
     const commands = (await getMany(order.command_ids.map((id) => commandKey(storeId, id)))).filter((command) => command !== undefined);
-    return isOrderDelivered(commands) ? toOrder(order) : undefined;
+    return isOrderDelivered(commands) ? orderResponse(order) : undefined;
   }
   switch (item.entity) {
     case ENTITY.ORDER:
-      return toOrder(fromItem(item));
+      return orderResponse(orderFromItem(item));
     case ENTITY.COMMAND:
       // The command as its route answers it: the response schema drops what is internal.
       return v.parse(commandResource, stripKeys(item));

@@ -22,10 +22,6 @@ function sourceFiles(dir: string): string[] {
  */
 const NOT_YET_CONVERTED: readonly string[] = [
   // Converted by the second pass (branch of its own), from the primitives commit.
-  'lib/db/order.ts',
-  'lib/db/order-list.ts',
-  'lib/db/order-reversal.ts',
-  'lib/db/unpaid.ts',
   'lib/db/command.ts',
   'lib/db/command-list.ts',
   'lib/db/lease.ts',
@@ -35,7 +31,6 @@ const NOT_YET_CONVERTED: readonly string[] = [
   'lib/db/affiliate-link.ts',
   'lib/db/commission.ts',
   'lib/db/withdrawal.ts',
-  'lib/db/list-count.ts',
   'lib/db/idempotency.ts',
 ];
 
