@@ -27,10 +27,6 @@ const NOT_YET_CONVERTED: readonly string[] = [
   'lib/db/lease.ts',
   'lib/db/server.ts',
   'lib/db/webhook.ts',
-  'lib/db/affiliate.ts',
-  'lib/db/affiliate-link.ts',
-  'lib/db/commission.ts',
-  'lib/db/withdrawal.ts',
   'lib/db/idempotency.ts',
 ];
 
