@@ -26,7 +26,6 @@ const NOT_YET_CONVERTED: readonly string[] = [
   'lib/db/command-list.ts',
   'lib/db/lease.ts',
   'lib/db/server.ts',
-  'lib/db/webhook.ts',
   'lib/db/idempotency.ts',
 ];
 
