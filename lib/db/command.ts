@@ -262,7 +262,8 @@ export async function* dueCommands(storeId: number, serverId: number, now: strin
       KeyConditionExpression: 'gsi2pk = :queue AND gsi2sk < :due',
       ExpressionAttributeValues: { ':queue': partition, ':due': dueBefore(now) },
     };
-    return { pages: queryPages(query, { limit: () => pageSize }), buffer: [] as CommandRecord[], done: false };
+    const buffer: CommandRecord[] = [];
+    return { pages: queryPages(query, { limit: () => pageSize }), buffer, done: false };
   });
   const fill = async (reader: (typeof partitions)[number]) => {
     if (reader.buffer.length > 0 || reader.done) return;
