@@ -1,7 +1,6 @@
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { readItem, type ItemReader } from '#lib/db/entity.ts';
 import { storePk, stripKeys } from '#lib/db/keys.ts';
-import { queryPages, type QueryInput, type StartKey } from '#lib/db/query.ts';
+import { queryPages, readItem, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import { LIST_COUNT_PK_PREFIX, type IndexName } from '#lib/db/table.ts';
 import { putNewItem, update, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ORDER_STATUSES } from '#lib/schemas/order.ts';
@@ -229,7 +228,7 @@ export async function countedPage<T>(
   list: CountedList,
   page: number,
   limit: number,
-  present: ItemReader<T> = (item) => stripKeys(item) as T,
+  present: (item: Record<string, unknown>) => T = (item) => stripKeys(item) as T,
 ): Promise<{ total: number; data: T[] }> {
   const readPage = async () => {
     const startKey = page === 1 ? undefined : await skipTo(list.page, (page - 1) * limit);
