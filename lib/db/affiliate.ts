@@ -1,6 +1,6 @@
-import { customerKey } from '#lib/db/customer.ts';
+import { customerFromItem, customerKey } from '#lib/db/customer.ts';
 import { fieldsOf, getMany, patchOne, readItem, type Fields, type Key, type PatchCondition, type StoredItem } from '#lib/db/entity.ts';
-import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { queryAll, queryPage } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { storeFromItem, storeKey, type Store } from '#lib/db/store.ts';
@@ -151,8 +151,7 @@ export function transactionFromItem(item: StoredItem): AffiliateTransaction & { 
   };
 }
 
-/** The customer as lib/db/customer.ts stores it (that module's reader, when it has one, replaces this). */
-const customerOf = (item: StoredItem | undefined) => (item ? (stripKeys(item) as Customer) : undefined);
+const customerOf = (item: StoredItem | undefined): Customer | undefined => (item ? customerFromItem(item) : undefined);
 
 /** What the holder of a code is: an affiliate's main code (`linkId` undefined) or one of its links. */
 export interface RefHolder {

@@ -1,5 +1,5 @@
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { storePk, stripKeys } from '#lib/db/keys.ts';
+import { storePk } from '#lib/db/keys.ts';
 import { queryPages, readItem, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import { LIST_COUNT_PK_PREFIX, type IndexName } from '#lib/db/table.ts';
 import { putNewItem, update, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
@@ -220,15 +220,14 @@ async function readItems(range: ListRange, limit: number, startKey: StartKey | u
 
 /**
  * Page `page` of a counted list: its items (each through `present`, the entity's reader) and the
- * list's total, the counter read in parallel with the page. The default reader is for lib/db/promo.ts
- * until it has its own (the last caller without one).
+ * list's total, the counter read in parallel with the page.
  */
 export async function countedPage<T>(
   storeId: number,
   list: CountedList,
   page: number,
   limit: number,
-  present: (item: Record<string, unknown>) => T = (item) => stripKeys(item) as T,
+  present: (item: Record<string, unknown>) => T,
 ): Promise<{ total: number; data: T[] }> {
   const readPage = async () => {
     const startKey = page === 1 ? undefined : await skipTo(list.page, (page - 1) * limit);
