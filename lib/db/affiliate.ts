@@ -303,11 +303,17 @@ export async function loadPanelsOf(storeId: number, affiliates: readonly Affilia
   });
 }
 
-
 /** The Put of a new line of the affiliate's statement, for the transaction that moves the balance. */
 export function statementEntry(storeId: number, customerId: number, affiliateId: number, transaction: AffiliateTransaction, indexes: Record<string, string> = {}): GuardedWrite {
   return {
-    item: putNewItem({ ...transactionKey(storeId, customerId, transaction.id), entity: ENTITY.AFFILIATE_TRANSACTION, store_id: storeId, affiliate_id: affiliateId, ...indexes, ...transaction }),
+    item: putNewItem({
+      ...transactionKey(storeId, customerId, transaction.id),
+      entity: ENTITY.AFFILIATE_TRANSACTION,
+      store_id: storeId,
+      affiliate_id: affiliateId,
+      ...indexes,
+      ...transaction,
+    }),
     onConditionFailed: () => new Error(`affiliate transaction id ${transaction.id} allocated twice in store ${storeId}`),
   };
 }
@@ -328,7 +334,12 @@ export const nextTransactionId = (storeId: number) => nextId(storeId, ENTITY.AFF
  * call for the same order credits once. Undefined when the order was already credited; a link
  * deleted since it was read is a StaleRead (the caller reads again and finds the code unknown).
  */
-export async function recordCommission(affiliate: Affiliate, linkId: number | undefined, orderTotal: number, transaction: AffiliateTransaction & { order_id: number }): Promise<AffiliateTransaction | undefined> {
+export async function recordCommission(
+  affiliate: Affiliate,
+  linkId: number | undefined,
+  orderTotal: number,
+  transaction: AffiliateTransaction & { order_id: number },
+): Promise<AffiliateTransaction | undefined> {
   const { store_id: storeId, customer_id: customerId } = affiliate;
   const stats = linkId === undefined ? 'main_sales :one, main_revenue :total' : '#links.#link.sales :one, #links.#link.revenue :total';
   const linkNames = linkId === undefined ? {} : { ExpressionAttributeNames: { '#links': 'links', '#link': String(linkId) } };
@@ -337,8 +348,12 @@ export async function recordCommission(affiliate: Affiliate, linkId: number | un
       {
         // customer_id: a reversal finds the credited affiliate here, even after the code was deleted or moved.
         item: putNewItem({
-          ...commissionKey(storeId, transaction.order_id), entity: ENTITY.AFFILIATE_COMMISSION, store_id: storeId,
-          order_id: transaction.order_id, transaction_id: transaction.id, customer_id: customerId,
+          ...commissionKey(storeId, transaction.order_id),
+          entity: ENTITY.AFFILIATE_COMMISSION,
+          store_id: storeId,
+          order_id: transaction.order_id,
+          transaction_id: transaction.id,
+          customer_id: customerId,
         }),
         // This order's commission is already credited (a repeated approval): nothing to do.
         onConditionFailed: () => new WrittenConcurrently(),

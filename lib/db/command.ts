@@ -3,7 +3,16 @@ import { entitySk, padId, storePk } from '#lib/db/keys.ts';
 import { queryItems, queryPages, type QueryInput } from '#lib/db/query.ts';
 import { allocateIds } from '#lib/db/sequence.ts';
 import { put, putNewItem, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
-import { COMMAND_STATUSES, type Chain, type ChainEntry, type Command, type CommandRecord, type PlannedCommand, type QueuedCommand, type QueuedCommandOrder } from '#lib/schemas/command.ts';
+import {
+  COMMAND_STATUSES,
+  type Chain,
+  type ChainEntry,
+  type Command,
+  type CommandRecord,
+  type PlannedCommand,
+  type QueuedCommand,
+  type QueuedCommandOrder,
+} from '#lib/schemas/command.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import { COMMAND_STAGES } from '#lib/schemas/package.ts';
 
@@ -47,8 +56,7 @@ export const commandKey = (storeId: number, commandId: number) => ({ pk: storePk
 const chainKey = (storeId: number, chainId: number) => ({ pk: storePk(storeId), sk: entitySk(CHAIN, chainId) });
 const pendingPk = (storeId: number) => `${storePk(storeId)}#${COMMAND}#PENDING`;
 export const queuePk = (storeId: number, serverId: number | null) => `${storePk(storeId)}#QUEUE#${serverId === null ? 'ANY' : `${ENTITY.SERVER}#${serverId}`}`;
-const claimableAt = (record: CommandRecord) =>
-  record.lease_until !== null && record.lease_until > record.execute_at ? record.lease_until : record.execute_at;
+const claimableAt = (record: CommandRecord) => (record.lease_until !== null && record.lease_until > record.execute_at ? record.lease_until : record.execute_at);
 const queueSk = (record: CommandRecord) => `${claimableAt(record)}#${padId(record.id)}`;
 
 /**

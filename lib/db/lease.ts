@@ -34,7 +34,13 @@ export async function putLease(storeId: number, lease: LeaseRecord): Promise<voi
 
 export function leaseFromItem(item: StoredItem): LeaseRecord & { expires_epoch: number } {
   const field = fieldsOf(item, ENTITY.LEASE);
-  return { id: field.string('id'), server_id: field.number('server_id'), expires_at: field.string('expires_at'), command_ids: field.numbers('command_ids'), expires_epoch: field.number('expires_epoch') };
+  return {
+    id: field.string('id'),
+    server_id: field.number('server_id'),
+    expires_at: field.string('expires_at'),
+    command_ids: field.numbers('command_ids'),
+    expires_epoch: field.number('expires_epoch'),
+  };
 }
 
 /** A lease item as read (undefined when missing, or past its TTL but not yet deleted: TTL deletion lags). */

@@ -72,8 +72,19 @@ export interface CountedList {
  * counters ever pay a first count. A list missing here still answers right, after one count.
  */
 export const STORE_WIDE_LISTS = [
-  ENTITY.TAG, ENTITY.CATEGORY, ENTITY.PACKAGE, `${ENTITY.PACKAGE}#ENABLED`, ENTITY.PROMO, ENTITY.VARIABLE, ENTITY.DISCOUNT, ENTITY.SERVER, ENTITY.WEBHOOK,
-  ENTITY.WITHDRAWAL, `${ENTITY.WITHDRAWAL}#PENDING`, `${ENTITY.WITHDRAWAL}#PAID`, `${ENTITY.WITHDRAWAL}#REJECTED`,
+  ENTITY.TAG,
+  ENTITY.CATEGORY,
+  ENTITY.PACKAGE,
+  `${ENTITY.PACKAGE}#ENABLED`,
+  ENTITY.PROMO,
+  ENTITY.VARIABLE,
+  ENTITY.DISCOUNT,
+  ENTITY.SERVER,
+  ENTITY.WEBHOOK,
+  ENTITY.WITHDRAWAL,
+  `${ENTITY.WITHDRAWAL}#PENDING`,
+  `${ENTITY.WITHDRAWAL}#PAID`,
+  `${ENTITY.WITHDRAWAL}#REJECTED`,
 ] as const;
 
 /** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
@@ -92,7 +103,10 @@ export function startCounted(storeId: number, counter: string, fields: readonly 
   const counts = Object.fromEntries(
     fields.flatMap((field) => {
       const names = countAttributes(field);
-      return [[names.n, 0], [names.counted, true]];
+      return [
+        [names.n, 0],
+        [names.counted, true],
+      ];
     }),
   );
   return {
@@ -112,7 +126,10 @@ export function countMoves(storeId: number, counter: string, moves: readonly { f
       Key: listCounterKey(storeId, counter),
       UpdateExpression: `ADD ${adds.join(', ')} SET store_id = :store`,
       ExpressionAttributeNames: Object.fromEntries(
-        moves.flatMap(({ field }, index) => [[`#n${index}`, countAttributes(field).n], [`#m${index}`, countAttributes(field).moves]]),
+        moves.flatMap(({ field }, index) => [
+          [`#n${index}`, countAttributes(field).n],
+          [`#m${index}`, countAttributes(field).moves],
+        ]),
       ),
       ExpressionAttributeValues: { ...Object.fromEntries(moves.map(({ delta }, index) => [`:d${index}`, delta])), ':one': 1, ':store': storeId },
     }),
@@ -166,10 +183,7 @@ async function listTotal(storeId: number, list: CountedList): Promise<number> {
   const seenMoves = stored?.[names.moves] === undefined ? undefined : Number(stored[names.moves]);
   const counted = await countRange(list.count);
   // Unchanged since the read: no move at all (`moves`), nor one by a writer older than `moves` (`n`).
-  const unchanged = [
-    seenMoves === undefined ? 'attribute_not_exists(#moves)' : '#moves = :moves',
-    seen === undefined ? 'attribute_not_exists(#n)' : '#n = :seen',
-  ];
+  const unchanged = [seenMoves === undefined ? 'attribute_not_exists(#moves)' : '#moves = :moves', seen === undefined ? 'attribute_not_exists(#n)' : '#n = :seen'];
   // A failed condition: a write moved the counter while we counted (or another reader counted first): keep the answer, store nothing.
   await writeIf(
     update({
@@ -178,7 +192,9 @@ async function listTotal(storeId: number, list: CountedList): Promise<number> {
       ConditionExpression: ['attribute_not_exists(#counted)', ...unchanged].join(' AND '),
       ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted, '#moves': names.moves },
       ExpressionAttributeValues: {
-        ':counted': counted, ':true': true, ':store': storeId,
+        ':counted': counted,
+        ':true': true,
+        ':store': storeId,
         ...(seen === undefined ? {} : { ':seen': seen }),
         ...(seenMoves === undefined ? {} : { ':moves': seenMoves }),
       },

@@ -61,7 +61,10 @@ type ListFilters = OrderFilters & { buyer?: string };
 
 /** The filters a cursor is bound to; the newer ones only when given, so that cursors issued before them stay valid. */
 const listFilters = (filters: ListFilters) => [
-  filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null,
+  filters.status ?? null,
+  filters.from ?? null,
+  filters.to ?? null,
+  filters.package ?? null,
   ...(filters.buyer === undefined ? [] : [filters.buyer]),
   ...(filters.email === undefined && filters.client_identifier === undefined ? [] : [{ email: filters.email ?? null, client_identifier: filters.client_identifier ?? null }]),
 ];
@@ -107,10 +110,13 @@ function listRead(storeId: number, filters: ListFilters, after?: Position) {
   const bySentinel = email === undefined && filters.client_identifier !== undefined;
   const index = email !== undefined || bySentinel ? ('gsi3' as const) : filters.status ? ('gsi2' as const) : ('gsi1' as const);
   const partition =
-    email !== undefined ? buyerPk(storeId, email)
-    : bySentinel ? clientPk(storeId, filters.client_identifier!)
-    : filters.status ? statusPk(storeId, filters.status)
-    : allOrdersPk(storeId);
+    email !== undefined
+      ? buyerPk(storeId, email)
+      : bySentinel
+        ? clientPk(storeId, filters.client_identifier!)
+        : filters.status
+          ? statusPk(storeId, filters.status)
+          : allOrdersPk(storeId);
   const names: Record<string, string> = { '#pk': `${index}pk` };
   const values: Record<string, unknown> = { ':pk': partition };
   // `<to>$` sorts after every `<to>#<id>`: `to` is inclusive; a position is below `to` (decodeCursor).
@@ -163,7 +169,11 @@ function listRead(storeId: number, filters: ListFilters, after?: Position) {
       const orders = bySentinel
         ? (await getMany(items.map((sentinel) => orderKey(storeId, internalIdFromItem(sentinel).order_id)))).flatMap((item) => (item ? [orderFromItem(item)] : []))
         : items.map(orderFromItem);
-      yield { orders: orders.filter((order) => matches.every((match) => match(order))).map(orderResponse), examined: page.ScannedCount ?? items.length, lastKey: page.LastEvaluatedKey };
+      yield {
+        orders: orders.filter((order) => matches.every((match) => match(order))).map(orderResponse),
+        examined: page.ScannedCount ?? items.length,
+        lastKey: page.LastEvaluatedKey,
+      };
     }
   }
   /** The position of a LastEvaluatedKey: its index sort key is `<created_at>#<id>`. */

@@ -38,7 +38,11 @@ export async function markReversed(
 ): Promise<OrderItem> {
   const storeId = order.store_id;
   const commission = order.ref_code !== null;
-  const marks: ReversalMarks = { reversal_first_command_id: owed.firstCommandId, ...(owed.commands ? { reversal_commands: true } : {}), ...(commission ? { reversal_commission: true } : {}) };
+  const marks: ReversalMarks = {
+    reversal_first_command_id: owed.firstCommandId,
+    ...(owed.commands ? { reversal_commands: true } : {}),
+    ...(commission ? { reversal_commission: true } : {}),
+  };
   const sets = Object.keys(marks).map((name) => `${name} = :${name}`);
   // An approval that could not move the counts left them on `count_owed` (lib/db/order.ts): this move starts from there, once.
   const countedAs = order.count_owed ?? 'APPROVED';
@@ -50,7 +54,10 @@ export async function markReversed(
         ConditionExpression: `#status = :approved AND ${order.count_owed ? 'count_owed = :owed' : 'attribute_not_exists(count_owed)'}`,
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
-          ':target': target, ':approved': 'APPROVED', ':now': owed.at, ':statusPk': statusPk(storeId, target),
+          ':target': target,
+          ':approved': 'APPROVED',
+          ':now': owed.at,
+          ':statusPk': statusPk(storeId, target),
           ...Object.fromEntries(Object.entries(marks).map(([name, value]) => [`:${name}`, value])),
           ...(order.count_owed ? { ':owed': order.count_owed } : {}),
         },

@@ -84,7 +84,16 @@ export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${pa
 
 /** An order enters the lists (`from` null) or moves from one status's list to another's: the counts' write, for its transaction. */
 export const orderCountMove = (storeId: number, from: OrderStatus | null, to: OrderStatus): GuardedWrite =>
-  countMoves(storeId, ORDER_COUNTER, from === null ? [{ delta: 1 }, { field: to, delta: 1 }] : [{ field: from, delta: -1 }, { field: to, delta: 1 }]);
+  countMoves(
+    storeId,
+    ORDER_COUNTER,
+    from === null
+      ? [{ delta: 1 }, { field: to, delta: 1 }]
+      : [
+          { field: from, delta: -1 },
+          { field: to, delta: 1 },
+        ],
+  );
 
 /** A TransactWrite holds at most 100 items. */
 const TRANSACTION_ITEMS_MAX = 100;
@@ -233,12 +242,24 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
   const storeId = order.store_id;
   const item: OrderItem = { ...order, coupon_counters: [...couponCounters], command_ids: [] };
   const sortKey = listSk(item.created_at, item.id);
-  const indexes = { gsi1pk: allOrdersPk(storeId), gsi1sk: sortKey, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: sortKey, gsi3pk: buyerPk(storeId, item.client_email), gsi3sk: sortKey };
+  const indexes = {
+    gsi1pk: allOrdersPk(storeId),
+    gsi1sk: sortKey,
+    gsi2pk: statusPk(storeId, 'PENDING'),
+    gsi2sk: sortKey,
+    gsi3pk: buyerPk(storeId, item.client_email),
+    gsi3sk: sortKey,
+  };
   await writeGuarded([
     newItemWrite({ ...orderKey(storeId, item.id), entity: ORDER, ...indexes, ...item }),
     {
       item: putNewItem({
-        ...internalIdKey(storeId, item.internal_id), entity: ENTITY.ORDER_INTERNAL, store_id: storeId, order_id: item.id, client_email: item.client_email, ...clientIndex(storeId, item),
+        ...internalIdKey(storeId, item.internal_id),
+        entity: ENTITY.ORDER_INTERNAL,
+        store_id: storeId,
+        order_id: item.id,
+        client_email: item.client_email,
+        ...clientIndex(storeId, item),
       }),
       onConditionFailed: () => new Error('internal_id collision'),
     },
@@ -364,7 +385,12 @@ export async function markApproved(
   // The order, its commands and the counts fit one transaction, except for orders placed with 98 commands before the counts existed.
   const countsFit = 1 + puts.length + 1 <= TRANSACTION_ITEMS_MAX;
   const sets = [
-    '#status = :approved', 'approved_at = :now', 'updated_at = :now', 'gsi2pk = :statusPk', 'command_ids = :ids', 'packages = :packages',
+    '#status = :approved',
+    'approved_at = :now',
+    'updated_at = :now',
+    'gsi2pk = :statusPk',
+    'command_ids = :ids',
+    'packages = :packages',
     ...(commissionPending ? ['commission_pending = :true'] : []),
     ...(countsFit ? [] : ['count_owed = :pending']),
   ];
@@ -376,7 +402,12 @@ export async function markApproved(
         ConditionExpression: '#status = :pending',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
-          ':approved': 'APPROVED', ':pending': 'PENDING', ':now': approvedAt, ':statusPk': statusPk(storeId, 'APPROVED'), ':ids': commandIds, ':packages': packages,
+          ':approved': 'APPROVED',
+          ':pending': 'PENDING',
+          ':now': approvedAt,
+          ':statusPk': statusPk(storeId, 'APPROVED'),
+          ':ids': commandIds,
+          ':packages': packages,
           ...(commissionPending ? { ':true': true } : {}),
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -387,7 +418,13 @@ export async function markApproved(
     ...(countsFit ? [orderCountMove(storeId, 'PENDING', 'APPROVED')] : []),
   ]);
   return {
-    ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending, packages: [...packages],
+    ...order,
+    status: 'APPROVED',
+    approved_at: approvedAt,
+    updated_at: approvedAt,
+    command_ids: commandIds,
+    commission_pending: commissionPending,
+    packages: [...packages],
     ...(countsFit ? {} : { count_owed: 'PENDING' as const }),
   };
 }

@@ -64,11 +64,9 @@ export async function createServer(storeId: number, input: ServerCreate): Promis
 export const getServer = async (storeId: number, serverId: number) => getOne(serverKey(storeId, serverId), 'Server', serverFromItem);
 
 /** A page of the store's game servers, in id order, and their total. */
-export const serverPage = (storeId: number, page: number, limit: number) =>
-  countedPage(storeId, storeList(storeId, SERVER), page, limit, serverFromItem);
+export const serverPage = (storeId: number, page: number, limit: number) => countedPage(storeId, storeList(storeId, SERVER), page, limit, serverFromItem);
 
-export const updateServer = async (storeId: number, serverId: number, patch: ServerPatch) =>
-  patchOne(serverKey(storeId, serverId), 'Server', patch, ['name'], serverFromItem);
+export const updateServer = async (storeId: number, serverId: number, patch: ServerPatch) => patchOne(serverKey(storeId, serverId), 'Server', patch, ['name'], serverFromItem);
 
 /** The names of these servers of the store (a deleted one is absent). */
 export async function serverNames(storeId: number, serverIds: readonly number[]): Promise<Map<number, string>> {
@@ -103,7 +101,14 @@ export async function createServerKey(storeId: number, serverId: number): Promis
     credentialPut,
     {
       item: put({
-        Item: { pk: storePk(storeId), sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`, entity: ENTITY.SERVER_KEY, store_id: storeId, server_id: serverId, credential_hash: hash },
+        Item: {
+          pk: storePk(storeId),
+          sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`,
+          entity: ENTITY.SERVER_KEY,
+          store_id: storeId,
+          server_id: serverId,
+          credential_hash: hash,
+        },
       }),
     },
   ]);
@@ -174,21 +179,26 @@ export function serverMentions(commands: readonly { servers?: readonly number[] 
 export function serverReferenceWrites(storeId: number, packageId: number, before: ServerMentions, after: ServerMentions): GuardedWrite[] {
   const added = [...after].filter(([id]) => !before.has(id));
   const dropped = [...before.keys()].filter((id) => !after.has(id));
-  const change = (serverId: number, action: 'ADD' | 'DELETE', condition: string) => (update({
-    Key: serverKey(storeId, serverId),
-    UpdateExpression: `${action} ref_packages :package`,
-    ConditionExpression: condition,
-    ExpressionAttributeValues: { ':package': new Set([packageId]) },
-  }));
+  const change = (serverId: number, action: 'ADD' | 'DELETE', condition: string) =>
+    update({
+      Key: serverKey(storeId, serverId),
+      UpdateExpression: `${action} ref_packages :package`,
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ':package': new Set([packageId]) },
+    });
   return [
-    ...added.map(([serverId, field]): GuardedWrite => ({
-      item: change(serverId, 'ADD', 'attribute_exists(pk)'),
-      onConditionFailed: () => unprocessable(`Server ${serverId} does not exist in this store`, field),
-    })),
+    ...added.map(
+      ([serverId, field]): GuardedWrite => ({
+        item: change(serverId, 'ADD', 'attribute_exists(pk)'),
+        onConditionFailed: () => unprocessable(`Server ${serverId} does not exist in this store`, field),
+      }),
+    ),
     // A server cannot be deleted while named, so it exists; the condition keeps DELETE from creating an item.
-    ...dropped.map((serverId): GuardedWrite => ({
-      item: change(serverId, 'DELETE', 'attribute_exists(pk)'),
-      onConditionFailed: () => new Error(`server ${serverId} named by package ${packageId} is missing`),
-    })),
+    ...dropped.map(
+      (serverId): GuardedWrite => ({
+        item: change(serverId, 'DELETE', 'attribute_exists(pk)'),
+        onConditionFailed: () => new Error(`server ${serverId} named by package ${packageId} is missing`),
+      }),
+    ),
   ];
 }

@@ -115,7 +115,16 @@ export function webhookResponse(item: WebhookItem): Webhook {
 export async function createWebhook(storeId: number, input: WebhookCreate, secret: string, now: string): Promise<WebhookItem> {
   const id = await nextId(storeId, WEBHOOK);
   const item: WebhookItem = {
-    id, store_id: storeId, url: input.url, events: input.events, enabled: input.enabled, description: input.description, secret, failed_streak: 0, created_at: now, updated_at: now,
+    id,
+    store_id: storeId,
+    url: input.url,
+    events: input.events,
+    enabled: input.enabled,
+    description: input.description,
+    secret,
+    failed_streak: 0,
+    created_at: now,
+    updated_at: now,
   };
   await putNewCounted({ ...webhookKey(storeId, id), entity: WEBHOOK, ...item }, storeId, WEBHOOK);
   return item;
@@ -139,7 +148,9 @@ export const webhookPage = (storeId: number, page: number, limit: number) =>
 /** Re-enabling a webhook starts its count of failed events again. */
 export async function updateWebhook(storeId: number, webhookId: number, patch: WebhookPatch): Promise<Webhook> {
   const extraSets = patch.enabled === true ? { failed_streak: 0 } : undefined;
-  return patchOne(webhookKey(storeId, webhookId), 'Webhook', patch, ['url', 'events', 'description', 'enabled'], (stored) => webhookResponse(webhookFromItem(stored)), { extraSets });
+  return patchOne(webhookKey(storeId, webhookId), 'Webhook', patch, ['url', 'events', 'description', 'enabled'], (stored) => webhookResponse(webhookFromItem(stored)), {
+    extraSets,
+  });
 }
 
 /** Its events, tasks and log expire on their own; a task whose webhook is gone is dropped by the sender. */
@@ -153,7 +164,14 @@ export const putEventIfAbsent = (event: EventItem, expiresEpoch: number) =>
 
 export const putTaskIfAbsent = (storeId: number, eventId: string, webhookId: number, expiresEpoch: number) =>
   putIfAbsent({
-    ...taskKey(storeId, eventId, webhookId), entity: ENTITY.WEBHOOK_TASK, store_id: storeId, event_id: eventId, webhook_id: webhookId, attempts: 0, status: 'PENDING', expires_epoch: expiresEpoch,
+    ...taskKey(storeId, eventId, webhookId),
+    entity: ENTITY.WEBHOOK_TASK,
+    store_id: storeId,
+    event_id: eventId,
+    webhook_id: webhookId,
+    attempts: 0,
+    status: 'PENDING',
+    expires_epoch: expiresEpoch,
   } satisfies StoredItem & TaskItem);
 
 /** What the sender needs for one attempt: the webhook (with its secret), the event, the task. One BatchGet. */
@@ -187,23 +205,32 @@ export interface AttemptRecord extends Omit<WebhookDelivery, 'id'> {
 export async function recordAttempt(storeId: number, attempt: AttemptRecord, taskStatus: TaskItem['status'] | undefined, expiresEpoch: number): Promise<number> {
   const id = await nextId(storeId, DELIVERY);
   const delivery: WebhookDelivery & { webhook_id: number; store_id: number } = {
-    id, event_id: attempt.event_id, type: attempt.type, status_code: attempt.status_code, duration_ms: attempt.duration_ms, error: attempt.error, created_at: attempt.created_at,
-    webhook_id: attempt.webhook_id, store_id: storeId,
+    id,
+    event_id: attempt.event_id,
+    type: attempt.type,
+    status_code: attempt.status_code,
+    duration_ms: attempt.duration_ms,
+    error: attempt.error,
+    created_at: attempt.created_at,
+    webhook_id: attempt.webhook_id,
+    store_id: storeId,
   };
   await writeGuarded([
     { item: put({ Item: { ...deliveryKey(storeId, attempt.webhook_id, id), entity: DELIVERY, ...delivery, expires_epoch: expiresEpoch } }) },
     ...(taskStatus === undefined
       ? []
-      : [{
-          item: update({
-            Key: taskKey(storeId, attempt.event_id, attempt.webhook_id),
-            UpdateExpression: 'SET #status = :status',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':status': taskStatus },
-          }),
-          onConditionFailed: () => new Error(`webhook task of ${attempt.event_id} is missing`),
-        }]),
+      : [
+          {
+            item: update({
+              Key: taskKey(storeId, attempt.event_id, attempt.webhook_id),
+              UpdateExpression: 'SET #status = :status',
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':status': taskStatus },
+            }),
+            onConditionFailed: () => new Error(`webhook task of ${attempt.event_id} is missing`),
+          },
+        ]),
   ]);
   return id;
 }
@@ -302,8 +329,13 @@ export async function putRedeliveryRequest(storeId: number, webhookId: number, d
     {
       item: put({
         Item: {
-          pk: storePk(storeId), sk: `${ENTITY.WEBHOOK_REDELIVERY}#${padId(delivery.id)}#${requestId}`, entity: ENTITY.WEBHOOK_REDELIVERY,
-          store_id: storeId, webhook_id: webhookId, event_id: delivery.event_id, expires_epoch: expiresEpoch,
+          pk: storePk(storeId),
+          sk: `${ENTITY.WEBHOOK_REDELIVERY}#${padId(delivery.id)}#${requestId}`,
+          entity: ENTITY.WEBHOOK_REDELIVERY,
+          store_id: storeId,
+          webhook_id: webhookId,
+          event_id: delivery.event_id,
+          expires_epoch: expiresEpoch,
         },
       }),
     },

@@ -52,7 +52,11 @@ function withdrawalList(storeId: number, status: WithdrawalStatus | undefined): 
     count: {
       pk: storePk(storeId),
       skPrefix: `${ENTITY.AFFILIATE}#`,
-      filter: { FilterExpression: '#operation = :operation', ExpressionAttributeNames: { '#operation': 'operation' }, ExpressionAttributeValues: { ':operation': OPERATION_OF[status] } },
+      filter: {
+        FilterExpression: '#operation = :operation',
+        ExpressionAttributeNames: { '#operation': 'operation' },
+        ExpressionAttributeValues: { ':operation': OPERATION_OF[status] },
+      },
     },
   };
 }
