@@ -1,7 +1,8 @@
-import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import { countMove } from '#lib/db/list-count.ts';
+import { readItem } from '#lib/db/query.ts';
 import { putNewItem, remove, retrying, update, writeGuarded, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { notFound, unavailable } from '#lib/errors.ts';
@@ -123,11 +124,8 @@ export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
   };
 }
 
-/** The item under `key` (consistent when asked), raw, or undefined. */
-export async function readItem(key: Key, consistent = false): Promise<StoredItem | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: key, ...(consistent ? { ConsistentRead: true } : {}) }));
-  return result.Item;
-}
+// The read of one item lives with the Query helpers, below lib/db/list-count.ts, which this module's counted writes use.
+export { readItem };
 
 export async function getOne<T>(key: Key, what: string, read: ItemReader<T>): Promise<T> {
   const item = await readItem(key);

@@ -1,11 +1,11 @@
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { HttpError } from '#lib/errors.ts';
+import { DamagedItem, fieldsOf, type StoredItem } from '#lib/db/entity.ts';
+import type { RawItem } from '#lib/db/errors.ts';
 import type { HeldClaim } from '#lib/db/request-effects.ts';
 import { IDEMPOTENCY_PK_PREFIX } from '#lib/db/table.ts';
-import type { GuardedWrite } from '#lib/db/transact.ts';
+import { remove, update, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
+import { HttpError } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -60,7 +60,46 @@ export interface IdempotencyRecord {
   maybe_wrote_until?: number;
 }
 
+const IDEMPOTENCY = ENTITY.IDEMPOTENCY;
+const RECORD_STATUSES = ['RUNNING', 'DONE'] as const satisfies readonly IdempotencyRecord['status'][];
+
+export function idempotencyFromItem(item: StoredItem): IdempotencyRecord {
+  const field = fieldsOf(item, IDEMPOTENCY);
+  const answer = item.answer;
+  if (!(answer === undefined || typeof answer === 'string' || answer instanceof Uint8Array)) {
+    throw new DamagedItem(`${IDEMPOTENCY} item ${String(item.pk)}: answer is neither bytes nor a string`);
+  }
+  return {
+    store_id: field.number('store_id'),
+    status: field.oneOf('status', RECORD_STATUSES),
+    fingerprint: field.string('fingerprint'),
+    owner: field.optionalString('owner'),
+    running_until: field.optionalNumber('running_until'),
+    answer,
+    expires_epoch: field.number('expires_epoch'),
+    order_id: field.optionalNumber('order_id'),
+    order_until: field.optionalNumber('order_until'),
+    settled_until: field.optionalNumber('settled_until'),
+    maybe_wrote_until: field.optionalNumber('maybe_wrote_until'),
+  };
+}
+
 export type Claim = HeldClaim;
+
+const recordKey = (claim: Claim) => ({ pk: claim.pk, sk: SK });
+
+/**
+ * The failure of a claim: the live record that holds the key, as DynamoDB sent it back with the
+ * failed condition (in AttributeValue form: the document client does not translate it).
+ */
+class KeyHeld extends Error {
+  constructor(readonly held: RawItem | undefined) {
+    super('idempotency key held');
+  }
+}
+
+const isAttributeMap = (item: unknown): item is Record<string, AttributeValue> =>
+  typeof item === 'object' && item !== null && Object.values(item).every((value) => typeof value === 'object' && value !== null);
 
 /** What an earlier holder of the key left, when this request took it over. */
 export interface EarlierAttempt {
@@ -79,29 +118,36 @@ export async function claimIdempotencyKey(
 ): Promise<{ claimed: true; earlier: EarlierAttempt } | { claimed: false; record: IdempotencyRecord }> {
   let old: IdempotencyRecord | undefined;
   try {
-    const result = await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: { pk: claim.pk, sk: SK },
-        UpdateExpression:
-          'SET entity = :entity, store_id = :store, #status = :running, fingerprint = :fingerprint, #owner = :owner, running_until = :runningUntil, expires_epoch = :expires REMOVE answer, settled_until',
-        ConditionExpression:
-          'attribute_not_exists(pk) OR expires_epoch < :now OR (#status = :running AND running_until < :now AND fingerprint = :fingerprint) OR (#status = :running AND #owner = :owner)',
-        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-        ExpressionAttributeValues: {
-          ':entity': ENTITY.IDEMPOTENCY, ':store': record.store_id, ':running': 'RUNNING', ':fingerprint': record.fingerprint, ':owner': claim.owner,
-          ':runningUntil': runningUntil, ':expires': claim.expiresEpoch, ':now': nowEpoch,
-        },
-        ReturnValues: 'ALL_OLD',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+    const previous = await writeReturning(
+      {
+        item: update({
+          Key: recordKey(claim),
+          UpdateExpression:
+            'SET entity = :entity, store_id = :store, #status = :running, fingerprint = :fingerprint, #owner = :owner, running_until = :runningUntil, expires_epoch = :expires REMOVE answer, settled_until',
+          ConditionExpression:
+            'attribute_not_exists(pk) OR expires_epoch < :now OR (#status = :running AND running_until < :now AND fingerprint = :fingerprint) OR (#status = :running AND #owner = :owner)',
+          ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+          ExpressionAttributeValues: {
+            ':entity': IDEMPOTENCY,
+            ':store': record.store_id,
+            ':running': 'RUNNING',
+            ':fingerprint': record.fingerprint,
+            ':owner': claim.owner,
+            ':runningUntil': runningUntil,
+            ':expires': claim.expiresEpoch,
+            ':now': nowEpoch,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        onConditionFailed: (held) => new KeyHeld(held),
+      },
+      'ALL_OLD',
     );
-    old = result.Attributes as IdempotencyRecord | undefined;
+    old = previous ? idempotencyFromItem(previous) : undefined;
   } catch (error) {
-    // The document client does not translate the item an error carries: it is in AttributeValue form.
-    const held = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
-    if (isConditionalFailure(error) && held) return { claimed: false, record: unmarshall(held) as IdempotencyRecord };
-    throw error;
+    if (!(error instanceof KeyHeld)) throw error;
+    if (!isAttributeMap(error.held)) throw new Error(`idempotency claim of ${claim.pk} refused without its record`);
+    return { claimed: false, record: idempotencyFromItem(unmarshall(error.held)) };
   }
   // A new key, an expired record (its marks belong to its earlier life), or our own claim that the SDK sent again.
   if (!old || old.expires_epoch < nowEpoch || old.owner === claim.owner) return { claimed: true, earlier: { maybeWrote: false } };
@@ -114,20 +160,15 @@ export async function claimIdempotencyKey(
 
 /** Keeps the first answer for the rest of the retention; a claim taken over meanwhile is left alone. */
 export async function keepAnswer(claim: Claim, answer: Uint8Array): Promise<void> {
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: { pk: claim.pk, sk: SK },
-        UpdateExpression: 'SET #status = :done, answer = :answer REMOVE running_until',
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-        ExpressionAttributeValues: { ':done': 'DONE', ':answer': answer, ':owner': claim.owner },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+  await writeIf(
+    update({
+      Key: recordKey(claim),
+      UpdateExpression: 'SET #status = :done, answer = :answer REMOVE running_until',
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+      ExpressionAttributeValues: { ':done': 'DONE', ':answer': answer, ':owner': claim.owner },
+    }),
+  );
 }
 
 /**
@@ -137,52 +178,39 @@ export async function keepAnswer(claim: Claim, answer: Uint8Array): Promise<void
  * over at once and finds the order or the mark. A claim taken over meanwhile is left alone.
  */
 export async function settleUnanswered(claim: Claim, nowEpoch: number, maybeWrote: boolean): Promise<void> {
-  if (!maybeWrote) {
-    try {
-      await db.send(
-        new DeleteCommand({
-          TableName: TABLE,
-          Key: { pk: claim.pk, sk: SK },
-          ConditionExpression: '#owner = :owner AND attribute_not_exists(order_id)',
-          ExpressionAttributeNames: { '#owner': 'owner' },
-          ExpressionAttributeValues: { ':owner': claim.owner },
-        }),
-      );
-      return;
-    } catch (error) {
-      // An order recorded by this claim: keep it for the retry (below); someone else's claim: leave it.
-      if (!isConditionalFailure(error)) throw error;
-    }
-  }
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: { pk: claim.pk, sk: SK },
-        UpdateExpression: `SET running_until = :closed, settled_until = :expires${maybeWrote ? ', maybe_wrote_until = :expires' : ''}`,
-        ConditionExpression: '#owner = :owner',
+  // A failed delete: an order recorded by this claim (kept for the retry, below), or someone else's claim (left alone).
+  const forgotten =
+    !maybeWrote &&
+    (await writeIf(
+      remove({
+        Key: recordKey(claim),
+        ConditionExpression: '#owner = :owner AND attribute_not_exists(order_id)',
         ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': claim.owner, ':closed': nowEpoch - 1, ':expires': claim.expiresEpoch },
+        ExpressionAttributeValues: { ':owner': claim.owner },
       }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+    ));
+  if (forgotten) return;
+  await writeIf(
+    update({
+      Key: recordKey(claim),
+      UpdateExpression: `SET running_until = :closed, settled_until = :expires${maybeWrote ? ', maybe_wrote_until = :expires' : ''}`,
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':owner': claim.owner, ':closed': nowEpoch - 1, ':expires': claim.expiresEpoch },
+    }),
+  );
 }
 
 /** The write an order's transaction carries to record, with the order, which order this key placed. */
 export function orderPlacedWrite(claim: Claim, orderId: number): GuardedWrite {
   return {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: { pk: claim.pk, sk: SK },
-        UpdateExpression: 'SET order_id = :order, order_until = :expires',
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: { ':order': orderId, ':expires': claim.expiresEpoch, ':owner': claim.owner },
-      },
-    },
+    item: update({
+      Key: recordKey(claim),
+      UpdateExpression: 'SET order_id = :order, order_until = :expires',
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':order': orderId, ':expires': claim.expiresEpoch, ':owner': claim.owner },
+    }),
     // The claim was taken over (this request outlived its running window): its order must not land too.
     onConditionFailed: () =>
       new HttpError(409, { message: 'A request with this Idempotency-Key is still running; retry shortly', code: 'IDEMPOTENCY_KEY_IN_USE' }, { 'retry-after': '1' }),

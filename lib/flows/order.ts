@@ -11,7 +11,7 @@ import {
   nextOrderId,
   putNewOrder,
   settleOrderCount,
-  toOrder,
+  orderResponse,
   type OrderItem,
 } from '#lib/db/order.ts';
 import type { StoredQuote } from '#lib/db/quote.ts';
@@ -122,7 +122,7 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
     quote: null,
     checkout: null,
   });
-  return toOrder(order);
+  return orderResponse(order);
 }
 
 /** Credits the ref_code's affiliate (once per order) and clears the flag that says it is owed. */
@@ -147,7 +147,7 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
   // What an approval too large for the counts left owed (lib/db/order.ts); a repeated call finishes what a crash left.
   await settleOrderCount(approved);
   await settleCommission(storeId, approved);
-  return toOrder(approved);
+  return orderResponse(approved);
 }
 
 /**
@@ -166,7 +166,7 @@ export function cancelPending(storeId: number, orderId: number, decide: (order: 
 }
 
 export async function cancelOrder(storeId: number, orderId: number): Promise<Order> {
-  return toOrder(await cancelPending(storeId, orderId, (order) => cancellation(order.status)));
+  return orderResponse(await cancelPending(storeId, orderId, (order) => cancellation(order.status)));
 }
 
 /** Puts every command of an APPROVED order back on the queue (PENDING, same execute_at). */
