@@ -261,7 +261,7 @@ export function createLocalServer(options: LocalServerOptions = {}): Server {
 
 /** The demo store's webhook delivers here (infra/local/seed.ts). */
 export const WEBHOOK_INBOX_PATH = '/local/webhook-inbox';
-const INBOX_HEADERS = ['x-store-event', 'x-store-event-id', 'x-store-signature'];
+const INBOX_HEADERS = ['x-store-event', 'x-store-event-id', 'x-store-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
 
 function receiveWebhook(file: string, headers: Record<string, string>, body: Buffer): APIGatewayProxyStructuredResultV2 {
   const received = Object.fromEntries(INBOX_HEADERS.filter((name) => headers[name] !== undefined).map((name) => [name, headers[name]]));
