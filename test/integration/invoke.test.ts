@@ -57,7 +57,9 @@ describe('npm run invoke', () => {
 
   it('warns before a sample that takes leases, then runs it; a plain read runs without a word', () => {
     const claimed = invoke('delivery-claim');
-    expect(claimed.err.split('\n')[0]).toBe(`npm run invoke: note: delivery-claim ${"takes 60-second leases on the demo server's due commands: no claim gets them again until the leases lapse"}.`);
+    expect(claimed.err.split('\n')[0]).toBe(
+      `npm run invoke: note: delivery-claim ${"takes 60-second leases on the demo server's due commands: no claim gets them again until the leases lapse"}.`,
+    );
     expect(claimed.status, claimed.err).toBe(0);
     expect(JSON.parse(claimed.out).body.lease_id).toEqual(expect.any(String));
     const read = invoke('tag-list');
@@ -67,7 +69,9 @@ describe('npm run invoke', () => {
 
   it('names what a consuming or deleting sample spends', () => {
     const text = (name: string) => readFileSync(`events/${name}.json`, 'utf8');
-    expect(sampleWarning('order-refund', text('order-refund'))).toBe('npm run invoke: note: order-refund refunds order 4, approved for this sample: run once, it is refunded for good.');
+    expect(sampleWarning('order-refund', text('order-refund'))).toBe(
+      'npm run invoke: note: order-refund refunds order 4, approved for this sample: run once, it is refunded for good.',
+    );
     expect(sampleWarning('server-delete', text('server-delete'))).toBe('npm run invoke: note: server-delete deletes /v1/app/server/1 of the demo store for good.');
     expect(sampleWarning('delivery-ack', text('delivery-ack'))).toContain('acks it DONE');
     expect(sampleWarning('tag-list', text('tag-list'))).toBeUndefined();
