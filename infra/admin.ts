@@ -1,11 +1,19 @@
+import { parseArgs } from 'node:util';
+
 /**
- * `npm run admin -- <entity> <action> [--flag value ...]`, printing JSON.
+ * `npm run admin -- <entity> <action> [--flag value ...]`, printing JSON; `npm run admin -- --help`
+ * lists the commands, `npm run admin -- <entity> <action> --help` tells one's flags. Flags are
+ * parsed strictly (node:util parseArgs): an unknown or valueless flag is refused, nothing done.
  *
  *   store create --name NAME --domain DOMAIN   -> {store_id, domain, api_token}
+ *   store list                                 -> {data: [{id, name, domain, created_at}]}
  *   token create --store ID                    -> {store_id, api_token, credential_id}
+ *   token list --store ID                      -> {store_id, data: [{id, kind, scopes, server_id, created_at}]}  (never a secret)
  *   token revoke --token TOKEN [--store ID]    -> {revoked: true}  (the token names its store; --store is a guard that must match)
  *   key create --store ID --scope customers:identify -> {store_id, key, credential_id, scopes}
  *   key create --store ID --scope delivery --server ID -> {store_id, server_id, key, credential_id, scopes}
+ *   key list --store ID                        -> {store_id, data: [...]}  (as token list)
+ *   key rotate --key KEY [--store ID]          -> {store_id, key, credential_id, scopes, replaced}  (the old key revoked in the same transaction)
  *   key revoke --key KEY [--store ID]          -> {revoked: true}  (likewise)
  *   order index-clients --store ID             -> {store_id, orders, indexed}  (once, for orders written before the client_identifier filter)
  *
@@ -22,31 +30,62 @@ if (!env.TABLE_NAME) {
   env.AWS_REGION ||= 'us-east-1';
 }
 
-function parseArgs(argv: string[]): { command: string; flags: Record<string, string | undefined> } {
-  const words: string[] = [];
-  const flags: Record<string, string | undefined> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg.startsWith('--')) {
-      const [name, inline] = arg.slice(2).split('=', 2);
-      flags[name!] = inline ?? argv[++i];
-    } else {
-      words.push(arg);
-    }
-  }
-  return { command: words.join(' '), flags };
-}
-
 const { adminCommands } = await import('#lib/admin/commands.ts');
 const { HttpError } = await import('#lib/errors.ts');
-const { command, flags } = parseArgs(process.argv.slice(2));
-const run = adminCommands[command];
-if (!run) {
-  console.error(JSON.stringify({ error: `Unknown command "${command}"`, commands: Object.keys(adminCommands) }));
+
+const argv = process.argv.slice(2);
+// The command is the words before the first flag; the flags are the command's own.
+const firstFlag = argv.findIndex((arg) => arg.startsWith('-'));
+const words = firstFlag === -1 ? argv : argv.slice(0, firstFlag);
+const rest = firstFlag === -1 ? [] : argv.slice(firstFlag);
+const name = words.join(' ');
+const commandNames = Object.keys(adminCommands).sort();
+const fail = (message: string): never => {
+  console.error(JSON.stringify({ error: message }));
   process.exit(2);
+};
+
+function overview(): string {
+  const width = Math.max(...commandNames.map((command) => command.length));
+  const lines = commandNames.map((command) => `  ${command.padEnd(width)}  ${adminCommands[command]!.summary}`);
+  return ['Usage: npm run admin -- <command> [--flag value ...]   (JSON out; --help after a command for its flags)', '', 'Commands:', ...lines].join('\n');
 }
+
+if (name === '' || name === 'help') {
+  const asked = name === 'help' || (rest.length === 1 && ['--help', '-h'].includes(rest[0]!));
+  if (!asked && rest.length > 0) fail(`Flags go after a command: ${rest[0]} refused (npm run admin -- --help)`);
+  // Asked for, the overview is the answer; with nothing at all, it is a usage error.
+  (asked ? console.log : console.error)(overview());
+  process.exit(asked ? 0 : 2);
+}
+const command = adminCommands[name] ?? fail(`Unknown command "${name}"; commands: ${commandNames.join(', ')} (npm run admin -- --help)`);
+
+let values: Record<string, string | boolean | undefined>;
 try {
-  console.log(JSON.stringify(await run(flags), null, 2));
+  const options = Object.fromEntries(Object.keys(command.flags).map((flag) => [flag, { type: 'string' as const }]));
+  ({ values } = parseArgs({ args: rest, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }));
+} catch (error) {
+  fail(`${(error as Error).message.split('\n')[0]} (npm run admin -- ${name} --help)`);
+}
+if (values!.help) {
+  const flagLines = Object.entries(command.flags).map(([flag, { help, required }]) => `  --${flag.padEnd(8)} ${help}${required ? ' (required)' : ''}`);
+  console.log(
+    [
+      `Usage: npm run admin -- ${name}${Object.entries(command.flags)
+        .map(([flag, { required }]) => (required ? ` --${flag} ${flag.toUpperCase()}` : ` [--${flag} ${flag.toUpperCase()}]`))
+        .join('')}`,
+      '',
+      command.summary,
+      '',
+      ...(flagLines.length ? ['Flags:', ...flagLines, ''] : []),
+      `Prints: ${command.prints}`,
+    ].join('\n'),
+  );
+  process.exit(0);
+}
+const flags = Object.fromEntries(Object.entries(values!).filter(([flag]) => flag !== 'help')) as Record<string, string | undefined>;
+try {
+  console.log(JSON.stringify(await command.run(flags), null, 2));
 } catch (error) {
   if (error instanceof HttpError) {
     console.error(JSON.stringify({ error: error.details.map((d) => d.message).join('; '), status: error.status }));

@@ -41,22 +41,34 @@ const indexHtml = (title: string) => `<!doctype html>
 `;
 
 /**
- * The initializer. A reference page, not a console: "Try it out" is off (a credential typed into a
- * docs page, and requests to another origin on AWS, where the API is not the page's host), and so
- * is the call to the public validator (validator.swagger.io) that Swagger UI makes by default.
+ * The initializer. "Try it out" works only where the API is the page's own origin: the local
+ * stack serves /docs beside /v1, so the page first asks its origin for `/v1/openapi.json`. Answered,
+ * it is the console (that document, every method submittable, the Authorize dialog's credentials
+ * sent with the calls). Not answered (the deployed page on the images CDN, another origin than the
+ * API, whose operator routes allow no browser origin), it is a reference: no submit buttons and no
+ * Authorize dialog, which would authorize nothing. Either way no call goes to the public validator
+ * (validator.swagger.io) that Swagger UI uses by default.
  */
-const initializer = `window.ui = SwaggerUIBundle({
-  url: '${DOCS_PATH}/openapi.json',
-  dom_id: '#swagger-ui',
-  presets: [SwaggerUIBundle.presets.apis],
-  layout: 'BaseLayout',
-  deepLinking: true,
-  docExpansion: 'list',
-  defaultModelsExpandDepth: 0,
-  displayOperationId: true,
-  filter: true,
-  supportedSubmitMethods: [],
-  validatorUrl: null,
+const initializer = `const referenceOnly = () => ({ wrapComponents: { authorizeBtn: () => () => null, authorizeOperationBtn: () => () => null } });
+const sameOriginApi = fetch('/v1/openapi.json', { headers: { accept: 'application/json' } })
+  .then((answer) => (answer.ok && (answer.headers.get('content-type') || '').includes('json') ? answer.json() : null))
+  .catch(() => null);
+sameOriginApi.then((spec) => {
+  const live = Boolean(spec && spec.openapi);
+  window.ui = SwaggerUIBundle({
+    ...(live ? { spec } : { url: '${DOCS_PATH}/openapi.json' }),
+    dom_id: '#swagger-ui',
+    presets: [SwaggerUIBundle.presets.apis],
+    plugins: live ? [] : [referenceOnly],
+    layout: 'BaseLayout',
+    deepLinking: true,
+    docExpansion: 'list',
+    defaultModelsExpandDepth: 0,
+    displayOperationId: true,
+    filter: true,
+    supportedSubmitMethods: live ? ['get', 'post', 'put', 'patch', 'delete'] : [],
+    validatorUrl: null,
+  });
 });
 `;
 

@@ -9,6 +9,14 @@ export function newSecret(prefix: string): string {
   return `${prefix}_${randomBytes(32).toString('base64url')}`;
 }
 
+/**
+ * A webhook's signing secret: 256 random bits as `whsec_<standard base64>`, the form the Standard
+ * Webhooks libraries read as their key (lib/domain/webhook.ts signs with both schemes from it).
+ */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }

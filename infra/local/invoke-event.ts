@@ -90,3 +90,27 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
   if (body === undefined || event.isBase64Encoded) return { ...event, ...(body === undefined ? {} : { body }) };
   return { ...event, body: JSON.stringify(fill(JSON.parse(body), true)) };
 }
+
+/**
+ * What running a sample spends of the demo store, beyond what it says it does: samples that
+ * take delivery leases, or consume a target the seed prepared for them alone (a second run may
+ * find it spent). Deletions are told from the event itself.
+ */
+const SPENDS: Record<string, string> = {
+  'delivery-claim': "takes 60-second leases on the demo server's due commands: no claim gets them again until the leases lapse",
+  'delivery-ack': 'takes a 60-second lease on one due command of the demo server (making an approved order when none is due) and acks it DONE',
+  'order-refund': 'refunds order 4, approved for this sample: run once, it is refunded for good',
+  'order-chargeback': 'charges back order 3, approved for this sample: run once, it is charged back for good',
+  'order-cancel': 'cancels order 2, pending for this sample: run once, it is canceled for good',
+  'withdrawal-pay': 'pays withdrawal 5, pending for this sample: run once, it is paid for good',
+  'withdrawal-reject': 'rejects withdrawal 6, pending for this sample: run once, it is rejected for good',
+  'command-retry': 'puts failed command 4 back on the queue',
+  'package-image-confirm': "confirms the upload the seed left unconfirmed as package 1's image",
+};
+
+/** The line `npm run invoke` prints before running a sample that spends something; undefined for the others. */
+export function sampleWarning(name: string, eventText: string): string | undefined {
+  const { requestContext, rawPath } = JSON.parse(eventText) as APIGatewayProxyEventV2;
+  const spends = SPENDS[name] ?? (requestContext?.http?.method === 'DELETE' ? `deletes ${rawPath} of the demo store for good` : undefined);
+  return spends && `npm run invoke: note: ${name} ${spends}.`;
+}

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /**
@@ -6,12 +6,35 @@ import { join, resolve } from 'node:path';
  * against the local stack (start it with `npm start`) with events/<function>.json or the given
  * event, its placeholders filled from <LOCAL_DIR>/demo.json or the environment (ACCESS_TOKEN,
  * SESSION; issued for the demo buyer when absent). Prints the response; exits 1 on a 4xx or 5xx.
+ * Without a function it lists them (with each sample's method and path); an unknown name or a
+ * missing file is one line (exit 2); a sample that takes leases or spends what the seed prepared
+ * for it (or deletes) says so on stderr before it runs.
  */
-const [name, eventFile = `events/${name}.json`] = process.argv.slice(2);
-if (!name) {
-  console.error('usage: npm run invoke -- <function> [event file]   e.g. npm run invoke -- tag-list');
-  process.exit(2);
+const [name, eventFileArgument] = process.argv.slice(2);
+// One line for every way a name or a file can be wrong: a user typo is not a stack trace.
+const functionNames = readdirSync('functions')
+  .filter((file) => file.endsWith('.ts'))
+  .map((file) => file.slice(0, -3))
+  .sort();
+const sampleOf = (fn: string) => `events/${fn}.json`;
+if (!name || name === '--help' || name === '-h') {
+  const width = Math.max(...functionNames.map((fn) => fn.length));
+  const describe = (fn: string) => {
+    if (!existsSync(sampleOf(fn))) return '(no sample event: pass an event file)';
+    const { requestContext, rawPath } = JSON.parse(readFileSync(sampleOf(fn), 'utf8')) as { requestContext: { http: { method: string } }; rawPath: string };
+    return `${requestContext.http.method} ${rawPath}`;
+  };
+  console.log(['usage: npm run invoke -- <function> [event file]   e.g. npm run invoke -- tag-list', '', 'functions:', ...functionNames.map((fn) => `  ${fn.padEnd(width)}  ${describe(fn)}`)].join('\n'));
+  process.exit(0);
 }
+const fail = (message: string): never => {
+  console.error(`npm run invoke: ${message}`);
+  process.exit(2);
+};
+if (!functionNames.includes(name)) fail(`no function "${name}" (\`npm run invoke\` lists them)`);
+const eventFile = eventFileArgument ?? sampleOf(name);
+if (!existsSync(eventFile)) fail(eventFileArgument ? `no event file ${eventFile}` : `${name} has no sample event: pass an event file (npm run invoke -- ${name} <file>)`);
+const eventText = readFileSync(eventFile, 'utf8');
 
 const env = process.env;
 const localDir = resolve(env.LOCAL_DIR ?? '.local');
@@ -35,8 +58,10 @@ Object.assign(env, {
 });
 env.IMAGES_BASE_URL ||= `${env.S3_ENDPOINT}/${env.IMAGES_BUCKET}`;
 
-const { runnableEvent } = await import('#infra/local/invoke-event.ts');
-const event = await runnableEvent(readFileSync(eventFile, 'utf8'), localDir);
+const { runnableEvent, sampleWarning } = await import('#infra/local/invoke-event.ts');
+const warning = sampleWarning(name, eventText);
+if (warning) console.error(warning);
+const event = await runnableEvent(eventText, localDir);
 const unfilled = [...new Set([...JSON.stringify(event).matchAll(/\{\{(\w+)\}\}/g)].map(([, key]) => key))];
 if (unfilled.length > 0) {
   // A demo store seeded by an older version lacks what newer samples act on.

@@ -44,9 +44,10 @@ async function storefrontScript(): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
-/** The page for a GET the route table does not serve, or undefined (then the usual 404). */
+/** The page for a GET (or HEAD) the route table does not serve, or undefined (then the usual 404). */
 export async function staticPage(api: 'api' | 'store', method: string, pathname: string, hostWithPort: string): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
-  if (method !== 'GET') return undefined;
+  // HEAD is answered as GET (node sends the headers and drops the body), as CloudFront does for the deployed /docs.
+  if (method !== 'GET' && method !== 'HEAD') return undefined;
   if (api === 'api') return docsFile(pathname);
   if (pathname === '/') {
     // The API answers on the same port at 127.0.0.1: another origin, as on AWS.

@@ -55,6 +55,9 @@ export interface DemoStore {
   order_internal_id: string;
   /** An image uploaded through package 1's presigned POST and not yet confirmed (package-image-confirm). */
   image_upload_key: string;
+  /** The demo webhook (delivering to the stack's inbox, .local/webhooks.jsonl) and its signing secret, to check what the inbox receives. */
+  webhook_id: number;
+  webhook_secret: string;
 }
 
 /** Uploads through a presigned POST as a browser form does: its fields first, the file last. */
@@ -181,6 +184,8 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
     delivery_server_id: server.id,
     order_internal_id: first.internal_id,
     image_upload_key: upload.key,
+    webhook_id: webhook.id,
+    webhook_secret: webhook.secret,
   };
 }
 

@@ -203,8 +203,11 @@ export function lambdaContext(name: string, requestId: string): Context {
 function send(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
   const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+  const body = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined;
+  // Said explicitly, so that a HEAD (whose body node drops) tells the length its GET has.
+  if (body) headers['content-length'] = String(body.length);
   response.writeHead(result.statusCode ?? 200, headers);
-  response.end(result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined);
+  response.end(body);
 }
 
 const envelope = (status: number, message: string, code: ErrorCode): APIGatewayProxyStructuredResultV2 => ({
@@ -261,7 +264,7 @@ export function createLocalServer(options: LocalServerOptions = {}): Server {
 
 /** The demo store's webhook delivers here (infra/local/seed.ts). */
 export const WEBHOOK_INBOX_PATH = '/local/webhook-inbox';
-const INBOX_HEADERS = ['x-store-event', 'x-store-event-id', 'x-store-signature'];
+const INBOX_HEADERS = ['x-store-event', 'x-store-event-id', 'x-store-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature'];
 
 function receiveWebhook(file: string, headers: Record<string, string>, body: Buffer): APIGatewayProxyStructuredResultV2 {
   const received = Object.fromEntries(INBOX_HEADERS.filter((name) => headers[name] !== undefined).map((name) => [name, headers[name]]));

@@ -1,10 +1,11 @@
 import * as v from 'valibot';
 import { processLocalKeys } from '#lib/crypto.ts';
-import { createApiKey, createApiToken, DELIVERY_SCOPE, findCredential, revokeCredential } from '#lib/db/credential.ts';
+import { type Credential, createApiKey, createApiToken, DELIVERY_SCOPE, findCredential, listOperatorCredentials, operatorRevokeDeletes, rotateApiKey } from '#lib/db/credential.ts';
 import { indexOrderClient } from '#lib/db/order.ts';
 import { listOrdersByCursor } from '#lib/db/order-list.ts';
-import { createServerKey } from '#lib/db/server.ts';
-import { createStore, getStore } from '#lib/db/store.ts';
+import { createServerKey, serverKeyRotation } from '#lib/db/server.ts';
+import { createStore, getStore, listStores } from '#lib/db/store.ts';
+import { writeGuarded } from '#lib/db/transact.ts';
 import { HttpError, notFound } from '#lib/errors.ts';
 import { PAGE_SIZE_MAX, type OrderCursorPage } from '#lib/schemas/order.ts';
 import { domain } from '#lib/schemas/store.ts';
@@ -26,7 +27,11 @@ const secretInput = (flag: string) => v.pipe(v.string(`${flag} is required`), v.
 
 function parsed<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> {
   const result = v.safeParse(schema, value);
-  if (!result.success) throw new HttpError(422, result.issues.map((issue) => ({ message: issue.message })));
+  if (!result.success)
+    throw new HttpError(
+      422,
+      result.issues.map((issue) => ({ message: issue.message })),
+    );
   return result.output;
 }
 
@@ -44,44 +49,117 @@ const KIND_NAMES = { api_token: 'API token', api_key: 'API key' } as const;
  * nothing revoked, otherwise). The revoke is still a delete conditioned on kind and store (as every
  * revoke, lib/db/credential.ts), with the store the lookup read.
  */
-async function revokeBySecret(secret: string, kind: keyof typeof KIND_NAMES, storeFlag: string | undefined): Promise<{ revoked: true }> {
+async function credentialOfSecret(secret: string, kind: keyof typeof KIND_NAMES, storeFlag: string | undefined, action: string): Promise<Credential & { credential_id: number }> {
   const guard = storeFlag === undefined ? undefined : parsed(storeIdInput, storeFlag);
   const credential = await findCredential(secret);
-  if (!credential || credential.kind !== kind) throw notFound(KIND_NAMES[kind]);
+  if (!credential || credential.kind !== kind || credential.credential_id === undefined) throw notFound(KIND_NAMES[kind]);
   if (guard !== undefined && guard !== credential.store_id) {
-    throw new HttpError(422, { message: `--store ${guard} does not match: this ${KIND_NAMES[kind]} belongs to store ${credential.store_id}; nothing revoked` });
+    throw new HttpError(422, { message: `--store ${guard} does not match: this ${KIND_NAMES[kind]} belongs to store ${credential.store_id}; nothing ${action}` });
   }
-  if (!(await revokeCredential(secret, kind, credential.store_id))) throw notFound(KIND_NAMES[kind]);
+  return credential as Credential & { credential_id: number };
+}
+
+async function revokeBySecret(secret: string, kind: keyof typeof KIND_NAMES, storeFlag: string | undefined): Promise<{ revoked: true }> {
+  const credential = await credentialOfSecret(secret, kind, storeFlag, 'revoked');
+  await writeGuarded(operatorRevokeDeletes(secret, kind, credential.store_id, credential.credential_id, () => notFound(KIND_NAMES[kind])));
   return { revoked: true };
 }
 
 export type Flags = Record<string, string | undefined>;
 
-export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> = {
-  async 'store create'(flags) {
-    const input = parsed(storeInput, { name: flags.name, domain: flags.domain });
-    const store = await createStore(input);
-    const { api_token } = await createApiToken(store.id);
-    return { store_id: store.id, domain: store.domain, api_token };
-  },
-  async 'token create'(flags) {
+/** A command's flags, as node:util parseArgs takes them (all strings), with the line `--help` prints. */
+export interface AdminCommand {
+  summary: string;
+  flags: Record<string, { help: string; required?: true }>;
+  /** What it prints, for `--help`. */
+  prints: string;
+  run(flags: Flags): Promise<unknown>;
+}
+
+const storeFlag = { help: 'the store id', required: true } as const;
+const guardFlag = { help: 'a guard: must name the store the secret belongs to' } as const;
+
+/** `token list` / `key list`: a store's live operator credentials, never a secret. */
+const listCommand = (kind: keyof typeof KIND_NAMES, summary: string): AdminCommand => ({
+  summary,
+  flags: { store: storeFlag },
+  prints: '{store_id, data: [{id, kind, scopes, server_id, created_at}]}',
+  run: async (flags) => {
     const storeId = await existingStore(flags.store);
-    const { api_token, credential_id } = await createApiToken(storeId);
-    return { store_id: storeId, api_token, credential_id };
+    return { store_id: storeId, data: await listOperatorCredentials(storeId, kind) };
   },
-  'token revoke': (flags) => revokeBySecret(parsed(secretInput('--token'), flags.token), 'api_token', flags.store),
-  async 'key create'(flags) {
-    const storeId = await existingStore(flags.store);
-    const scope = parsed(scopeInput, flags.scope);
-    // A delivery key acts for one game server; other scopes belong to the store.
-    if (scope === DELIVERY_SCOPE) {
-      const serverId = parsed(serverIdInput, flags.server);
-      const { key, credential_id } = await createServerKey(storeId, serverId);
-      return { store_id: storeId, server_id: serverId, key, credential_id, scopes: [scope] };
-    }
-    if (flags.server !== undefined) throw new HttpError(422, { message: `--server goes only with --scope ${DELIVERY_SCOPE}` });
-    const { key, credential_id, scopes } = await createApiKey(storeId, [scope]);
-    return { store_id: storeId, key, credential_id, scopes };
+});
+
+export const adminCommands: Record<string, AdminCommand> = {
+  'store create': {
+    summary: 'Create a store and its first API token',
+    flags: { name: { help: 'the store name (1-100 characters)', required: true }, domain: { help: 'its storefront domain, unique', required: true } },
+    prints: '{store_id, domain, api_token}',
+    run: async (flags) => {
+      const input = parsed(storeInput, { name: flags.name, domain: flags.domain });
+      const store = await createStore(input);
+      const { api_token } = await createApiToken(store.id);
+      return { store_id: store.id, domain: store.domain, api_token };
+    },
+  },
+  'store list': {
+    summary: 'List every store',
+    flags: {},
+    prints: '{data: [{id, name, domain, created_at}]}',
+    run: async () => ({ data: await listStores() }),
+  },
+  'token list': listCommand('api_token', "List a store's API tokens (never their secrets)"),
+  'key list': listCommand('api_key', "List a store's API keys, delivery keys included (never their secrets)"),
+  'key rotate': {
+    summary: 'Replace an API key by a new one with the same scopes (and server); the old one stops working at once',
+    flags: { key: { help: 'the key to replace', required: true }, store: guardFlag },
+    prints: '{store_id, key, credential_id, scopes, replaced: <old credential id>}',
+    run: async (flags) => {
+      const oldKey = parsed(secretInput('--key'), flags.key);
+      const old = await credentialOfSecret(oldKey, 'api_key', flags.store, 'rotated');
+      const serverId = old.server_id;
+      const { key, credential_id, scopes } = await rotateApiKey(
+        oldKey,
+        old,
+        () => notFound(KIND_NAMES.api_key),
+        (hash, id) => (serverId === undefined ? [] : serverKeyRotation(old.store_id, serverId, old.credential_id, id, hash)),
+      );
+      return { store_id: old.store_id, key, credential_id, scopes, replaced: old.credential_id };
+    },
+  },
+  'token create': {
+    summary: 'Create an API token for a store',
+    flags: { store: storeFlag },
+    prints: '{store_id, api_token, credential_id}',
+    run: async (flags) => {
+      const storeId = await existingStore(flags.store);
+      const { api_token, credential_id } = await createApiToken(storeId);
+      return { store_id: storeId, api_token, credential_id };
+    },
+  },
+  'token revoke': {
+    summary: 'Revoke an API token (the token names its store)',
+    flags: { token: { help: 'the token to revoke', required: true }, store: guardFlag },
+    prints: '{revoked: true}',
+    run: (flags) => revokeBySecret(parsed(secretInput('--token'), flags.token), 'api_token', flags.store),
+  },
+  'key create': {
+    summary: 'Create an API key: customers:identify for the store, or delivery for one game server',
+    flags: { store: storeFlag, scope: { help: KNOWN_SCOPES.join(' | '), required: true }, server: { help: 'the game server (only with --scope delivery)' } },
+    prints: '{store_id, key, credential_id, scopes} (and server_id for a delivery key)',
+    run: async (flags) => {
+      const storeId = await existingStore(flags.store);
+      const scope = parsed(scopeInput, flags.scope);
+      // A delivery key acts for one game server; other scopes belong to the store.
+      if (scope === DELIVERY_SCOPE) {
+        const serverId = parsed(serverIdInput, flags.server);
+        const { key, credential_id } = await createServerKey(storeId, serverId);
+        return { store_id: storeId, server_id: serverId, key, credential_id, scopes: [scope] };
+      }
+      if (flags.server !== undefined) throw new HttpError(422, { message: `--server goes only with --scope ${DELIVERY_SCOPE}` });
+      const { key, credential_id, scopes } = await createApiKey(storeId, [scope]);
+      return { store_id: storeId, key, credential_id, scopes };
+    },
   },
   /**
    * Gives every order of the store written before the client_identifier index its entry (so that
@@ -89,19 +167,29 @@ export const adminCommands: Record<string, (flags: Flags) => Promise<unknown>> =
    * conditional update per order lacking it. Idempotent; safe to run while the store takes orders
    * (new ones are indexed when written).
    */
-  async 'order index-clients'(flags) {
-    const storeId = await existingStore(flags.store);
-    let orders = 0;
-    let indexed = 0;
-    const keys = processLocalKeys();
-    for (let cursor: string | null = ''; cursor !== null; ) {
-      const page: OrderCursorPage = await listOrdersByCursor(storeId, {}, cursor, PAGE_SIZE_MAX, keys);
-      const written = await Promise.all(page.data.map((order) => indexOrderClient(order)));
-      orders += page.data.length;
-      indexed += written.filter(Boolean).length;
-      cursor = page.next_cursor;
-    }
-    return { store_id: storeId, orders, indexed };
+  'order index-clients': {
+    summary: 'Index the client_identifier of orders written before that filter existed (once; idempotent)',
+    flags: { store: storeFlag },
+    prints: '{store_id, orders, indexed}',
+    run: async (flags) => {
+      const storeId = await existingStore(flags.store);
+      let orders = 0;
+      let indexed = 0;
+      const keys = processLocalKeys();
+      for (let cursor: string | null = ''; cursor !== null; ) {
+        const page: OrderCursorPage = await listOrdersByCursor(storeId, {}, cursor, PAGE_SIZE_MAX, keys);
+        const written = await Promise.all(page.data.map((order) => indexOrderClient(order)));
+        orders += page.data.length;
+        indexed += written.filter(Boolean).length;
+        cursor = page.next_cursor;
+      }
+      return { store_id: storeId, orders, indexed };
+    },
   },
-  'key revoke': (flags) => revokeBySecret(parsed(secretInput('--key'), flags.key), 'api_key', flags.store),
+  'key revoke': {
+    summary: 'Revoke an API key (the key names its store)',
+    flags: { key: { help: 'the key to revoke', required: true }, store: guardFlag },
+    prints: '{revoked: true}',
+    run: (flags) => revokeBySecret(parsed(secretInput('--key'), flags.key), 'api_key', flags.store),
+  },
 };

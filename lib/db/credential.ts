@@ -1,10 +1,11 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
 import { fieldsOf, getMany, putNew, readItem, type StoredItem } from '#lib/db/entity.ts';
-import { nowIso } from '#lib/db/keys.ts';
+import { nowIso, padId, storePk } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { domainFromItem, domainKey, type DomainEntry } from '#lib/db/store.ts';
-import { putNewItem, remove, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
+import { put, putNewItem, remove, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -16,6 +17,13 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | store of a domain (+ its allowed origins) | GetItem `DOMAIN#<domain>`, `#DOMAIN`  |
  * | credential + store of a domain     | BatchGet of the above and `DOMAIN#<domain>` |
  * | revoke (logout, new login, admin)  | DeleteItem `CRED#<sha256>` if `kind = :kind AND store_id = :store` |
+ * | a store's operator tokens and keys (admin `token list`, `key list`) | Query `STORE#<s>` `begins_with CREDENTIAL_ENTRY#`, then BatchGet their `CRED#` items (only live ones listed) |
+ *
+ * An operator credential (API token, API key) is written with its entry in its store's list
+ * (`STORE#<s> / CREDENTIAL_ENTRY#<id>`: kind, scopes, server, created_at and the secret's hash,
+ * never the secret), in one transaction, and the admin command line revokes both. The list still
+ * reads the credentials themselves, so an entry a revocation elsewhere left behind is not shown.
+ * Credentials made before these entries existed are not listed.
  *
  * A lookup by secret cannot carry a condition (the operator's secret alone names its store), so
  * lib/http/auth.ts compares the credential's store with the Host's or x-store-domain's after the
@@ -71,18 +79,104 @@ export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
 
 const putCredential = (secret: string, credential: Credential): Promise<void> => putNew(credentialItem(hashSecret(secret), credential));
 
-export async function createApiToken(storeId: number): Promise<{ api_token: string; credential_id: number }> {
+/** An operator credential (it has a `credential_id`) as its store's list shows it: never the secret. */
+export interface OperatorCredential {
+  id: number;
+  kind: 'api_token' | 'api_key';
+  scopes: string[];
+  server_id: number | null;
+  created_at: string;
+}
+type OperatorCredentialRecord = Credential & { kind: 'api_token' | 'api_key'; credential_id: number };
+
+const ENTRY_PREFIX = `${ENTITY.CREDENTIAL_ENTRY}#`;
+export const credentialEntryKey = (storeId: number, credentialId: number) => ({ pk: storePk(storeId), sk: `${ENTRY_PREFIX}${padId(credentialId)}` });
+
+/** The Puts of a new operator credential and of its entry in the store's list, for one transaction. */
+function operatorCredentialPuts(hash: string, credential: OperatorCredentialRecord): GuardedWrite[] {
+  const { store_id, credential_id, kind, scopes, server_id, created_at } = credential;
+  return [
+    { item: putNewItem(credentialItem(hash, credential)), onConditionFailed: () => new Error('credential secret collision') },
+    {
+      item: put({
+        Item: { ...credentialEntryKey(store_id, credential_id), entity: ENTITY.CREDENTIAL_ENTRY, store_id, kind, scopes: scopes ?? [], ...(server_id === undefined ? {} : { server_id }), credential_hash: hash, created_at },
+      }),
+    },
+  ];
+}
+
+async function newOperatorCredential(storeId: number, kind: 'api_token' | 'api_key', scopes?: string[]) {
   const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
-  const token = newSecret(SECRET_PREFIX.apiToken);
-  await putCredential(token, { kind: 'api_token', store_id: storeId, credential_id: credentialId, created_at: nowIso() });
-  return { api_token: token, credential_id: credentialId };
+  const secret = newSecret(kind === 'api_token' ? SECRET_PREFIX.apiToken : SECRET_PREFIX.apiKey);
+  const credential: OperatorCredentialRecord = { kind, store_id: storeId, credential_id: credentialId, ...(scopes ? { scopes } : {}), created_at: nowIso() };
+  return { secret, credential_id: credentialId, puts: operatorCredentialPuts(hashSecret(secret), credential) };
+}
+
+export async function createApiToken(storeId: number): Promise<{ api_token: string; credential_id: number }> {
+  const { secret, credential_id, puts } = await newOperatorCredential(storeId, 'api_token');
+  await writeGuarded(puts);
+  return { api_token: secret, credential_id };
 }
 
 export async function createApiKey(storeId: number, scopes: string[]): Promise<{ key: string; credential_id: number; scopes: string[] }> {
-  const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
+  const { secret, credential_id, puts } = await newOperatorCredential(storeId, 'api_key', scopes);
+  await writeGuarded(puts);
+  return { key: secret, credential_id, scopes };
+}
+
+/**
+ * The Deletes that revoke an operator credential and its list entry, for one transaction: the
+ * credential only if it is of this kind and store (as every revoke), `onGone` otherwise.
+ */
+export function operatorRevokeDeletes(secret: string, kind: 'api_token' | 'api_key', storeId: number, credentialId: number, onGone: () => Error): GuardedWrite[] {
+  return [
+    {
+      item: remove({ Key: credentialKey(hashSecret(secret)), ConditionExpression: 'kind = :kind AND store_id = :store', ExpressionAttributeValues: { ':kind': kind, ':store': storeId } }),
+      onConditionFailed: onGone,
+    },
+    { item: remove({ Key: credentialEntryKey(storeId, credentialId) }) },
+  ];
+}
+
+/**
+ * Rotation of an API key: a new key with the old one's scopes (and server), and the old one
+ * revoked, in one transaction (never both valid for long, never neither). `extraWrites` are the
+ * caller's (a delivery key's entry under its server, lib/db/server.ts).
+ */
+export async function rotateApiKey(
+  oldKey: string,
+  old: Credential & { credential_id: number },
+  onGone: () => Error,
+  extraWrites: (newHash: string, credentialId: number) => GuardedWrite[] = () => [],
+): Promise<{ key: string; credential_id: number; scopes: string[] }> {
+  const scopes = old.scopes ?? [];
+  const credentialId = await nextId(old.store_id, ENTITY.CREDENTIAL);
   const key = newSecret(SECRET_PREFIX.apiKey);
-  await putCredential(key, { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes, created_at: nowIso() });
+  const hash = hashSecret(key);
+  const credential: OperatorCredentialRecord = {
+    kind: 'api_key', store_id: old.store_id, credential_id: credentialId, scopes, ...(old.server_id === undefined ? {} : { server_id: old.server_id }), created_at: nowIso(),
+  };
+  await writeGuarded([...operatorRevokeDeletes(oldKey, 'api_key', old.store_id, old.credential_id, onGone), ...operatorCredentialPuts(hash, credential), ...extraWrites(hash, credentialId)]);
   return { key, credential_id: credentialId, scopes };
+}
+
+function credentialEntryFromItem(item: StoredItem) {
+  const field = fieldsOf(item, ENTITY.CREDENTIAL_ENTRY);
+  return {
+    id: Number(field.string('sk').slice(ENTRY_PREFIX.length)),
+    kind: field.oneOf('kind', ['api_token', 'api_key'] as const),
+    scopes: field.strings('scopes'),
+    server_id: field.optionalNumber('server_id') ?? null,
+    created_at: field.string('created_at'),
+    hash: field.string('credential_hash'),
+  };
+}
+
+/** The store's live API tokens or keys, in id order: one Query, then one BatchGet per 100. */
+export async function listOperatorCredentials(storeId: number, kind: 'api_token' | 'api_key'): Promise<OperatorCredential[]> {
+  const entries = (await queryAll({ pk: storePk(storeId), skPrefix: ENTRY_PREFIX })).map(credentialEntryFromItem).filter((entry) => entry.kind === kind);
+  const live = await getMany(entries.map((entry) => credentialKey(entry.hash)));
+  return entries.filter((_, at) => live[at]?.store_id === storeId).map(({ hash: _hash, ...entry }) => entry);
 }
 
 /** The scope of a game server's key: claim and ack its commands (lib/flows/delivery.ts). */
@@ -92,20 +186,12 @@ export const DELIVERY_SCOPE = 'delivery';
  * A new `delivery` key bound to a game server: the secret (shown once), its hash, and the Put of
  * its credential for the caller's transaction (which also files it under its server, for revocation).
  */
-export async function newDeliveryKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number; hash: string; put: GuardedWrite }> {
+export async function newDeliveryKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number; hash: string; puts: GuardedWrite[] }> {
   const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const key = newSecret(SECRET_PREFIX.apiKey);
-  const credential: Credential = { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes: [DELIVERY_SCOPE], server_id: serverId, created_at: nowIso() };
+  const credential: OperatorCredentialRecord = { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes: [DELIVERY_SCOPE], server_id: serverId, created_at: nowIso() };
   const hash = hashSecret(key);
-  return {
-    key,
-    credential_id: credentialId,
-    hash,
-    put: {
-      item: putNewItem(credentialItem(hash, credential)),
-      onConditionFailed: () => new Error('credential secret collision'),
-    },
-  };
+  return { key, credential_id: credentialId, hash, puts: operatorCredentialPuts(hash, credential) };
 }
 
 function expiresIn(seconds: number): string {

@@ -1,4 +1,5 @@
 import { storePk } from '#lib/db/keys.ts';
+import { readItem } from '#lib/db/query.ts';
 import { update, writeReturning } from '#lib/db/transact.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
@@ -11,6 +12,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * |-----------------------------------|------------------------------|-------|
  * | n consecutive ids of a resource   | `STORE#<s> / #SEQ#<RESOURCE>`, `ADD n` (UPDATED_NEW) | 1 |
  * | next store id                     | `#SEQ / STORE`, `ADD 1`      | 1     |
+ * | store ids handed out (admin `store list`) | GetItem `#SEQ / STORE`  | 1     |
  *
  * (Promos allocate their tier ids from a second attribute of their own counter, in the same
  * call as the promo id: lib/db/promo.ts.)
@@ -37,6 +39,11 @@ export async function allocateIds(storeId: number, resource: string, count: numb
 
 export function nextId(storeId: number, resource: string): Promise<number> {
   return allocateIds(storeId, resource, 1);
+}
+
+/** How many store ids were ever handed out (stores are 1..n; a failed creation leaves a gap). */
+export async function storeIdsAllocated(): Promise<number> {
+  return Number((await readItem({ pk: '#SEQ', sk: ENTITY.STORE }, true))?.value ?? 0);
 }
 
 export function nextStoreId(): Promise<number> {

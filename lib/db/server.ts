@@ -1,4 +1,4 @@
-import { credentialKey, newDeliveryKey } from '#lib/db/credential.ts';
+import { credentialEntryKey, credentialKey, newDeliveryKey } from '#lib/db/credential.ts';
 import { fieldsOf, getMany, getOne, patchOne, putNewCounted, type StoredItem } from '#lib/db/entity.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
@@ -92,31 +92,33 @@ export async function touchServer(storeId: number, serverId: number, now: string
 
 /** A new `delivery` key for the server (404 when the server does not exist). */
 export async function createServerKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number }> {
-  const { key, credential_id, hash, put: credentialPut } = await newDeliveryKey(storeId, serverId);
+  const { key, credential_id, hash, puts } = await newDeliveryKey(storeId, serverId);
   await writeGuarded([
     {
       item: check({ Key: serverKey(storeId, serverId), ConditionExpression: 'attribute_exists(pk)' }),
       onConditionFailed: () => notFound('Server'),
     },
-    credentialPut,
-    {
-      item: put({
-        Item: {
-          pk: storePk(storeId),
-          sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`,
-          entity: ENTITY.SERVER_KEY,
-          store_id: storeId,
-          server_id: serverId,
-          credential_hash: hash,
-        },
-      }),
-    },
+    ...puts,
+    serverKeyEntry(storeId, serverId, credential_id, hash),
   ]);
   return { key, credential_id };
 }
 
-/** Transactions hold 100 items: a key is its credential and its index item. */
-const KEYS_PER_TRANSACTION = 50;
+const serverKeyEntryKey = (storeId: number, serverId: number, credentialId: number) => ({ pk: storePk(storeId), sk: `${keyIndexPrefix(serverId)}${padId(credentialId)}` });
+
+/** A delivery key's entry under its server (deleting the server revokes the keys it lists). */
+export const serverKeyEntry = (storeId: number, serverId: number, credentialId: number, hash: string): GuardedWrite => ({
+  item: put({ Item: { ...serverKeyEntryKey(storeId, serverId, credentialId), entity: ENTITY.SERVER_KEY, store_id: storeId, server_id: serverId, credential_hash: hash } }),
+});
+
+/** A rotated delivery key: the new key's entry under its server, the old one's gone. */
+export const serverKeyRotation = (storeId: number, serverId: number, oldCredentialId: number, newCredentialId: number, newHash: string): GuardedWrite[] => [
+  serverKeyEntry(storeId, serverId, newCredentialId, newHash),
+  { item: remove({ Key: serverKeyEntryKey(storeId, serverId, oldCredentialId) }) },
+];
+
+/** Transactions hold 100 items: a key is its credential, its entry under the server and its entry in the store's list. */
+const KEYS_PER_TRANSACTION = 33;
 
 /**
  * Deletes the server unless a package's templates name it (409 naming them), then revokes its
@@ -156,6 +158,7 @@ export async function deleteServer(storeId: number, serverId: number): Promise<v
           onConditionFailed: () => new Error(`server key index of store ${storeId} names another store's credential`),
         },
         { item: remove({ Key: key }) },
+        { item: remove({ Key: credentialEntryKey(storeId, Number(key.sk.slice(keyIndexPrefix(serverId).length))) }) },
       ]),
     );
   }

@@ -1,8 +1,8 @@
-import { fieldsOf, newItemWrite, patchOne, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, newItemWrite, patchOne, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { nowIso, storePk } from '#lib/db/keys.ts';
 import { startCounted, startOrderCounts, STORE_WIDE_LISTS } from '#lib/db/list-count.ts';
 import { queryPage } from '#lib/db/query.ts';
-import { nextStoreId } from '#lib/db/sequence.ts';
+import { nextStoreId, storeIdsAllocated } from '#lib/db/sequence.ts';
 import { startApplyAll } from '#lib/db/tag.ts';
 import { put, putNewItem, remove, retrying, StaleRead, update, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
@@ -17,6 +17,7 @@ import { DEFAULT_CURRENCY, DEFAULT_THEME, type StorePatchBody as StorePatch } fr
  * | access pattern                    | key                                              | calls |
  * |-----------------------------------|--------------------------------------------------|-------|
  * | store by id                       | pk `STORE#<id>`, sk `#STORE`                     | 1     |
+ * | every store (admin `store list`)  | GetItem `#SEQ / STORE` (ids 1..n), BatchGet per 100 | 1 + n/100 |
  * | store id (+ allowed origins) by domain | pk `DOMAIN#<domain>`, sk `#DOMAIN`          | 1     |
  * | is an origin some store's          | Query pk `ORIGIN#<origin>` (one item per store listing it), Limit 1 | 1 |
  * | change name or affiliate settings | UpdateItem                                       | 1     |
@@ -163,6 +164,15 @@ export async function createStore(input: { name: string; domain: string }): Prom
     ]),
   );
   return store;
+}
+
+/** Every store, in id order (the admin command line's `store list`): the id counter, then BatchGets of 100. */
+export async function listStores(): Promise<Pick<Store, 'id' | 'name' | 'domain' | 'created_at'>[]> {
+  const items = await getMany(Array.from({ length: await storeIdsAllocated() }, (_, at) => storeKey(at + 1)));
+  return items.filter((item) => item !== undefined).map((item) => {
+    const { id, name, domain, created_at } = storeFromItem(item);
+    return { id, name, domain, created_at };
+  });
 }
 
 export async function getStore(storeId: number): Promise<Store | undefined> {

@@ -38,6 +38,34 @@ export function signatureHeader(secret: string, rawBody: string, nowMs: number):
   return `t=${t},v1=${v1}`;
 }
 
+/**
+ * The Standard Webhooks key (standardwebhooks.com) of a webhook secret: the 32 random bytes the
+ * secret's text after `whsec_` encodes. Secrets made since these headers exist are
+ * `whsec_<standard base64>`, exactly the form the `standardwebhooks` libraries take; older ones
+ * encoded the same bytes in base64url, which Node's base64 decoder also reads (their library form
+ * is `standardWebhookSecret(secret)`). `X-Store-Signature` keeps keying with the secret's text.
+ */
+export const standardWebhookKey = (secret: string): Buffer => Buffer.from(secret.slice(secret.indexOf('_') + 1), 'base64');
+
+/** The secret as the `standardwebhooks` libraries take it: `whsec_<standard base64 of the key>` (a new secret unchanged). */
+export const standardWebhookSecret = (secret: string): string => `whsec_${standardWebhookKey(secret).toString('base64')}`;
+
+/**
+ * The signature headers of one attempt, with one timestamp: ours (`X-Store-Signature`) and the
+ * Standard Webhooks ones (`webhook-id` the event id, the same on every retry, so a receiver drops
+ * duplicates by it; `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<t>.<raw body>">`).
+ */
+export function signatureHeaders(secret: string, eventId: string, rawBody: string, nowMs: number): Record<string, string> {
+  const t = Math.floor(nowMs / 1000);
+  const standard = createHmac('sha256', standardWebhookKey(secret)).update(`${eventId}.${t}.${rawBody}`, 'utf8').digest('base64');
+  return {
+    'x-store-signature': signatureHeader(secret, rawBody, nowMs),
+    'webhook-id': eventId,
+    'webhook-timestamp': String(t),
+    'webhook-signature': `v1,${standard}`,
+  };
+}
+
 /** Event ids are derived, never drawn: the same stream record (a replayed batch) names the same event. */
 export const eventIdOf = (origin: string) => `evt_${createHash('sha256').update(origin, 'utf8').digest('hex').slice(0, 32)}`;
 

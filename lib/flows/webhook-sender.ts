@@ -1,7 +1,7 @@
 import { currentTimeMs, nowIso } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import { claimAttempt, clearFailedStreak, countFailedEvent, readDeliveryState, recordAttempt, WEBHOOK_LOG_RETENTION_SECONDS } from '#lib/db/webhook.ts';
-import { attemptOutcome, FAILED_EVENTS_TO_DISABLE, isSuccessStatus, signatureHeader } from '#lib/domain/webhook.ts';
+import { attemptOutcome, FAILED_EVENTS_TO_DISABLE, isSuccessStatus, signatureHeaders } from '#lib/domain/webhook.ts';
 import { postWebhook } from '#lib/flows/webhook-post.ts';
 import { deliveryQueue } from '#lib/queue/index.ts';
 import type { DeliveryMessage, DeliveryQueue } from '#lib/queue/queue.ts';
@@ -40,7 +40,7 @@ export async function deliverWebhook(message: DeliveryMessage, queue: DeliveryQu
       'user-agent': 'store-api-webhooks/1',
       'x-store-event': event.type,
       'x-store-event-id': event.id,
-      'x-store-signature': signatureHeader(webhook.secret, event.body, currentTimeMs()),
+      ...signatureHeaders(webhook.secret, event.id, event.body, currentTimeMs()),
     },
     { timeoutMs: config.webhookTimeoutMs, checkAddress: !config.webhookLocalTargets },
   );

@@ -1,6 +1,6 @@
 import { nowIso, currentTimeMs } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
-import { newSecret } from '#lib/crypto.ts';
+import { newWebhookSecret } from '#lib/crypto.ts';
 import { createWebhook, getDelivery, putRedeliveryRequest, webhookResponse, updateWebhook } from '#lib/db/webhook.ts';
 import { webhookUrlProblem } from '#lib/domain/webhook.ts';
 import { unprocessable } from '#lib/errors.ts';
@@ -33,7 +33,7 @@ async function assertDeliverableUrl(url: string): Promise<void> {
 
 export async function createStoreWebhook(storeId: number, input: WebhookCreate): Promise<Webhook & { secret: string }> {
   await assertDeliverableUrl(input.url);
-  const item = await createWebhook(storeId, input, newSecret('whsec'), nowIso());
+  const item = await createWebhook(storeId, input, newWebhookSecret(), nowIso());
   return { ...webhookResponse(item), secret: item.secret };
 }
 

@@ -25,6 +25,8 @@ export const ENTITY = {
   COUPON: 'COUPON',
   COUPON_CLIENT: 'COUPON_CLIENT',
   CREDENTIAL: 'CREDENTIAL',
+  /** An operator credential's entry in its store's list (admin `token list`, `key list`): never the secret. */
+  CREDENTIAL_ENTRY: 'CREDENTIAL_ENTRY',
   CUSTOMER: 'CUSTOMER',
   CUSTOMER_EMAIL: 'CUSTOMER_EMAIL',
   CUSTOMER_LIMIT: 'CUSTOMER_LIMIT',

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { call } from '../support/client.ts';
+import { call, newStore } from '../support/client.ts';
+import { claim, createServer } from '../support/delivery.ts';
 
 /** The admin command line, run as a user would, against the test run's DynamoDB Local. */
 function admin(...args: string[]) {
@@ -16,8 +17,8 @@ function admin(...args: string[]) {
     },
     encoding: 'utf8',
   });
-  const parse = (text: string) => (text.trim() ? JSON.parse(text) : undefined);
-  return { status: result.status, out: parse(result.stdout), err: parse(result.stderr.split('\n').filter((l) => l.startsWith('{')).join('\n')) };
+  const parse = (text: string) => (text.trim().startsWith('{') ? JSON.parse(text) : undefined);
+  return { status: result.status, text: result.stdout, out: parse(result.stdout), err: parse(result.stderr.split('\n').filter((l) => l.startsWith('{')).join('\n')) };
 }
 
 const domain = () => `cli-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}.test.localhost`;
@@ -90,5 +91,92 @@ describe('npm run admin', () => {
     expect(admin('token', 'create', '--store', '999999').err).toMatchObject({ status: 404 });
     expect(admin('key', 'create', '--store', '1', '--scope', 'everything').err).toMatchObject({ status: 422 });
     expect(admin('frobnicate').status).toBe(2);
+  });
+
+  it('answers --help for the whole and for each command, and refuses an unknown or valueless flag before doing anything', () => {
+    const overview = admin('--help');
+    expect(overview.status).toBe(0);
+    for (const command of ['store create', 'store list', 'token create', 'token list', 'token revoke', 'key create', 'key list', 'key rotate', 'key revoke', 'order index-clients']) {
+      expect(overview.text).toContain(`  ${command} `);
+      const help = admin(...command.split(' '), '--help');
+      expect(help.status, command).toBe(0);
+      expect(help.text).toContain(`Usage: npm run admin -- ${command}`);
+      expect(help.text).toContain('Prints: {');
+    }
+    expect(admin('key', 'create', '--help').text).toContain('--scope    customers:identify | delivery (required)');
+    expect(admin().status).toBe(2);
+
+    const unused = domain();
+    const unknown = admin('store', 'create', '--name', 'Typo shop', '--domian', unused);
+    expect(unknown.status).toBe(2);
+    expect(unknown.err.error).toContain("Unknown option '--domian'");
+    expect(admin('store', 'create', '--name', 'Typo shop', '--domain').err.error).toContain("'--domain <value>' argument missing");
+    expect(admin('store', 'create', '--name', 'Typo shop', '--domain', unused, 'extra').status).toBe(2);
+    // Nothing was created: the domain is still free.
+    expect(admin('store', 'create', '--name', 'Typo shop', `--domain=${unused}`).status).toBe(0);
+  });
+
+  it('lists stores, and a store\'s tokens and keys without their secrets; a revoked one leaves the list', async () => {
+    const store = admin('store', 'create', '--name', 'Listed shop', '--domain', domain()).out;
+    const other = admin('store', 'create', '--name', 'Other listed shop', '--domain', domain()).out;
+    const stores = admin('store', 'list').out.data as { id: number; name: string; domain: string; created_at: string }[];
+    expect(stores.find((listed) => listed.id === store.store_id)).toEqual({ id: store.store_id, name: 'Listed shop', domain: store.domain, created_at: expect.any(String) });
+    expect(stores.map((listed) => listed.id)).toEqual([...stores.map((listed) => listed.id)].sort((a, b) => a - b));
+
+    const second = admin('token', 'create', '--store', String(store.store_id)).out;
+    const key = admin('key', 'create', '--store', String(store.store_id), '--scope', 'customers:identify').out;
+    const tokens = admin('token', 'list', '--store', String(store.store_id));
+    expect(tokens.out).toEqual({
+      store_id: store.store_id,
+      data: [
+        { id: expect.any(Number), kind: 'api_token', scopes: [], server_id: null, created_at: expect.any(String) },
+        { id: second.credential_id, kind: 'api_token', scopes: [], server_id: null, created_at: expect.any(String) },
+      ],
+    });
+    expect(tokens.text).not.toContain(store.api_token);
+    expect(tokens.text).not.toContain(second.api_token);
+    const keys = admin('key', 'list', '--store', String(store.store_id));
+    expect(keys.out.data).toEqual([{ id: key.credential_id, kind: 'api_key', scopes: ['customers:identify'], server_id: null, created_at: expect.any(String) }]);
+    expect(keys.text).not.toContain(key.key);
+    // Tenancy: the other store's lists hold only its own token.
+    expect(admin('token', 'list', '--store', String(other.store_id)).out.data).toHaveLength(1);
+    expect(admin('key', 'list', '--store', String(other.store_id)).out.data).toEqual([]);
+
+    expect(admin('token', 'revoke', '--token', second.api_token).out).toEqual({ revoked: true });
+    expect(admin('token', 'list', '--store', String(store.store_id)).out.data.map((listed: { id: number }) => listed.id)).toEqual([tokens.out.data[0].id]);
+    expect(admin('key', 'list', '--store', '999999').err).toMatchObject({ status: 404 });
+    expect(admin('token', 'list').err).toEqual({ status: 422, error: '--store is required' });
+  });
+
+  it('rotates a delivery key: the new one claims, the old one is refused, the list and the server follow', async () => {
+    const store = await newStore();
+    const server = await createServer(store);
+    expect((await claim(server.key)).status).toBe(200);
+    const rotated = admin('key', 'rotate', '--key', server.key);
+    expect(rotated.status, JSON.stringify(rotated.err)).toBe(0);
+    expect(rotated.out).toEqual({ store_id: store.storeId, key: expect.stringMatching(/^sak_/), credential_id: expect.any(Number), scopes: ['delivery'], replaced: expect.any(Number) });
+    expect((await claim(server.key)).status).toBe(401);
+    expect((await claim(rotated.out.key)).status).toBe(200);
+    const listed = admin('key', 'list', '--store', String(store.storeId)).out.data as { id: number; server_id: number | null }[];
+    expect(listed.filter((entry) => entry.server_id === server.id)).toEqual([expect.objectContaining({ id: rotated.out.credential_id, scopes: ['delivery'] })]);
+    // Rotating the old key again: it is gone (404), nothing made.
+    expect(admin('key', 'rotate', '--key', server.key).err).toMatchObject({ status: 404 });
+    // A guard naming another store: 422, nothing rotated.
+    expect(admin('key', 'rotate', '--key', rotated.out.key, '--store', String(store.storeId + 1)).err).toMatchObject({ status: 422 });
+    expect((await claim(rotated.out.key)).status).toBe(200);
+    // Deleting the server revokes the rotated key too (its entry under the server was moved).
+    expect((await store.delete(`/v1/app/server/${server.id}`)).status).toBe(204);
+    expect((await claim(rotated.out.key)).status).toBe(401);
+    expect(admin('key', 'list', '--store', String(store.storeId)).out.data.filter((entry: { server_id: number | null }) => entry.server_id === server.id)).toEqual([]);
+  });
+
+  it('rotates an identify key, keeping its scopes, and refuses to rotate a token as a key', () => {
+    const store = admin('store', 'create', '--name', 'Rotate shop', '--domain', domain()).out;
+    const key = admin('key', 'create', '--store', String(store.store_id), '--scope', 'customers:identify').out;
+    const rotated = admin('key', 'rotate', '--key', key.key, '--store', String(store.store_id)).out;
+    expect(rotated).toMatchObject({ store_id: store.store_id, scopes: ['customers:identify'], replaced: key.credential_id });
+    expect(admin('key', 'list', '--store', String(store.store_id)).out.data.map((entry: { id: number }) => entry.id)).toEqual([rotated.credential_id]);
+    expect(admin('key', 'revoke', '--key', key.key).err).toMatchObject({ status: 404 });
+    expect(admin('key', 'rotate', '--key', store.api_token).err).toMatchObject({ status: 404 });
   });
 });

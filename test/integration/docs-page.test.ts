@@ -26,6 +26,18 @@ describe('the API reference at /docs', () => {
     }
   });
 
+  it('answers HEAD like GET: the same status, type and length, no body', async () => {
+    for (const path of ['/docs', '/docs/swagger-ui-bundle.js', '/docs/openapi.json', '/docs/favicon-32x32.png']) {
+      const [head, get] = await Promise.all([fetch(`${inject('apiUrl')}${path}`, { method: 'HEAD' }), fetch(`${inject('apiUrl')}${path}`)]);
+      const got = Buffer.from(await get.arrayBuffer());
+      expect(head.status, path).toBe(200);
+      expect(head.headers.get('content-type'), path).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('content-length'), path).toBe(String(got.length));
+      expect((await head.arrayBuffer()).byteLength, path).toBe(0);
+    }
+    expect((await fetch(`${inject('apiUrl')}/docs/nope.js`, { method: 'HEAD' })).status).toBe(404);
+  });
+
   it('holds the OpenAPI document of this route table', async () => {
     const document = await call('GET', '/docs/openapi.json');
     expect(document.body).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(routes))));

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runnableEvent } from '#infra/local/invoke-event.ts';
 import { lambdaContext, loadHandler } from '#infra/local/server.ts';
-import { seedDemoStore } from '#infra/local/seed.ts';
+import { type DemoStore, seedDemoStore } from '#infra/local/seed.ts';
+import { verifyDelivery } from '../../examples/webhook-receiver/receiver.ts';
 
 /**
  * Every sample event of events/ answers 2xx on the demo store, as `npm run invoke <function>`
@@ -34,6 +35,18 @@ describe.each([
     writeFileSync(join(localDir, 'demo.json'), JSON.stringify(await seedDemoStore(inject('apiUrl'), domain)));
   });
   afterAll(() => rmSync(localDir, { recursive: true, force: true }));
+
+  it("carries the demo webhook's secret, which verifies what the stack's inbox received with the standardwebhooks library", () => {
+    const demo = JSON.parse(readFileSync(join(localDir, 'demo.json'), 'utf8')) as DemoStore;
+    const inbox = readFileSync(join(inject('localDir'), 'webhooks.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { headers: Record<string, string>; body: string })
+      .filter((delivery) => (JSON.parse(delivery.body) as { store_id: number }).store_id === demo.store_id);
+    expect(inbox.length).toBeGreaterThan(0);
+    for (const delivery of inbox) expect(verifyDelivery(demo.webhook_secret, delivery.body, delivery.headers)?.id).toBe(delivery.headers['webhook-id']);
+    expect(verifyDelivery(`${demo.webhook_secret.slice(0, -4)}AAA=`, inbox[0]!.body, inbox[0]!.headers)).toBeNull();
+  });
 
   it.each(names)('%s answers 2xx on the demo store', async (name) => {
     const event = await runnableEvent(readFileSync(`events/${name}.json`, 'utf8'), localDir, {});

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '#lib/openapi.ts';
+import { buildOpenApiDocument, operationIdOf } from '#lib/openapi.ts';
+import { dereferenced } from '../support/openapi.ts';
 import type { CredentialKind, RouteSpec } from '#lib/http/route.ts';
 import { routeEntries, routes } from '#lib/routes/index.ts';
 import { buyerLogin, sessionLogin, uniqueEmail } from '../support/buyer.ts';
@@ -24,7 +25,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 console.log(`fuzz: ${RUNS} cases per route, FUZZ_SEED=${SEED}`);
 
 type JsonSchema = Record<string, any>;
-const document = buildOpenApiDocument(routes as Record<string, RouteSpec>);
+const document = dereferenced(buildOpenApiDocument(routes as Record<string, RouteSpec>));
 const operationOf = (route: RouteSpec) => (document.paths as Record<string, Record<string, any>>)[route.path]?.[route.method.toLowerCase()];
 
 /** Stack frames, file paths, exception classes and AWS error names: what no answer may show. */
@@ -372,7 +373,7 @@ describe('fuzz: every route of the route table', () => {
   const fuzzed = only ? entries.filter(([name]) => only.includes(name)) : entries;
   it('covers every route of the table, each operation of the OpenAPI document among them', () => {
     const operations = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((path) => Object.values(path).map((operation) => operation.operationId));
-    expect(new Set(operations)).toEqual(new Set(entries.filter(([, route]) => route.method !== 'OPTIONS').map(([name]) => name)));
+    expect(new Set(operations)).toEqual(new Set(entries.filter(([, route]) => route.method !== 'OPTIONS').map(([name]) => operationIdOf(name))));
   });
 
   describe.concurrent.each(fuzzed.map(([name, route], index) => ({ name, route, index })))('$name', ({ name, route, index }) => {

@@ -229,10 +229,10 @@ describe('orders written before the client_identifier index', () => {
     expect(ids(await page(store, 'email=old@example.com'))).toEqual([fresh.id, ...legacy.map((order) => order.id).reverse()]);
     expect(ids(await page(store, 'client_identifier=Old'))).toEqual([fresh.id]);
 
-    const runs = (await Promise.all([1, 2, 3].map(() => adminCommands['order index-clients']!({ store: String(store.storeId) })))) as { orders: number; indexed: number }[];
+    const runs = (await Promise.all([1, 2, 3].map(() => adminCommands['order index-clients']!.run({ store: String(store.storeId) })))) as { orders: number; indexed: number }[];
     expect(runs.every((run) => run.orders === 4)).toBe(true);
     expect(runs.reduce((sum, run) => sum + run.indexed, 0)).toBe(3);
     expect(await walk(store, 'client_identifier=Old', 1)).toEqual([fresh.id, ...legacy.map((order) => order.id).reverse()]);
-    expect((await adminCommands['order index-clients']!({ store: String(store.storeId) })) as object).toEqual({ store_id: store.storeId, orders: 4, indexed: 0 });
+    expect((await adminCommands['order index-clients']!.run({ store: String(store.storeId) })) as object).toEqual({ store_id: store.storeId, orders: 4, indexed: 0 });
   });
 });

@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
+import { Webhook } from 'standardwebhooks';
+import { verifyDelivery, verifySignature } from '../../examples/webhook-receiver/receiver.ts';
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { createOrder, createPackage, orderBody, placeOrder } from '../support/builders.ts';
 import { buyerLogin } from '../support/buyer.ts';
@@ -81,7 +82,7 @@ describe('webhook endpoints', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['id', 'url', 'events', 'enabled', 'description', 'created_at', 'updated_at', 'secret']);
     expect(res.body).toMatchObject({ url: 'https://example.com/hooks', events: ['order.approved'], enabled: true, description: 'Fulfilment' });
-    expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const got = await store.get(`/v1/app/webhook/${res.body.id}`);
     expect(got.body.secret).toBeUndefined();
     const list = await store.get('/v1/app/webhook');
@@ -182,6 +183,12 @@ describe('webhook delivery on the local stack', () => {
     for (const event of [created, approval]) {
       expect(verifySignature(hook.secret, event.raw, event.headers['x-store-signature'] as string)).toBe(true);
       expect(verifySignature('whsec_wrong', event.raw, event.headers['x-store-signature'] as string)).toBe(false);
+      // The Standard Webhooks headers, checked by the standardwebhooks library itself (and through the example receiver).
+      expect(new Webhook(hook.secret).verify(event.raw, event.headers as Record<string, string>)).toEqual(event.body);
+      expect(event.headers['webhook-id']).toBe(event.body.id);
+      expect(event.headers['x-store-signature']).toContain(`t=${event.headers['webhook-timestamp']},`);
+      expect(verifyDelivery(hook.secret, event.raw, event.headers)?.id).toBe(event.body.id);
+      expect(verifyDelivery(hook.secret, event.raw.replace(`"store_id":${store.storeId}`, '"store_id":1'), event.headers)).toBeNull();
       expect(Object.keys(event.body)).toEqual(['id', 'type', 'created_at', 'store_id', 'data']);
       expect(event.body.id).toMatch(/^evt_[0-9a-f]{32}$/);
       expect(event.body.store_id).toBe(store.storeId);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '#lib/openapi.ts';
+import { dereferenced } from '../support/openapi.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeEntries, routes } from '#lib/routes/index.ts';
 import { cartSignature, joinFields } from '#lib/domain/cart.ts';
@@ -78,7 +79,7 @@ describe('the largest accepted body of every route, in the worst characters', ()
   });
 
   it('the byte bounds are in the OpenAPI document (x-maxBytes), and a size refusal (413) on every route that writes', () => {
-    const paths = buildOpenApiDocument(routes as Record<string, RouteSpec>).paths as Record<string, Record<string, any>>;
+    const paths = dereferenced(buildOpenApiDocument(routes as Record<string, RouteSpec>)).paths as Record<string, Record<string, any>>;
     const bodyOf = (path: string, method: string) => paths[path]![method].requestBody.content['application/json'].schema.properties;
     expect(bodyOf('/v1/app/package', 'post').commands['x-maxBytes']).toBe(COMMANDS_BYTES_MAX);
     expect(bodyOf('/v1/app/order', 'post').variables['x-maxBytes']).toBe(ORDER_VALUES_BYTES_MAX);

@@ -10,10 +10,15 @@ import {
   isPublicAddress,
   isOrderDelivered,
   signatureHeader,
+  signatureHeaders,
+  standardWebhookKey,
+  standardWebhookSecret,
   webhookUrlProblem,
 } from '#lib/domain/webhook.ts';
+import { Webhook } from 'standardwebhooks';
+import { newWebhookSecret } from '#lib/crypto.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
-import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
+import { standardSecret, verifyDelivery, verifySignature } from '../../examples/webhook-receiver/receiver.ts';
 
 describe('which changes are events', () => {
   const order = { entity: 'ORDER', store_id: 1, id: 7, status: 'PENDING' };
@@ -87,6 +92,39 @@ describe('signature', () => {
     expect(verifySignature('whsec_other', body, header, 1_800_000_010)).toBe(false);
     expect(verifySignature('whsec_s', body, header, 1_800_000_400)).toBe(false);
     expect(verifySignature('whsec_s', body, undefined)).toBe(false);
+  });
+});
+
+describe('Standard Webhooks headers', () => {
+  const body = eventBody({ id: 'evt_1', type: 'order.created', created_at: '2026-01-01T00:00:00.000Z', store_id: 1, data: { id: 7 } });
+  it('sign "<id>.<t>.<body>" with the key a new secret names, as the standardwebhooks library checks it, beside X-Store-Signature at the same t', () => {
+    const secret = newWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const nowMs = Date.now();
+    const headers = signatureHeaders(secret, 'evt_1', body, nowMs);
+    const t = Math.floor(nowMs / 1000);
+    expect(headers['webhook-id']).toBe('evt_1');
+    expect(headers['webhook-timestamp']).toBe(String(t));
+    expect(headers['webhook-signature']).toBe(new Webhook(secret).sign('evt_1', new Date(t * 1000), body));
+    expect(headers['x-store-signature']).toBe(signatureHeader(secret, body, nowMs));
+    expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(verifyDelivery(secret, body, headers)?.id).toBe('evt_1');
+    expect(verifyDelivery(secret, `${body} `, headers)).toBeNull();
+    expect(verifyDelivery(newWebhookSecret(), body, headers)).toBeNull();
+    expect(verifyDelivery(secret, body, { ...headers, 'webhook-id': 'evt_2' })).toBeNull();
+    expect(verifyDelivery(secret, body, { ...headers, 'webhook-timestamp': String(t - 600) })).toBeNull();
+  });
+
+  it('read an older base64url secret as the same 32 bytes, whose library form standardSecret gives', () => {
+    const bytes = Buffer.from('fb'.repeat(32), 'hex');
+    const older = `whsec_${bytes.toString('base64url')}`;
+    expect(older).toMatch(/[-_]/);
+    expect(standardWebhookKey(older)).toEqual(bytes);
+    expect(standardSecret(older)).toBe(`whsec_${bytes.toString('base64')}`);
+    expect(standardWebhookSecret(older)).toBe(standardSecret(older));
+    const headers = signatureHeaders(older, 'evt_1', body, Date.now());
+    expect(() => new Webhook(older)).toThrow();
+    expect(verifyDelivery(older, body, headers)?.id).toBe('evt_1');
   });
 });
 

@@ -1,0 +1,75 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import openapiTS, { astToString } from 'openapi-typescript';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '#lib/openapi.ts';
+import { routes } from '#lib/routes/index.ts';
+
+/**
+ * The document makes a usable typed client: openapi-typescript generates its types, and a small
+ * program an integrator would write with openapi-fetch compiles against them under strict tsc
+ * (a package list with `limit: 100`, a storefront call with `x-store-domain`, a checkout).
+ * Programs that pass wrong types must not compile, or the check would prove nothing.
+ * Generated as the README says (`--default-non-nullable false`): a request field with a default
+ * (`coupon`, default null) may be left out, which openapi-typescript's default would forbid.
+ */
+const dir = resolve('.build', `typed-client-${process.pid}`);
+
+const PROGRAM = `
+import createClient from 'openapi-fetch';
+import type { components, paths } from './api';
+
+type Package = components['schemas']['PackageResource'];
+const client = createClient<paths>({ baseUrl: 'http://127.0.0.1:3000' });
+
+export async function integrator(): Promise<number[]> {
+  const packages = await client.GET('/v1/app/package', { params: { query: { limit: 100, page: 1 } }, headers: { authorization: 'Bearer sat_...' } });
+  const listed: Package[] = packages.data?.data ?? [];
+  const total: number | undefined = packages.data?.meta.total;
+  const storefront = await client.GET('/v1/webstore/package', { params: { query: { limit: 100 }, header: { 'x-store-domain': 'demo.localhost' } } });
+  const checkout = await client.POST('/v1/webstore/checkout', {
+    params: { header: { 'x-store-domain': 'demo.localhost' } },
+    headers: { authorization: 'Bearer sbt_...' },
+    body: { cart: [{ package_id: 1, quantity: 2, fields: { server: 'survival' } }], client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'pix', terms: true },
+  });
+  if (checkout.error) console.log(checkout.error.errors[0]?.message);
+  const tag = await client.POST('/v1/app/tag', { body: { name: 'Sale', color: '#ef4444' } });
+  return [...listed.map((item) => item.id), total ?? 0, ...(storefront.data?.data.map((item) => item.id) ?? []), tag.data?.id ?? 0];
+}
+`;
+
+function compile(program: string): string[] {
+  const file = join(dir, `program-${Math.random().toString(36).slice(2)}.ts`);
+  writeFileSync(file, program);
+  const compiled = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    skipLibCheck: true,
+  });
+  return ts.getPreEmitDiagnostics(compiled).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+}
+
+beforeAll(async () => {
+  mkdirSync(dir, { recursive: true });
+  const document = JSON.parse(JSON.stringify(buildOpenApiDocument(routes)));
+  writeFileSync(join(dir, 'api.ts'), astToString(await openapiTS(document, { defaultNonNullable: false })));
+}, 60_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('a client generated from the OpenAPI document', () => {
+  it('compiles an integrator program: limit as a number, x-store-domain as a header parameter, a typed checkout', () => {
+    expect(compile(PROGRAM)).toEqual([]);
+  }, 60_000);
+
+  it('refuses what the API refuses: a string limit, a storefront call without x-store-domain, a checkout without its cart', () => {
+    expect(compile(PROGRAM.replace('query: { limit: 100, page: 1 }', "query: { limit: '100', page: 1 }")).join('\n')).toMatch(/string.*number|number.*string/);
+    expect(compile(PROGRAM.replace("{ params: { query: { limit: 100 }, header: { 'x-store-domain': 'demo.localhost' } } }", '{ params: { query: { limit: 100 } } }'))).not.toEqual(
+      [],
+    );
+    expect(compile(PROGRAM.replace("body: { cart: [{ package_id: 1, quantity: 2, fields: { server: 'survival' } }], ", 'body: { '))).not.toEqual([]);
+  }, 120_000);
+});
