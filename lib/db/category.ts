@@ -4,10 +4,11 @@ import { countedPage, countMove, enabledInCategoryCounter, startCounted, storeLi
 import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { plural, referableKey, unreferencedCondition } from '#lib/db/references.ts';
-import { rawNumber, retrying, transactGuarded } from '#lib/db/transact.ts';
+import { rawNumber, retrying, writeGuarded } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { conflict, notFound } from '#lib/errors.ts';
 import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/category.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Categories.
@@ -26,7 +27,7 @@ import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/categ
  * `enabled_package_count` counts its enabled packages (moved by lib/db/package.ts in the
  * package's own transactions), so the storefront lists categories without reading packages.
  */
-const CATEGORY = 'CATEGORY';
+const CATEGORY = ENTITY.CATEGORY;
 export const categoryKey = (storeId: number, categoryId: number) => referableKey(storeId, CATEGORY, categoryId);
 
 export async function createCategory(storeId: number, input: CategoryCreate): Promise<Category> {
@@ -34,11 +35,11 @@ export async function createCategory(storeId: number, input: CategoryCreate): Pr
   const now = nowIso();
   const category: Category = { id, store_id: storeId, name: input.name, created_at: now, updated_at: now };
   // Its storefront list of enabled packages starts empty, counted (ids are never reused).
-  await putNewCounted(categoryKey(storeId, id), CATEGORY, category, storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id))]);
+  await putNewCounted({ ...categoryKey(storeId, id), entity: CATEGORY, ...category }, storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id))]);
   return category;
 }
 
-export const getCategory = (storeId: number, categoryId: number) => getOne<Category>(categoryKey(storeId, categoryId), 'Category');
+export const getCategory = (storeId: number, categoryId: number) => getOne(categoryKey(storeId, categoryId), 'Category', (item) => stripKeys(item) as Category);
 
 /** A page of the store's categories, in id order, and their total. */
 export const categoryPage = (storeId: number, page: number, limit: number) => countedPage<Category>(storeId, storeList(storeId, CATEGORY), page, limit);
@@ -54,11 +55,11 @@ export async function listCategoriesWithEnabledPackages(storeId: number): Promis
 }
 
 export const updateCategory = (storeId: number, categoryId: number, patch: CategoryPatch) =>
-  patchOne<Category>(categoryKey(storeId, categoryId), 'Category', patch, ['name']);
+  patchOne(categoryKey(storeId, categoryId), 'Category', patch, ['name'], (item) => stripKeys(item) as Category);
 
 export async function deleteCategory(storeId: number, categoryId: number): Promise<void> {
   await retrying(async () => {
-    await transactGuarded([
+    await writeGuarded([
       {
         item: { Delete: { TableName: TABLE, Key: categoryKey(storeId, categoryId), ...unreferencedCondition, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
         onConditionFailed: (stored) => {

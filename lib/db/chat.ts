@@ -11,6 +11,7 @@ import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { queryBetween } from '#lib/db/query.ts';
 import { currentTimeMs } from '#lib/clock.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Order chat. The API names an order's chat by its internal_id, so the chat lives in the item
@@ -40,8 +41,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * any other order is a 404, exactly like a missing one. The sentinel carries the order's
  * `client_email` (it never changes once the order is placed), so no order item is read.
  */
-const CHAT_MESSAGE = 'CHAT_MESSAGE';
-const CHAT_STATE = 'CHAT_STATE';
+const CHAT_MESSAGE = ENTITY.CHAT_MESSAGE;
+const CHAT_STATE = ENTITY.CHAT_STATE;
 
 /** The order module's sentinel of an internal_id (lib/db/order.ts writes it with the order). */
 const chatPrefix = (internalId: string) => `${internalIdSk(internalId)}#CHAT#`;

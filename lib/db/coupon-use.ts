@@ -6,6 +6,7 @@ import { rawNumber, StaleRead, type GuardedWrite } from '#lib/db/transact.ts';
 import { couponClientLimit, couponNotFound, couponSoldOut } from '#lib/errors.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
 import type { OrderCreate } from '#lib/schemas/order.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * A coupon's use by orders: the read before an order, the reservation in the order's own
@@ -89,7 +90,7 @@ export function reserveCouponUse(storeId: number, coupon: ReservedCoupon, client
           Key: key,
           UpdateExpression: 'ADD uses :one SET store_id = :store, entity = :entity, updated_at = :now',
           ...(limited ? { ConditionExpression: 'attribute_not_exists(uses) OR uses < :max' } : {}),
-          ExpressionAttributeValues: { ':one': 1, ':store': storeId, ':entity': 'COUPON_CLIENT', ':now': now, ...(limited ? { ':max': coupon.max_uses_per_client } : {}) },
+          ExpressionAttributeValues: { ':one': 1, ':store': storeId, ':entity': ENTITY.COUPON_CLIENT, ':now': now, ...(limited ? { ':max': coupon.max_uses_per_client } : {}) },
         },
       },
       onConditionFailed: () => couponClientLimit(coupon),

@@ -8,6 +8,7 @@ import { domainKey } from '#lib/db/store.ts';
 import { getMany } from '#lib/db/entity.ts';
 import type { GuardedWrite } from '#lib/db/transact.ts';
 import { currentTimeMs } from '#lib/clock.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Credentials of every kind, found by the SHA-256 of the secret the caller presents.
@@ -54,21 +55,21 @@ async function putCredential(secret: string, credential: Credential): Promise<vo
   await db.send(
     new PutCommand({
       TableName: TABLE,
-      Item: { ...credentialKey(hashSecret(secret)), entity: 'credential', ...credential, ...expiry },
+      Item: { ...credentialKey(hashSecret(secret)), entity: ENTITY.CREDENTIAL, ...credential, ...expiry },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
 }
 
 export async function createApiToken(storeId: number): Promise<{ api_token: string; credential_id: number }> {
-  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const token = newSecret(SECRET_PREFIX.apiToken);
   await putCredential(token, { kind: 'api_token', store_id: storeId, credential_id: credentialId, created_at: nowIso() });
   return { api_token: token, credential_id: credentialId };
 }
 
 export async function createApiKey(storeId: number, scopes: string[]): Promise<{ key: string; credential_id: number; scopes: string[] }> {
-  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const key = newSecret(SECRET_PREFIX.apiKey);
   await putCredential(key, { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes, created_at: nowIso() });
   return { key, credential_id: credentialId, scopes };
@@ -82,7 +83,7 @@ export const DELIVERY_SCOPE = 'delivery';
  * its credential for the caller's transaction (which also files it under its server, for revocation).
  */
 export async function newDeliveryKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number; hash: string; put: GuardedWrite }> {
-  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const key = newSecret(SECRET_PREFIX.apiKey);
   const credential: Credential = { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes: [DELIVERY_SCOPE], server_id: serverId, created_at: nowIso() };
   const hash = hashSecret(key);
@@ -91,7 +92,7 @@ export async function newDeliveryKey(storeId: number, serverId: number): Promise
     credential_id: credentialId,
     hash,
     put: {
-      item: { Put: { TableName: TABLE, Item: { ...credentialKey(hash), entity: 'credential', ...credential }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      item: { Put: { TableName: TABLE, Item: { ...credentialKey(hash), entity: ENTITY.CREDENTIAL, ...credential }, ConditionExpression: 'attribute_not_exists(pk)' } },
       onConditionFailed: () => new Error('credential secret collision'),
     },
   };

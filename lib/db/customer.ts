@@ -2,9 +2,10 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { getOne, patchOne } from '#lib/db/entity.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
-import { retrying, transactGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import { retrying, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { CUSTOMER_NAME_MAX, type Customer, type CustomerPatch } from '#lib/schemas/buyer.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Customers (buyers) of a store. The lower-cased e-mail is the identity; the id is per store.
@@ -19,12 +20,12 @@ import { CUSTOMER_NAME_MAX, type Customer, type CustomerPatch } from '#lib/schem
  * The e-mail item is the uniqueness sentinel: two first logins of one address at once create
  * one customer, and the loser reads the winner's.
  */
-const CUSTOMER = 'CUSTOMER';
+const CUSTOMER = ENTITY.CUSTOMER;
 
 export const customerKey = (storeId: number, customerId: number) => ({ pk: storePk(storeId), sk: entitySk(CUSTOMER, customerId) });
 const customerEmailKey = (storeId: number, email: string) => ({ pk: storePk(storeId), sk: `CUSTOMER_EMAIL#${email.toLowerCase()}` });
 
-export const getCustomer = (storeId: number, customerId: number) => getOne<Customer>(customerKey(storeId, customerId), 'Customer');
+export const getCustomer = (storeId: number, customerId: number) => getOne(customerKey(storeId, customerId), 'Customer', (item) => stripKeys(item) as Customer);
 
 /**
  * Undefined when absent, for callers that answer something other than 404. Consistent: a
@@ -36,7 +37,7 @@ export async function findCustomer(storeId: number, customerId: number): Promise
 }
 
 export const updateCustomer = (storeId: number, customerId: number, patch: CustomerPatch) =>
-  patchOne<Customer>(customerKey(storeId, customerId), 'Customer', patch, ['name', 'avatar', 'social_id']);
+  patchOne(customerKey(storeId, customerId), 'Customer', patch, ['name', 'avatar', 'social_id'], (item) => stripKeys(item) as Customer);
 
 // Consistent reads: a login right after a concurrent first login must see the customer it created.
 async function customerIdByEmail(storeId: number, email: string): Promise<number | undefined> {
@@ -70,7 +71,7 @@ export async function findOrCreateCustomer(storeId: number, rawEmail: string): P
   };
   try {
     await retrying(() =>
-      transactGuarded([
+      writeGuarded([
         {
           item: { Put: { TableName: TABLE, Item: { ...customerKey(storeId, id), entity: CUSTOMER, ...customer }, ConditionExpression: 'attribute_not_exists(pk)' } },
           onConditionFailed: () => new Error(`customer id ${id} allocated twice in store ${storeId}`),
@@ -79,7 +80,7 @@ export async function findOrCreateCustomer(storeId: number, rawEmail: string): P
           item: {
             Put: {
               TableName: TABLE,
-              Item: { ...customerEmailKey(storeId, email), entity: 'customer_email', store_id: storeId, customer_id: id },
+              Item: { ...customerEmailKey(storeId, email), entity: ENTITY.CUSTOMER_EMAIL, store_id: storeId, customer_id: id },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },

@@ -4,13 +4,14 @@ import { getOne, patchOne } from '#lib/db/entity.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { packageKey } from '#lib/db/package.ts';
 import { missingReference } from '#lib/db/references.ts';
-import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { retrying, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict } from '#lib/errors.ts';
 import { EVERY_PACKAGE, type Discount, type DiscountPatch } from '#lib/schemas/discount.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Discount coupons.
@@ -52,7 +53,7 @@ import { EVERY_PACKAGE, type Discount, type DiscountPatch } from '#lib/schemas/d
  * (lib/domain/coupon.ts) against a state the other one is changing; a stale read or a colliding
  * transaction is read again and retried. `status` is computed from the clock, never stored.
  */
-const DISCOUNT = 'DISCOUNT';
+const DISCOUNT = ENTITY.DISCOUNT;
 
 export const discountKey = (storeId: number, discountId: number) => ({ pk: storePk(storeId), sk: entitySk(DISCOUNT, discountId) });
 export const couponKey = (storeId: number, code: string) => ({ pk: storePk(storeId), sk: `COUPON#${code.toLowerCase()}` });
@@ -77,7 +78,7 @@ function claimCoupon(storeId: number, code: string, discountId: number): Guarded
     item: {
       Put: {
         TableName: TABLE,
-        Item: { ...couponKey(storeId, code), entity: 'COUPON', store_id: storeId, discount_id: discountId },
+        Item: { ...couponKey(storeId, code), entity: ENTITY.COUPON, store_id: storeId, discount_id: discountId },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -90,7 +91,7 @@ function packageChecks(storeId: number, appliesTo: readonly number[]): GuardedWr
   if (appliesTo.includes(EVERY_PACKAGE)) return [];
   return appliesTo.map((id, index) => ({
     item: { ConditionCheck: { TableName: TABLE, Key: packageKey(storeId, id), ConditionExpression: 'attribute_exists(pk)' } },
-    onConditionFailed: () => missingReference({ kind: 'PACKAGE', id, field: `applies_to.${index}` }),
+    onConditionFailed: () => missingReference({ kind: ENTITY.PACKAGE, id, field: `applies_to.${index}` }),
   }));
 }
 
@@ -101,7 +102,7 @@ export async function insertDiscount(storeId: number, fields: DiscountFields): P
   const couponLower = fields.coupon.toLowerCase();
   const item: DiscountItem = { id, store_id: storeId, ...fields, uses: 0, created_at: now, updated_at: now, coupon_lower: couponLower, revision: 0 };
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       {
         item: {
           Put: {
@@ -120,14 +121,14 @@ export async function insertDiscount(storeId: number, fields: DiscountFields): P
   return item;
 }
 
-export const getStoredDiscount = (storeId: number, discountId: number) => getOne<StoredDiscount>(discountKey(storeId, discountId), 'Discount');
+export const getStoredDiscount = (storeId: number, discountId: number) => getOne(discountKey(storeId, discountId), 'Discount', (item) => stripKeys(item) as StoredDiscount);
 
 /** Every discount of the store, or every one whose code starts with `codePrefix`, in no particular order. */
 export async function listStoredDiscounts(storeId: number, codePrefix: string | undefined): Promise<StoredDiscount[]> {
   const prefix = codePrefix?.toLowerCase();
   const items = prefix
-    ? await queryAll<DiscountItem>({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix })
-    : await queryAll<DiscountItem>({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
+    ? await queryAll({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix })
+    : await queryAll({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
   return items.map((item) => stripKeys(item) as DiscountItem);
 }
 
@@ -156,7 +157,7 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
   const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
 
   if (sentinelMoves.length === 0 && checks.length === 0) {
-    return patchOne<DiscountItem>(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], {
+    return patchOne(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], (item) => stripKeys(item) as DiscountItem, {
       // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
       condition: {
         expression: '#expected_revision = :expected_revision',
@@ -176,7 +177,7 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
   // A transaction returns no item, so it is also conditioned on `uses`: the merged item is then exactly what was written.
   update.names['#uses'] = 'uses';
   update.values[':expected_uses'] = current.uses;
-  await transactGuarded([
+  await writeGuarded([
     {
       item: {
         Update: {
@@ -199,8 +200,8 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
 export function deleteDiscount(storeId: number, discountId: number): Promise<void> {
   const key = discountKey(storeId, discountId);
   return retrying(async () => {
-    const current = await getOne<DiscountItem>(key, 'Discount');
-    await transactGuarded([
+    const current = await getOne(key, 'Discount', (item) => stripKeys(item) as DiscountItem);
+    await writeGuarded([
       {
         item: {
           Delete: {

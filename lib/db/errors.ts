@@ -3,6 +3,16 @@ export function isConditionalFailure(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
+/** An item as DynamoDB returns it on a failed condition: not unmarshalled. */
+export type RawItem = Record<string, { N?: string; S?: string; NULL?: boolean; BOOL?: boolean } | undefined>;
+
+/** The stored item a failed single write asked for (ReturnValuesOnConditionCheckFailure), if any. */
+export function storedOnFailure(error: unknown): RawItem | undefined {
+  if (typeof error !== 'object' || error === null || !('Item' in error)) return undefined;
+  const item: unknown = error.Item;
+  return typeof item === 'object' && item !== null ? (item as RawItem) : undefined;
+}
+
 /** The reason code of each item of a cancelled transaction (by index in TransactItems); empty for any other error. */
 function cancellationCodes(error: unknown): (string | undefined)[] {
   if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return [];

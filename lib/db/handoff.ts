@@ -3,11 +3,12 @@ import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
-import { retrying, transactGuarded } from '#lib/db/transact.ts';
+import { retrying, writeGuarded } from '#lib/db/transact.ts';
 import { badRequest } from '#lib/errors.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import { HANDOFF_TTL_SECONDS, type CustomerIdentity, type IdentifyResult } from '#lib/schemas/handoff.ts';
 import { currentTimeMs } from '#lib/clock.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Handoffs: single-use, 60-second passes that let the store owner's server learn which
@@ -38,7 +39,7 @@ export async function issueHandoff(customer: Customer, now = currentTimeMs()): P
   const rate = rateWindow(customer.store_id, `HANDOFF#${customer.id}`, HANDOFFS_PER_MINUTE, RATE_WINDOW_SECONDS, now);
   const item = {
     ...handoffKey(handoff),
-    entity: 'handoff',
+    entity: ENTITY.HANDOFF,
     store_id: customer.store_id,
     customer_id: customer.id,
     customer: { store_id: customer.store_id, email: customer.email, name: customer.name, avatar: customer.avatar, social_id: customer.social_id },
@@ -47,7 +48,7 @@ export async function issueHandoff(customer: Customer, now = currentTimeMs()): P
     expires_epoch: Math.floor(now / 1000) + HANDOFF_TTL_SECONDS,
   };
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       rate.write,
       // 256 random bits: a collision means the random source is broken.
       { item: { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: () => new Error('handoff secret collision') },

@@ -5,8 +5,9 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
-import { retrying, transactGuarded } from '#lib/db/transact.ts';
+import { retrying, writeGuarded } from '#lib/db/transact.ts';
 import { currentTimeMs } from '#lib/clock.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * E-mail login codes: one live code per store and e-mail; a new login replaces it.
@@ -45,7 +46,7 @@ export async function issueLoginCode(keys: ServerKeys, storeId: number, email: s
   const expiresEpoch = Math.floor(now / 1000) + LOGIN_CODE_TTL_SECONDS;
   const rate = rateWindow(storeId, `LOGIN#${email.toLowerCase()}`, LOGIN_CODES_PER_WINDOW, LOGIN_CODE_WINDOW_SECONDS, now);
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       rate.write,
       {
         // No condition: a new code replaces the previous one.
@@ -54,7 +55,7 @@ export async function issueLoginCode(keys: ServerKeys, storeId: number, email: s
           TableName: TABLE,
           Item: {
             ...loginCodeKey(storeId, email),
-            entity: 'login_code',
+            entity: ENTITY.LOGIN_CODE,
             store_id: storeId,
             code_hash: loginCodeHash(keys, storeId, email, code),
             attempts: 0,

@@ -3,10 +3,11 @@ import { deleteOne } from '#lib/db/entity.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { orderKey } from '#lib/db/order.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { transactGuarded } from '#lib/db/transact.ts';
+import { writeGuarded } from '#lib/db/transact.ts';
 import { queryBetween } from '#lib/db/query.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Note, NoteCreate } from '#lib/schemas/note.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Order notes, kept in the order's own item collection, after the order item:
@@ -23,9 +24,9 @@ import type { Note, NoteCreate } from '#lib/schemas/note.ts';
  * refuses): ids have gaps, nothing else is written. Notes are read consistently, so a list
  * right after a create shows the note.
  */
-const NOTE = 'NOTE';
+const NOTE = ENTITY.NOTE;
 
-const notesPrefix = (orderId: number) => `${entitySk('ORDER', orderId)}#${NOTE}#`;
+const notesPrefix = (orderId: number) => `${entitySk(ENTITY.ORDER, orderId)}#${NOTE}#`;
 const noteKey = (storeId: number, orderId: number, noteId: number) => ({ pk: storePk(storeId), sk: `${notesPrefix(orderId)}${padId(noteId)}` });
 
 interface NoteItem extends Note {
@@ -45,7 +46,7 @@ export async function createNote(storeId: number, orderId: number, credentialId:
   const id = await nextId(storeId, NOTE);
   const now = nowIso();
   const note: NoteItem = { id, store_id: storeId, order_id: orderId, user_id: credentialId, content: input.content, created_at: now, updated_at: now };
-  await transactGuarded([
+  await writeGuarded([
     {
       item: { ConditionCheck: { TableName: TABLE, Key: orderKey(storeId, orderId), ConditionExpression: 'attribute_exists(pk)' } },
       onConditionFailed: () => notFound('Order'),

@@ -5,7 +5,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { countedPage, countMove, enabledInCategoryCounter, storeList, type CountedList } from '#lib/db/list-count.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
-import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
+import { rawNumber, retrying, StaleRead, writeGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
 import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
@@ -13,6 +13,7 @@ import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable, type ErrorDetail } from '#lib/errors.ts';
 import { CATALOG_DEFAULTS, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
 import type { Tag } from '#lib/schemas/tag.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Packages.
@@ -71,8 +72,8 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * conditioned on `stock >= :n`, and give them back with `ADD stock :n`.
  * `expiry_days` is stored and validated only (timed packages, section 10).
  */
-export const PACKAGE = 'PACKAGE';
-export const packageKey = (storeId: number, packageId: number) => referableKey(storeId, 'PACKAGE', packageId);
+export const PACKAGE = ENTITY.PACKAGE;
+export const packageKey = (storeId: number, packageId: number) => referableKey(storeId, ENTITY.PACKAGE, packageId);
 const storefrontPk = (storeId: number) => `${storePk(storeId)}#STOREFRONT_PACKAGE`;
 const storefrontCategoryPk = (storeId: number, categoryId: number) => `${storePk(storeId)}#CATEGORY#${padId(categoryId)}#STOREFRONT_PACKAGE`;
 
@@ -113,8 +114,8 @@ function storefrontIndex(storeId: number, packageId: number, placement: PackageP
  */
 function countedReference(storeId: number, kind: ReferableKind, id: number, counts: { change: number; enabledChange?: number }, field: string): GuardedWrite {
   const { change, enabledChange = 0 } = counts;
-  const counter = kind === 'CATEGORY' ? 'package_count' : 'variation_count';
-  const mustBeTopLevel = kind === 'PACKAGE' && change > 0;
+  const counter = kind === ENTITY.CATEGORY ? 'package_count' : 'variation_count';
+  const mustBeTopLevel = kind === ENTITY.PACKAGE && change > 0;
   const enabledCount = enabledChange === 0 ? '' : ', enabled_package_count :enabled_change';
   return {
     item: {
@@ -144,14 +145,14 @@ function linkWrites(storeId: number, before: PackagePlacement, after: PackagePla
   const enabledIn = (placement: PackagePlacement) => (placement.enabled ? 1 : 0);
   if (before.category_id === after.category_id) {
     const enabledChange = enabledIn(after) - enabledIn(before);
-    if (after.category_id !== null && enabledChange !== 0) writes.push(countedReference(storeId, 'CATEGORY', after.category_id, { change: 0, enabledChange }, 'category_id'));
+    if (after.category_id !== null && enabledChange !== 0) writes.push(countedReference(storeId, ENTITY.CATEGORY, after.category_id, { change: 0, enabledChange }, 'category_id'));
   } else {
-    if (before.category_id !== null) writes.push(countedReference(storeId, 'CATEGORY', before.category_id, { change: -1, enabledChange: -enabledIn(before) }, 'category_id'));
-    if (after.category_id !== null) writes.push(countedReference(storeId, 'CATEGORY', after.category_id, { change: 1, enabledChange: enabledIn(after) }, 'category_id'));
+    if (before.category_id !== null) writes.push(countedReference(storeId, ENTITY.CATEGORY, before.category_id, { change: -1, enabledChange: -enabledIn(before) }, 'category_id'));
+    if (after.category_id !== null) writes.push(countedReference(storeId, ENTITY.CATEGORY, after.category_id, { change: 1, enabledChange: enabledIn(after) }, 'category_id'));
   }
   if (before.parent_id !== after.parent_id) {
-    if (before.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', before.parent_id, { change: -1 }, 'parent_id'));
-    if (after.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', after.parent_id, { change: 1 }, 'parent_id'));
+    if (before.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, before.parent_id, { change: -1 }, 'parent_id'));
+    if (after.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, after.parent_id, { change: 1 }, 'parent_id'));
   }
   return [...writes, ...storefrontCountWrites(storeId, before, after)];
 }
@@ -222,7 +223,7 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
   };
   const item = { ...packageKey(storeId, id), entity: PACKAGE, ...storefrontIndex(storeId, id, pkg), ...pkg };
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       {
         item: { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`package id ${id} allocated twice in store ${storeId}`),
@@ -237,7 +238,7 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
 
 /** The package as stored (one GetItem, 404 when missing): enough to know it exists. */
 export async function getStoredPackage(storeId: number, packageId: number): Promise<StoredPackage> {
-  return fromPackageItem(await getOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package'));
+  return getOne(packageKey(storeId, packageId), 'Package', fromPackageItem);
 }
 
 export async function getPackage(storeId: number, packageId: number): Promise<Package> {
@@ -283,7 +284,7 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
   const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined || patch.commands !== undefined;
   const write = movesPlacement
     ? updatePlacement(storeId, packageId, patch)
-    : patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE).then(fromPackageItem);
+    : patchOne(packageKey(storeId, packageId), 'Package', patch, PATCHABLE, fromPackageItem);
   // Tags sent were read (and checked) before the write; otherwise the apply-all ids are read alongside it.
   const [updated, applyAll] = await Promise.all([write, checked ? undefined : applyAllTagIds(storeId)]);
   return present(updated, checked || (await tagsFor(storeId, updated.tags, applyAll ?? [])));
@@ -321,7 +322,7 @@ function updatePlacement(storeId: number, packageId: number, patch: PackagePatch
       conditions.push('(attribute_not_exists(variation_count) OR variation_count <= :zero)');
       values[':zero'] = 0;
     }
-    await transactGuarded([
+    await writeGuarded([
       {
         item: {
           Update: {
@@ -357,7 +358,7 @@ function stillReferred(packageId: number, stored: RawItem): HttpError {
 export async function deletePackage(storeId: number, packageId: number): Promise<StoredPackage> {
   return retrying(async () => {
     const current = await getStoredPackage(storeId, packageId);
-    await transactGuarded([
+    await writeGuarded([
       {
         item: {
           Delete: {

@@ -4,11 +4,12 @@ import { getOne } from '#lib/db/entity.ts';
 import { entitySk, storePk, stripKeys } from '#lib/db/keys.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { referenceWrites } from '#lib/db/references.ts';
-import { retrying, StaleRead, transactGuarded } from '#lib/db/transact.ts';
+import { retrying, StaleRead, writeGuarded } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Reference } from '#lib/schemas/common.ts';
 import type { Promo } from '#lib/schemas/promo.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Promos. A promo and its tiers (at most 10) are one item, so reading a promo is one GetItem.
@@ -36,7 +37,7 @@ import type { Promo } from '#lib/schemas/promo.ts';
  * Tier ids come from the same counter item as promo ids (attribute `tier_value`), so creating a
  * promo allocates all its ids in one call.
  */
-const PROMO = 'PROMO';
+const PROMO = ENTITY.PROMO;
 export const promoKey = (storeId: number, promoId: number) => ({ pk: storePk(storeId), sk: entitySk(PROMO, promoId) });
 const sequenceKey = (storeId: number) => ({ pk: storePk(storeId), sk: `#SEQ#${PROMO}` });
 
@@ -63,7 +64,7 @@ const promoItem = (storeId: number, promo: Promo, version: number) => ({ ...prom
 /** Stores a new promo (judged by the rules) and counts its references. */
 export async function insertPromo(storeId: number, promo: Promo, references: readonly Reference[]): Promise<void> {
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       {
         item: { Put: { TableName: TABLE, Item: promoItem(storeId, promo, 1), ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`promo id ${promo.id} allocated twice in store ${storeId}`),
@@ -74,7 +75,7 @@ export async function insertPromo(storeId: number, promo: Promo, references: rea
   );
 }
 
-export const getStoredPromo = (storeId: number, promoId: number) => getOne<StoredPromo>(promoKey(storeId, promoId), 'Promo');
+export const getStoredPromo = (storeId: number, promoId: number) => getOne(promoKey(storeId, promoId), 'Promo', (item) => stripKeys(item) as StoredPromo);
 
 export const getPromo = (storeId: number, promoId: number): Promise<Promo> => getStoredPromo(storeId, promoId);
 
@@ -95,7 +96,7 @@ const staleOrGone = (stored: unknown) => (stored ? new StaleRead() : notFound('P
 
 /** Replaces the promo read at `version`, moving reference counts from `before` to `after`. */
 export async function replacePromo(storeId: number, promo: Promo, version: number, before: readonly Reference[], after: readonly Reference[]): Promise<void> {
-  await transactGuarded([
+  await writeGuarded([
     { item: { Put: { TableName: TABLE, Item: promoItem(storeId, promo, version + 1), ...sameVersion(version) } }, onConditionFailed: staleOrGone },
     ...referenceWrites(storeId, before, after),
   ]);
@@ -103,7 +104,7 @@ export async function replacePromo(storeId: number, promo: Promo, version: numbe
 
 /** Deletes the promo read at `version`, releasing its references. */
 export async function deletePromoItem(storeId: number, promoId: number, version: number, references: readonly Reference[]): Promise<void> {
-  await transactGuarded([
+  await writeGuarded([
     { item: { Delete: { TableName: TABLE, Key: promoKey(storeId, promoId), ...sameVersion(version) } }, onConditionFailed: staleOrGone },
     ...referenceWrites(storeId, references, []),
     countMove(storeId, PROMO, -1),

@@ -3,6 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keyedHash, macMatches, type ServerKeys } from '#lib/crypto.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Quotes: the prices a storefront showed for a cart, kept 15 minutes so that a checkout of the
@@ -50,7 +51,7 @@ export async function putQuote(storeId: number, quote: StoredQuote): Promise<voi
   await db.send(
     new PutCommand({
       TableName: TABLE,
-      Item: { ...quoteKey(storeId, quote.quote_id), entity: 'QUOTE', store_id: storeId, ...quote, expires_epoch: Math.ceil(Date.parse(quote.expires_at) / 1000) },
+      Item: { ...quoteKey(storeId, quote.quote_id), entity: ENTITY.QUOTE, store_id: storeId, ...quote, expires_epoch: Math.ceil(Date.parse(quote.expires_at) / 1000) },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );

@@ -4,6 +4,7 @@ import { packageKey } from '#lib/db/package.ts';
 import { StaleRead, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { unprocessable } from '#lib/errors.ts';
 import type { Reserved } from '#lib/schemas/order.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * What an order holds of its packages: units of a limited `stock`, and units counted against a
@@ -90,7 +91,7 @@ function countAgainstLimit(storeId: number, held: Reserved & { limit: number }, 
         Key: limitCounterKey(storeId, held.package_id, email),
         UpdateExpression: 'ADD units :units SET store_id = :store, entity = :entity, updated_at = :now',
         ConditionExpression: 'attribute_not_exists(units) OR units <= :room',
-        ExpressionAttributeValues: { ':units': held.units, ':room': held.limit - held.units, ':store': storeId, ':entity': 'CUSTOMER_LIMIT', ':now': now },
+        ExpressionAttributeValues: { ':units': held.units, ':room': held.limit - held.units, ':store': storeId, ':entity': ENTITY.CUSTOMER_LIMIT, ':now': now },
       },
     },
     onConditionFailed: () => unprocessable(`Package ${held.package_id} is limited to ${held.limit} unit(s) per customer`, field, 'LIMIT_REACHED'),

@@ -1,6 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Id sequences: one counter item per store and resource type (`STORE#1 / #SEQ#TAG`), and one
@@ -39,5 +40,5 @@ export function nextId(storeId: number, resource: string): Promise<number> {
 }
 
 export function nextStoreId(): Promise<number> {
-  return increment('#SEQ', 'STORE', undefined, 1);
+  return increment('#SEQ', ENTITY.STORE, undefined, 1);
 }

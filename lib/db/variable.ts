@@ -5,12 +5,13 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { referenceWrites } from '#lib/db/references.ts';
-import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { retrying, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
 import type { Reference } from '#lib/schemas/common.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { conflict } from '#lib/errors.ts';
 import type { StoredOption, Variable } from '#lib/schemas/variable.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Checkout variables.
@@ -35,7 +36,7 @@ import type { StoredOption, Variable } from '#lib/schemas/variable.ts';
  * may be stored, are the variable rules' (lib/domain/variable.ts), applied by
  * lib/flows/variable.ts before it calls the writes below.
  */
-const VARIABLE = 'VARIABLE';
+const VARIABLE = ENTITY.VARIABLE;
 export const variableKey = (storeId: number, variableId: number) => ({ pk: storePk(storeId), sk: entitySk(VARIABLE, variableId) });
 const nameKey = (storeId: number, name: string) => ({ pk: storePk(storeId), sk: `VARNAME#${name.toLowerCase()}` });
 
@@ -69,7 +70,7 @@ export function toVariable(item: VariableItem): Variable {
 }
 
 const references = (appliesTo: readonly number[] | null): Reference[] =>
-  (appliesTo ?? []).map((id, index) => ({ kind: 'PACKAGE', id, field: `applies_to.${index}` }));
+  (appliesTo ?? []).map((id, index) => ({ kind: ENTITY.PACKAGE, id, field: `applies_to.${index}` }));
 
 const nameInUse = () => conflict('A variable with this name already exists in this store', 'name');
 
@@ -78,7 +79,7 @@ function claimName(storeId: number, name: string, variableId: number): GuardedWr
     item: {
       Put: {
         TableName: TABLE,
-        Item: { ...nameKey(storeId, name), entity: 'VARNAME', store_id: storeId, variable_id: variableId },
+        Item: { ...nameKey(storeId, name), entity: ENTITY.VARIABLE_NAME, store_id: storeId, variable_id: variableId },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -96,7 +97,7 @@ export async function insertVariable(storeId: number, fields: NewVariable): Prom
   const now = nowIso();
   const item: VariableItem = { id, store_id: storeId, ...fields, name_lower: fields.name.toLowerCase(), revision: 0, created_at: now, updated_at: now };
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       {
         item: { Put: { TableName: TABLE, Item: storedItem(storeId, item), ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`variable id ${id} allocated twice in store ${storeId}`),
@@ -109,14 +110,14 @@ export async function insertVariable(storeId: number, fields: NewVariable): Prom
   return toVariable(item);
 }
 
-export const getVariableItem = (storeId: number, variableId: number) => getOne<VariableItem>(variableKey(storeId, variableId), 'Variable');
+export const getVariableItem = (storeId: number, variableId: number) => getOne(variableKey(storeId, variableId), 'Variable', (item) => stripKeys(item) as VariableItem);
 
 export async function getVariable(storeId: number, variableId: number): Promise<Variable> {
   return toVariable(await getVariableItem(storeId, variableId));
 }
 
 export async function listVariables(storeId: number): Promise<Variable[]> {
-  return (await queryAll<VariableItem>({ pk: storePk(storeId), skPrefix: `${VARIABLE}#` })).map((item) => toVariable(stripKeys(item) as VariableItem));
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${VARIABLE}#` })).map((item) => toVariable(stripKeys(item) as VariableItem));
 }
 
 /** A page of the store's variables, in id order, and their total. */
@@ -157,7 +158,7 @@ export async function writeVariable(storeId: number, current: VariableItem, merg
       throw error;
     }
   } else {
-    await transactGuarded([{ item: { Put: put }, onConditionFailed: () => new StaleRead() }, ...related]);
+    await writeGuarded([{ item: { Put: put }, onConditionFailed: () => new StaleRead() }, ...related]);
   }
   return toVariable(written);
 }
@@ -165,8 +166,8 @@ export async function writeVariable(storeId: number, current: VariableItem, merg
 export function deleteVariable(storeId: number, variableId: number): Promise<void> {
   const key = variableKey(storeId, variableId);
   return retrying(async () => {
-    const current = await getOne<VariableItem>(key, 'Variable');
-    await transactGuarded([
+    const current = await getOne(key, 'Variable', (item) => stripKeys(item) as VariableItem);
+    await writeGuarded([
       {
         // The name and references to release are the ones read.
         item: {

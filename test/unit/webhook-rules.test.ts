@@ -12,6 +12,7 @@ import {
   signatureHeader,
   webhookUrlProblem,
 } from '#lib/domain/webhook.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
 
 describe('which changes are events', () => {
@@ -43,8 +44,8 @@ describe('which changes are events', () => {
   });
 
   it('a withdrawal request and a new chat message are events; a commission and an edited message are not', () => {
-    expect(eventsOf({ new: { entity: 'affiliate_transaction', operation: 'WITHDRAW_PENDING' } }).map((e) => e.type)).toEqual(['affiliate.withdrawal_requested']);
-    expect(eventsOf({ new: { entity: 'affiliate_transaction', operation: 'COMMISSION' } })).toEqual([]);
+    expect(eventsOf({ new: { entity: ENTITY.AFFILIATE_TRANSACTION, operation: 'WITHDRAW_PENDING' } }).map((e) => e.type)).toEqual(['affiliate.withdrawal_requested']);
+    expect(eventsOf({ new: { entity: ENTITY.AFFILIATE_TRANSACTION, operation: 'COMMISSION' } })).toEqual([]);
     expect(eventsOf({ new: { entity: 'CHAT_MESSAGE' } }).map((e) => e.type)).toEqual(['chat.message_created']);
     expect(eventsOf({ old: { entity: 'CHAT_MESSAGE' }, new: { entity: 'CHAT_MESSAGE' } })).toEqual([]);
     expect(eventsOf({ new: { entity: 'TAG' } })).toEqual([]);
