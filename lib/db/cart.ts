@@ -4,7 +4,7 @@ import { couponUseKeys, couponUseOf } from '#lib/db/coupon-use.ts';
 import { couponKey, type StoredDiscount } from '#lib/db/discount.ts';
 import { getMany, type Key } from '#lib/db/entity.ts';
 import { stripKeys } from '#lib/db/keys.ts';
-import { fromPackageItem, packageKey, type StoredPackage } from '#lib/db/package.ts';
+import { packageFromItem, packageKey, type StoredPackage } from '#lib/db/package.ts';
 import { listPromos } from '#lib/db/promo.ts';
 import { quoteFromItem, quoteKey, type StoredQuote } from '#lib/db/quote.ts';
 import { limitCounterKey } from '#lib/db/reservation.ts';
@@ -68,7 +68,7 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
   const catalog = new Map<number, StoredPackage>();
   for (const item of items.slice(0, packageKeys.length)) {
     if (!item) continue;
-    const pkg = fromPackageItem(item);
+    const pkg = packageFromItem(item);
     catalog.set(pkg.id, pkg);
   }
   const customerItem = request.customerId === null ? undefined : extra('customer');

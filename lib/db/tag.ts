@@ -3,7 +3,7 @@ import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, listCounterKey, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { putNewItem, retrying, update, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
+import { putNewItem, retrying, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
@@ -122,22 +122,15 @@ export async function applyAllTagIds(storeId: number): Promise<number[]> {
   const held = item ? fieldsOf(item, TAG).numbers('ids') : [];
   if (item?.derived === true) return held;
   const flagged = (await listTags(storeId)).filter((tag) => tag.apply_to_all_packages).map((tag) => tag.id);
-  try {
-    await writeGuarded([
-      {
-        item: update({
-          Key: applyAllKey(storeId),
-          UpdateExpression: `SET derived = :true, store_id = :store${flagged.length > 0 ? ' ADD ids :ids' : ''}`,
-          ConditionExpression: 'attribute_not_exists(derived)',
-          ExpressionAttributeValues: { ':true': true, ':store': storeId, ...(flagged.length > 0 ? { ':ids': new Set(flagged) } : {}) },
-        }),
-        onConditionFailed: () => new WrittenConcurrently(),
-      },
-    ]);
-  } catch (error) {
-    // Another reader derived them first: the same union.
-    if (!(error instanceof WrittenConcurrently)) throw error;
-  }
+  // False when another reader derived them first: the same union.
+  await writeIf(
+    update({
+      Key: applyAllKey(storeId),
+      UpdateExpression: `SET derived = :true, store_id = :store${flagged.length > 0 ? ' ADD ids :ids' : ''}`,
+      ConditionExpression: 'attribute_not_exists(derived)',
+      ExpressionAttributeValues: { ':true': true, ':store': storeId, ...(flagged.length > 0 ? { ':ids': new Set(flagged) } : {}) },
+    }),
+  );
   return [...new Set([...held, ...flagged])];
 }
 

@@ -18,7 +18,8 @@ import { HttpError, unavailable } from '#lib/errors.ts';
  * - `writeGuarded` sends the writes of one decision: a single write as a plain PutItem,
  *   UpdateItem or DeleteItem call, several as one TransactWriteItems, and a failed condition
  *   becomes its write's error either way (`writeReturning` is the single write that answers
- *   the item as it now is, or was);
+ *   the item as it now is, or was; `writeIf` the single write whose failed condition is a
+ *   plain "no");
  * - `retrying` runs a read-then-write again when it met a concurrent transaction or a changed item.
  *
  * Why the retry: DynamoDB cancels one of two transactions that meet on the same item
@@ -127,6 +128,23 @@ export async function writeReturning(write: GuardedWrite, returnValues?: ReturnV
   } catch (error) {
     if (!isConditionalFailure(error)) throw error;
     throw (write.onConditionFailed ?? withoutCondition)(storedOnFailure(error));
+  }
+}
+
+/** The failure of a write whose condition is a question (`writeIf`), not a guard. */
+class ConditionNotMet extends Error {}
+
+/**
+ * One write whose failed condition is an answer, not an error: true when it was written, false
+ * when its condition did not hold (nothing to revoke, someone else did it first).
+ */
+export async function writeIf(item: TransactItem): Promise<boolean> {
+  try {
+    await writeReturning({ item, onConditionFailed: () => new ConditionNotMet() });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionNotMet) return false;
+    throw error;
   }
 }
 

@@ -38,12 +38,6 @@ export const NOT_YET_CONVERTED: readonly string[] = [
   'lib/db/list-count.ts',
   'lib/db/idempotency.ts',
   // This pass, in this order.
-  'lib/db/store.ts',
-  'lib/db/credential.ts',
-  'lib/db/package.ts',
-  'lib/db/category.ts',
-  'lib/db/variable.ts',
-  'lib/db/discount.ts',
   'lib/db/promo.ts',
   'lib/db/note.ts',
   'lib/db/chat.ts',
