@@ -71,6 +71,9 @@ const discountItem = (discount: StoredDiscount) => ({
   ...discount,
 });
 
+/** The discount a code's sentinel names. */
+export const discountIdOfCoupon = (sentinel: StoredItem): number => fieldsOf(sentinel, ENTITY.COUPON).number('discount_id');
+
 export function discountFromItem(item: StoredItem): StoredDiscount {
   const field = fieldsOf(item, DISCOUNT);
   const coupon = field.string('coupon');

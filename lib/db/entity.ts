@@ -73,6 +73,8 @@ export interface Fields {
   object<T>(name: string, inner: (fields: Fields) => T): T;
   /** A list of nested objects, each read by `inner`; absent = empty. */
   objects<T>(name: string, inner: (fields: Fields) => T): T[];
+  /** A list kept as stored, its elements unchecked (JSON a caller gave, checked when it was written); absent = empty. */
+  list(name: string): unknown[];
   /** A value kept as stored (JSON a caller gave, checked when it was written). */
   raw(name: string): unknown;
 }
@@ -116,6 +118,7 @@ export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
     oneOf: (name, values, fallback) => read(name, (value): value is (typeof values)[number] => values.some((allowed) => allowed === value), `one of ${values.join(', ')}`, fallback),
     object: (name, inner) => inner(fieldsOf(read(name, isObject, 'an object'), entity)),
     objects: (name, inner) => many(name, isObject, 'objects').map((element) => inner(fieldsOf(element, entity))),
+    list: (name) => many(name, (value): value is unknown => true, 'values'),
     raw: (name) => item[name],
   };
 }

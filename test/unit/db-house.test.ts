@@ -37,21 +37,6 @@ export const NOT_YET_CONVERTED: readonly string[] = [
   'lib/db/withdrawal.ts',
   'lib/db/list-count.ts',
   'lib/db/idempotency.ts',
-  // This pass, in this order.
-  'lib/db/promo.ts',
-  'lib/db/note.ts',
-  'lib/db/chat.ts',
-  'lib/db/customer.ts',
-  'lib/db/login-code.ts',
-  'lib/db/handoff.ts',
-  'lib/db/rate-limit.ts',
-  'lib/db/sequence.ts',
-  'lib/db/references.ts',
-  'lib/db/cursor.ts',
-  'lib/db/quote.ts',
-  'lib/db/cart.ts',
-  'lib/db/reservation.ts',
-  'lib/db/coupon-use.ts',
 ];
 
 const files = [...sourceFiles('lib'), ...sourceFiles('functions'), ...sourceFiles('infra')].filter((file) => !NOT_YET_CONVERTED.includes(file));
