@@ -33,8 +33,10 @@ export async function* queryPages(input: QueryInput, options: PagingOptions = {}
 
 /** One page of a Query from `startKey` (with at most `limit` items examined). */
 export async function queryPage(input: QueryInput, startKey?: StartKey, limit?: number): Promise<QueryCommandOutput> {
-  const { value } = await queryPages(input, { startKey, limit: () => limit }).next();
-  return value as QueryCommandOutput;
+  const first = await queryPages(input, { startKey, limit: () => limit }).next();
+  // The pages always begin with one: only after it can they end.
+  if (first.done) throw new Error('a Query answered no page');
+  return first.value;
 }
 
 /** Every item of a Query (one call per 1 MB read). */

@@ -6,7 +6,7 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { failedConditions, isConditionalFailure, isTransactionConflict, storedOnFailure, type RawItem } from '#lib/db/errors.ts';
+import { cancellationReasons, failedConditions, isConditionalFailure, isTransactionConflict, storedOnFailure, type RawItem } from '#lib/db/errors.ts';
 import { HttpError, unavailable } from '#lib/errors.ts';
 
 /**
@@ -165,10 +165,12 @@ export async function writeGuarded(writes: readonly GuardedWrite[]): Promise<voi
   } catch (error) {
     const failed = failedConditions(error);
     if (failed.length === 0) throw error;
-    const reasons = (error as { CancellationReasons?: { Item?: RawItem }[] }).CancellationReasons ?? [];
+    const reasons = cancellationReasons(error);
     const errors = failed.map((index) => (writes[index]!.onConditionFailed ?? withoutCondition)(reasons[index]?.Item));
-    const other = errors.find((e) => !(e instanceof HttpError) || e.status !== 422);
+    const isReference = (e: Error): e is HttpError => e instanceof HttpError && e.status === 422;
+    const references = errors.filter(isReference);
+    const other = errors.find((e) => !isReference(e));
     if (other) throw other;
-    throw new HttpError(422, (errors as HttpError[]).flatMap((e) => e.details));
+    throw new HttpError(422, references.flatMap((e) => e.details));
   }
 }
