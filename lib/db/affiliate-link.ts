@@ -3,8 +3,9 @@ import { affiliateKey, refCodeInUse, refCodeKey, visitCounterKey, type Affiliate
 import { nowIso } from '#lib/db/keys.ts';
 import type { RateWindow } from '#lib/db/rate-limit.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { retrying, transactGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import { retrying, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * An affiliate's extra links and the visits of its codes.
@@ -23,10 +24,10 @@ export const visitAttribute = (linkId: number | undefined) => (linkId === undefi
 /** A new link, with its code claimed in the store (409 when any affiliate or link holds it). */
 export async function addLink(affiliate: Affiliate, name: string, refCode: string, linksMax: number): Promise<StoredLink> {
   const { store_id: storeId, customer_id: customerId } = affiliate;
-  const id = await nextId(storeId, 'AFFILIATE');
+  const id = await nextId(storeId, ENTITY.AFFILIATE);
   const link: StoredLink = { id, name, ref_code: refCode, sales: 0, revenue: 0, created_at: nowIso() };
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       {
         item: {
           Update: {
@@ -48,7 +49,7 @@ export async function addLink(affiliate: Affiliate, name: string, refCode: strin
         item: {
           Put: {
             TableName: TABLE,
-            Item: { ...refCodeKey(storeId, refCode), entity: 'affiliate_ref', store_id: storeId, customer_id: customerId, link_id: id, ref_code: refCode },
+            Item: { ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customerId, link_id: id, ref_code: refCode },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -63,7 +64,7 @@ export async function addLink(affiliate: Affiliate, name: string, refCode: strin
 export async function removeLink(affiliate: Affiliate, link: StoredLink): Promise<void> {
   const { store_id: storeId, customer_id: customerId } = affiliate;
   try {
-    await transactGuarded([
+    await writeGuarded([
       {
         item: {
           Update: {
@@ -95,7 +96,7 @@ export async function removeLink(affiliate: Affiliate, link: StoredLink): Promis
  */
 export async function countVisit(storeId: number, holder: RefHolder, day: string, expiresEpoch: number, window: RateWindow): Promise<boolean> {
   try {
-    await transactGuarded([
+    await writeGuarded([
       { ...window.write, onConditionFailed: () => new WrittenConcurrently() },
       {
         item: {

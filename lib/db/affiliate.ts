@@ -7,11 +7,12 @@ import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { storeKey, type Store } from '#lib/db/store.ts';
-import { retrying, StaleRead, transactGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
+import { retrying, StaleRead, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { HttpError } from '#lib/errors.ts';
 import type { AffiliateTransaction, OperatorAffiliatePatch, WithdrawSettings } from '#lib/schemas/affiliate.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Affiliates (at most one per customer), their statement, and the commission credit. Links and
@@ -65,7 +66,7 @@ export interface Affiliate {
   updated_at: string;
 }
 
-const AFFILIATE = 'AFFILIATE';
+const AFFILIATE = ENTITY.AFFILIATE;
 
 export const affiliateKey = (storeId: number, customerId: number) => ({ pk: storePk(storeId), sk: entitySk(AFFILIATE, customerId) });
 export const transactionKey = (storeId: number, customerId: number, transactionId: number) => ({
@@ -177,7 +178,7 @@ export async function createAffiliate(storeId: number, customer: Customer, refCo
   const indexes = { gsi1pk: codeIndexPk(storeId), gsi1sk: `REF#${refCode.toLowerCase()}`, gsi2pk: emailIndexPk(storeId, customer.email), gsi2sk: entitySk(AFFILIATE, customer.id) };
   try {
     await retrying(() =>
-      transactGuarded([
+      writeGuarded([
         {
           item: { Put: { TableName: TABLE, Item: { ...affiliateKey(storeId, customer.id), entity: AFFILIATE, ...indexes, ...affiliate }, ConditionExpression: 'attribute_not_exists(pk)' } },
           onConditionFailed: () => new WrittenConcurrently(),
@@ -186,7 +187,7 @@ export async function createAffiliate(storeId: number, customer: Customer, refCo
           item: {
             Put: {
               TableName: TABLE,
-              Item: { ...refCodeKey(storeId, refCode), entity: 'affiliate_ref', store_id: storeId, customer_id: customer.id, ref_code: refCode },
+              Item: { ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customer.id, ref_code: refCode },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
@@ -194,7 +195,7 @@ export async function createAffiliate(storeId: number, customer: Customer, refCo
         },
         {
           item: {
-            Put: { TableName: TABLE, Item: { ...affiliateIdKey(storeId, id), entity: 'affiliate_id', store_id: storeId, customer_id: customer.id }, ConditionExpression: 'attribute_not_exists(pk)' },
+            Put: { TableName: TABLE, Item: { ...affiliateIdKey(storeId, id), entity: ENTITY.AFFILIATE_ID, store_id: storeId, customer_id: customer.id }, ConditionExpression: 'attribute_not_exists(pk)' },
           },
           onConditionFailed: () => new Error(`affiliate id ${id} allocated twice in store ${storeId}`),
         },
@@ -270,7 +271,7 @@ export function statementEntry(storeId: number, customerId: number, affiliateId:
     item: {
       Put: {
         TableName: TABLE,
-        Item: { ...transactionKey(storeId, customerId, transaction.id), entity: 'affiliate_transaction', store_id: storeId, affiliate_id: affiliateId, ...indexes, ...transaction },
+        Item: { ...transactionKey(storeId, customerId, transaction.id), entity: ENTITY.AFFILIATE_TRANSACTION, store_id: storeId, affiliate_id: affiliateId, ...indexes, ...transaction },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -286,7 +287,7 @@ export async function listTransactions(storeId: number, customerId: number): Pro
   return items.filter((item) => item.sk !== own.sk).map(toTransaction);
 }
 
-export const nextTransactionId = (storeId: number) => nextId(storeId, 'AFFILIATE_TRANSACTION');
+export const nextTransactionId = (storeId: number) => nextId(storeId, ENTITY.AFFILIATE_TRANSACTION);
 
 /**
  * Credits a decided commission: balance, stats (the link's, or the main code's) and the
@@ -299,14 +300,14 @@ export async function recordCommission(affiliate: Affiliate, linkId: number | un
   const stats = linkId === undefined ? 'main_sales :one, main_revenue :total' : '#links.#link.sales :one, #links.#link.revenue :total';
   const linkNames = linkId === undefined ? {} : { ExpressionAttributeNames: { '#links': 'links', '#link': String(linkId) } };
   try {
-    await transactGuarded([
+    await writeGuarded([
       {
         item: {
           Put: {
             TableName: TABLE,
             // customer_id: a reversal finds the credited affiliate here, even after the code was deleted or moved.
             Item: {
-              ...commissionKey(storeId, transaction.order_id), entity: 'affiliate_commission', store_id: storeId,
+              ...commissionKey(storeId, transaction.order_id), entity: ENTITY.AFFILIATE_COMMISSION, store_id: storeId,
               order_id: transaction.order_id, transaction_id: transaction.id, customer_id: customerId,
             },
             ConditionExpression: 'attribute_not_exists(pk)',

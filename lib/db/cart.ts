@@ -1,13 +1,12 @@
 import { refCodeKey } from '#lib/db/affiliate.ts';
-import { customerKey } from '#lib/db/customer.ts';
+import { customerFromItem, customerKey } from '#lib/db/customer.ts';
 import { couponUseKeys, couponUseOf } from '#lib/db/coupon-use.ts';
-import { couponKey, type StoredDiscount } from '#lib/db/discount.ts';
+import { couponKey, discountIdOfCoupon, type StoredDiscount } from '#lib/db/discount.ts';
 import { getMany, type Key } from '#lib/db/entity.ts';
-import { stripKeys } from '#lib/db/keys.ts';
-import { fromPackageItem, packageKey, type StoredPackage } from '#lib/db/package.ts';
+import { packageFromItem, packageKey, type StoredPackage } from '#lib/db/package.ts';
 import { listPromos } from '#lib/db/promo.ts';
 import { quoteFromItem, quoteKey, type StoredQuote } from '#lib/db/quote.ts';
-import { limitCounterKey } from '#lib/db/reservation.ts';
+import { heldUnits, limitCounterKey } from '#lib/db/reservation.ts';
 import { listVariables } from '#lib/db/variable.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
@@ -68,28 +67,30 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
   const catalog = new Map<number, StoredPackage>();
   for (const item of items.slice(0, packageKeys.length)) {
     if (!item) continue;
-    const pkg = fromPackageItem(item);
+    const pkg = packageFromItem(item);
     catalog.set(pkg.id, pkg);
   }
   const customerItem = request.customerId === null ? undefined : extra('customer');
-  const customer = customerItem ? (stripKeys(customerItem) as Customer) : undefined;
+  const customer = customerItem ? customerFromItem(customerItem) : undefined;
   const email = request.client_email ?? customer?.email ?? null;
+  const quoteItem = request.quoteId === null ? undefined : extra('quote');
 
-  const discountId = request.coupon === null ? undefined : (extra('sentinel')?.discount_id as number | undefined);
+  const sentinel = request.coupon === null ? undefined : extra('sentinel');
+  const discountId = sentinel ? discountIdOfCoupon(sentinel) : undefined;
   const limited = email === null ? [] : [...catalog.values()].filter((pkg) => pkg.per_customer_limit !== null);
   const limitKeys = limited.map((pkg) => limitCounterKey(storeId, pkg.id, email!));
   const couponKeys = discountId === undefined ? [] : couponUseKeys(storeId, discountId, { client_email: email ?? '', client_identifier: request.client_identifier ?? '' });
   const second = couponKeys.length + limitKeys.length === 0 ? [] : await getMany([...couponKeys, ...limitKeys]);
   const coupon = discountId === undefined ? undefined : couponUseOf(second.slice(0, couponKeys.length));
   const counters = second.slice(couponKeys.length);
-  const held = email === null ? null : new Map(limited.map((pkg, index) => [pkg.id, Number(counters[index]?.units ?? 0)]));
+  const held = email === null ? null : new Map(limited.map((pkg, index) => [pkg.id, heldUnits(counters[index])]));
   return {
     catalog,
     variables,
     promos,
     coupon: coupon ?? null,
     held,
-    quote: request.quoteId === null ? undefined : quoteFromItem(extra('quote')),
+    quote: quoteItem ? quoteFromItem(quoteItem) : undefined,
     customer,
     refCodeKnown: request.refCode !== null && extra('ref') !== undefined,
   };

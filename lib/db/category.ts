@@ -1,13 +1,13 @@
-import { TABLE } from '#lib/db/client.ts';
-import { getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { fieldsOf, getOne, patchOne, putNewCounted, type StoredItem } from '#lib/db/entity.ts';
+import { nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, enabledInCategoryCounter, startCounted, storeList } from '#lib/db/list-count.ts';
-import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { plural, referableKey, unreferencedCondition } from '#lib/db/references.ts';
-import { rawNumber, retrying, transactGuarded } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
+import { rawNumber, remove, retrying, writeGuarded } from '#lib/db/transact.ts';
 import { conflict, notFound } from '#lib/errors.ts';
 import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/category.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Categories.
@@ -26,22 +26,28 @@ import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/categ
  * `enabled_package_count` counts its enabled packages (moved by lib/db/package.ts in the
  * package's own transactions), so the storefront lists categories without reading packages.
  */
-const CATEGORY = 'CATEGORY';
+const CATEGORY = ENTITY.CATEGORY;
 export const categoryKey = (storeId: number, categoryId: number) => referableKey(storeId, CATEGORY, categoryId);
+const categoryItem = (category: Category) => ({ ...categoryKey(category.store_id, category.id), entity: CATEGORY, ...category });
+
+export function categoryFromItem(item: StoredItem): Category {
+  const field = fieldsOf(item, CATEGORY);
+  return { id: field.number('id'), store_id: field.number('store_id'), name: field.string('name'), created_at: field.string('created_at'), updated_at: field.string('updated_at') };
+}
 
 export async function createCategory(storeId: number, input: CategoryCreate): Promise<Category> {
   const id = await nextId(storeId, CATEGORY);
   const now = nowIso();
   const category: Category = { id, store_id: storeId, name: input.name, created_at: now, updated_at: now };
   // Its storefront list of enabled packages starts empty, counted (ids are never reused).
-  await putNewCounted(categoryKey(storeId, id), CATEGORY, category, storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id))]);
+  await putNewCounted(categoryItem(category), storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id))]);
   return category;
 }
 
-export const getCategory = (storeId: number, categoryId: number) => getOne<Category>(categoryKey(storeId, categoryId), 'Category');
+export const getCategory = (storeId: number, categoryId: number) => getOne(categoryKey(storeId, categoryId), 'Category', categoryFromItem);
 
 /** A page of the store's categories, in id order, and their total. */
-export const categoryPage = (storeId: number, page: number, limit: number) => countedPage<Category>(storeId, storeList(storeId, CATEGORY), page, limit);
+export const categoryPage = (storeId: number, page: number, limit: number) => countedPage(storeId, storeList(storeId, CATEGORY), page, limit, categoryFromItem);
 
 /** The categories holding at least one enabled package, in id order, with that count. */
 export async function listCategoriesWithEnabledPackages(storeId: number): Promise<(Category & { enabled_package_count: number })[]> {
@@ -50,17 +56,17 @@ export async function listCategoriesWithEnabledPackages(storeId: number): Promis
     skPrefix: `${CATEGORY}#`,
     filter: { FilterExpression: 'enabled_package_count > :zero', ExpressionAttributeValues: { ':zero': 0 } },
   });
-  return items.map((item) => stripKeys(item) as Category & { enabled_package_count: number });
+  return items.map((item) => ({ ...categoryFromItem(item), enabled_package_count: fieldsOf(item, CATEGORY).number('enabled_package_count') }));
 }
 
 export const updateCategory = (storeId: number, categoryId: number, patch: CategoryPatch) =>
-  patchOne<Category>(categoryKey(storeId, categoryId), 'Category', patch, ['name']);
+  patchOne(categoryKey(storeId, categoryId), 'Category', patch, ['name'], categoryFromItem);
 
 export async function deleteCategory(storeId: number, categoryId: number): Promise<void> {
   await retrying(async () => {
-    await transactGuarded([
+    await writeGuarded([
       {
-        item: { Delete: { TableName: TABLE, Key: categoryKey(storeId, categoryId), ...unreferencedCondition, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+        item: remove({ Key: categoryKey(storeId, categoryId), ...unreferencedCondition, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
         onConditionFailed: (stored) => {
           if (!stored) return notFound('Category');
           const packages = rawNumber(stored, 'package_count');

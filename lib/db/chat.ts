@@ -1,16 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { customerKey, findCustomer } from '#lib/db/customer.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { storePk, stripKeys } from '#lib/db/keys.ts';
-import { assertBuyerOwns, internalIdSk } from '#lib/db/order.ts';
-import { storeKey } from '#lib/db/store.ts';
-import { notFound } from '#lib/errors.ts';
-import type { ChatMessage, Reader } from '#lib/schemas/chat.ts';
-import { getMany } from '#lib/db/entity.ts';
-import { queryBetween } from '#lib/db/query.ts';
 import { currentTimeMs } from '#lib/clock.ts';
+import { customerKey, findCustomer } from '#lib/db/customer.ts';
+import { fieldsOf, getMany, putNew, type StoredItem } from '#lib/db/entity.ts';
+import { storePk } from '#lib/db/keys.ts';
+import { assertBuyerOwns, internalIdSk } from '#lib/db/order.ts';
+import { queryBetween } from '#lib/db/query.ts';
+import { storeKey } from '#lib/db/store.ts';
+import { update, writeIf } from '#lib/db/transact.ts';
+import { notFound } from '#lib/errors.ts';
+import { USER_TYPES, type ChatMessage, type Reader } from '#lib/schemas/chat.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Order chat. The API names an order's chat by its internal_id, so the chat lives in the item
@@ -40,8 +39,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * any other order is a 404, exactly like a missing one. The sentinel carries the order's
  * `client_email` (it never changes once the order is placed), so no order item is read.
  */
-const CHAT_MESSAGE = 'CHAT_MESSAGE';
-const CHAT_STATE = 'CHAT_STATE';
+const CHAT_MESSAGE = ENTITY.CHAT_MESSAGE;
+const CHAT_STATE = ENTITY.CHAT_STATE;
 
 /** The order module's sentinel of an internal_id (lib/db/order.ts writes it with the order). */
 const chatPrefix = (internalId: string) => `${internalIdSk(internalId)}#CHAT#`;
@@ -67,10 +66,37 @@ interface MessageItem {
 
 type Marks = Partial<Record<`${Reader}_read_until`, string>>;
 
+const messageItem = (internalId: string, message: MessageItem) => ({ ...messageKey(message.store_id, internalId, message.id), entity: CHAT_MESSAGE, ...message });
+
+function messageFromItem(item: StoredItem): MessageItem {
+  const field = fieldsOf(item, CHAT_MESSAGE);
+  return {
+    id: field.string('id'),
+    store_id: field.number('store_id'),
+    order_id: field.number('order_id'),
+    message: field.string('message'),
+    attachments: field.list('attachments'),
+    user_type: field.oneOf('user_type', USER_TYPES),
+    sender_name: field.stringOrNull('sender_name'),
+    source: field.stringOrNull('source'),
+    timestamp: field.string('timestamp'),
+  };
+}
+
+function marksFromItem(item: StoredItem): Marks {
+  const field = fieldsOf(item, CHAT_STATE);
+  return { seller_read_until: field.optionalString('seller_read_until'), buyer_read_until: field.optionalString('buyer_read_until') };
+}
+
+/** The order module's internal_id sentinel (lib/db/order.ts), read for the two attributes a chat needs. */
+function sentinelFromItem(item: StoredItem): { orderId: number; clientEmail: unknown } {
+  return { orderId: fieldsOf(item, ENTITY.ORDER_INTERNAL).number('order_id'), clientEmail: item.client_email };
+}
+
 /** Ids sort as the messages were written: epoch milliseconds (13 digits), then randomness against ties. */
 const newMessageId = (now: number) => `${String(now).padStart(13, '0')}-${randomBytes(5).toString('hex')}`;
 
-function toMessage(item: MessageItem, marks: Marks): ChatMessage {
+function messageResponse(item: MessageItem, marks: Marks): ChatMessage {
   const author = READER_OF[item.user_type];
   const other = OTHER[author];
   const readByOther = (marks[markOf(other)] ?? '') >= item.id;
@@ -87,9 +113,9 @@ function toMessage(item: MessageItem, marks: Marks): ChatMessage {
 }
 
 /** A message as a webhook's `chat.message_created` carries it: as just written, read by its author only, with its order's id. */
-export function newMessageOf(item: Record<string, unknown>): ChatMessage & { order_id: number } {
-  const message = stripKeys(item) as unknown as MessageItem;
-  return { ...toMessage(message, {}), order_id: message.order_id };
+export function newMessageOf(item: StoredItem): ChatMessage & { order_id: number } {
+  const message = messageFromItem(item);
+  return { ...messageResponse(message, {}), order_id: message.order_id };
 }
 
 interface Chat {
@@ -104,31 +130,25 @@ async function readChat(storeId: number, internalId: string): Promise<Chat> {
   const items = await queryBetween(storePk(storeId), internalIdSk(internalId), `${chatPrefix(internalId)}~`);
   const sentinel = items[0];
   if (sentinel?.sk !== internalIdSk(internalId)) throw notFound('Order');
-  const state = items.find((item) => item.entity === CHAT_STATE) ?? {};
+  const state = items.find((item) => item.entity === CHAT_STATE);
   return {
-    orderId: sentinel.order_id as number,
-    clientEmail: sentinel.client_email,
-    messages: items.filter((item) => item.entity === CHAT_MESSAGE).map((item) => stripKeys(item) as unknown as MessageItem),
-    marks: { seller_read_until: state.seller_read_until as string | undefined, buyer_read_until: state.buyer_read_until as string | undefined },
+    ...sentinelFromItem(sentinel),
+    messages: items.filter((item) => item.entity === CHAT_MESSAGE).map(messageFromItem),
+    marks: state ? marksFromItem(state) : {},
   };
 }
 
 /** Moves the reader's mark up to `messageId`; a concurrent reader that already went further wins. */
 async function markRead(storeId: number, internalId: string, orderId: number, reader: Reader, messageId: string): Promise<void> {
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: stateKey(storeId, internalId),
-        UpdateExpression: 'SET #mark = :id, entity = :entity, store_id = :store, order_id = :order',
-        ConditionExpression: 'attribute_not_exists(#mark) OR #mark < :id',
-        ExpressionAttributeNames: { '#mark': markOf(reader) },
-        ExpressionAttributeValues: { ':id': messageId, ':entity': CHAT_STATE, ':store': storeId, ':order': orderId },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+  await writeIf(
+    update({
+      Key: stateKey(storeId, internalId),
+      UpdateExpression: 'SET #mark = :id, entity = :entity, store_id = :store, order_id = :order',
+      ConditionExpression: 'attribute_not_exists(#mark) OR #mark < :id',
+      ExpressionAttributeNames: { '#mark': markOf(reader) },
+      ExpressionAttributeValues: { ':id': messageId, ':entity': CHAT_STATE, ':store': storeId, ':order': orderId },
+    }),
+  );
 }
 
 export interface PageRequest {
@@ -157,7 +177,7 @@ async function chatPage(storeId: number, internalId: string, reader: Reader, cha
     await markRead(storeId, internalId, chat.orderId, reader, newestUnread);
     marks[markOf(reader)] = newestUnread;
   }
-  return { total, data: shown.map((message) => toMessage(message, marks)) };
+  return { total, data: shown.map((message) => messageResponse(message, marks)) };
 }
 
 export async function listStoreChat(storeId: number, internalId: string, request: PageRequest): Promise<ChatPage> {
@@ -173,14 +193,8 @@ export async function listBuyerChat(storeId: number, customerId: number, interna
 async function putMessage(storeId: number, internalId: string, orderId: number, fields: Pick<MessageItem, 'message' | 'user_type' | 'sender_name' | 'source'>): Promise<ChatMessage> {
   const now = currentTimeMs();
   const item: MessageItem = { id: newMessageId(now), store_id: storeId, order_id: orderId, attachments: [], timestamp: new Date(now).toISOString(), ...fields };
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: { ...messageKey(storeId, internalId, item.id), entity: CHAT_MESSAGE, ...item },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-  return toMessage(item, {});
+  await putNew(messageItem(internalId, item));
+  return messageResponse(item, {});
 }
 
 /** A store message (`source` `api`): its sender_name is the store's name. */
@@ -189,14 +203,14 @@ export async function postStoreMessage(storeId: number, internalId: string, mess
   const [sentinel, store] = await getMany([sentinelKey, storeKey(storeId)]);
   if (!sentinel) throw notFound('Order');
   const senderName = typeof store?.name === 'string' ? store.name : null;
-  return putMessage(storeId, internalId, sentinel.order_id as number, { message, user_type: 'store', sender_name: senderName, source: 'api' });
+  return putMessage(storeId, internalId, sentinelFromItem(sentinel).orderId, { message, user_type: 'store', sender_name: senderName, source: 'api' });
 }
 
 /** A buyer message (`source` `web`) from the order's own customer: its sender_name is the customer's name. */
 export async function postBuyerMessage(storeId: number, customerId: number, internalId: string, message: string): Promise<ChatMessage> {
   const [sentinel, customerItem] = await getMany([{ pk: storePk(storeId), sk: internalIdSk(internalId) }, customerKey(storeId, customerId)]);
   if (!sentinel) throw notFound('Order');
-  const customer = assertBuyerOwns(customerItem, sentinel.client_email);
+  const customer = assertBuyerOwns(customerItem, sentinelFromItem(sentinel).clientEmail);
   const senderName = typeof customer.name === 'string' ? customer.name : null;
-  return putMessage(storeId, internalId, sentinel.order_id as number, { message, user_type: 'buyer', sender_name: senderName, source: 'web' });
+  return putMessage(storeId, internalId, sentinelFromItem(sentinel).orderId, { message, user_type: 'buyer', sender_name: senderName, source: 'web' });
 }

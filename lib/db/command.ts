@@ -6,6 +6,7 @@ import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { allocateIds } from '#lib/db/sequence.ts';
 import { StaleRead, type GuardedWrite } from '#lib/db/transact.ts';
 import type { Chain, ChainEntry, Command, CommandRecord, PlannedCommand, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Delivery commands: what an approved order asks the store's game servers to run, and the chain
@@ -37,8 +38,8 @@ import type { Chain, ChainEntry, Command, CommandRecord, PlannedCommand, QueuedC
  * A command carries a copy of its order's client fields and variables (`order`), so the queue
  * answers without reading orders; an order's client fields never change after it is placed.
  */
-export const COMMAND = 'COMMAND';
-const CHAIN = 'COMMAND_CHAIN';
+export const COMMAND = ENTITY.COMMAND;
+const CHAIN = ENTITY.COMMAND_CHAIN;
 /** The operator's view answers at most this many commands, and stops before 5 MB (a Lambda answers at most 6). */
 export const QUEUE_MAX = 500;
 export const QUEUE_BYTES_MAX = 5_000_000;

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { affiliateKey, commissionKey, nextTransactionId, refCodeKey, statementEntry, toTransaction, transactionKey } from '#lib/db/affiliate.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { getMany } from '#lib/db/entity.ts';
-import { transactGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import { writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import type { AffiliateTransaction } from '#lib/schemas/affiliate.ts';
 
 /**
@@ -40,7 +40,7 @@ export async function reverseCommission(storeId: number, orderId: number, refCod
     created_at: now,
   };
   try {
-    await transactGuarded([
+    await writeGuarded([
       {
         item: {
           Update: {

@@ -1,10 +1,10 @@
-import { TABLE } from '#lib/db/client.ts';
-import { discountKey, type StoredDiscount } from '#lib/db/discount.ts';
-import type { Key } from '#lib/db/entity.ts';
-import { padId, storePk, stripKeys } from '#lib/db/keys.ts';
-import { rawNumber, StaleRead, type GuardedWrite } from '#lib/db/transact.ts';
+import { discountFromItem, discountKey, type StoredDiscount } from '#lib/db/discount.ts';
+import { fieldsOf, type Key, type StoredItem } from '#lib/db/entity.ts';
+import { padId, storePk } from '#lib/db/keys.ts';
+import { rawNumber, StaleRead, update, type GuardedWrite } from '#lib/db/transact.ts';
 import { couponClientLimit, couponNotFound, couponSoldOut } from '#lib/errors.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import type { OrderCreate } from '#lib/schemas/order.ts';
 
 /**
@@ -35,7 +35,7 @@ type Client = Pick<OrderCreate, 'client_email' | 'client_identifier'>;
 
 const clientCounterKey = (storeId: number, discountId: number, criteria: Criteria, client: Client) => ({
   pk: storePk(storeId),
-  sk: `COUPON_CLIENT#${padId(discountId)}#${criteria}#${(criteria === 'CLIENT_EMAIL' ? client.client_email : client.client_identifier).toLowerCase()}`,
+  sk: `${ENTITY.COUPON_CLIENT}#${padId(discountId)}#${criteria}#${(criteria === 'CLIENT_EMAIL' ? client.client_email : client.client_identifier).toLowerCase()}`,
 });
 
 /** What a reservation needs of the coupon: the revision it is conditioned on and the limits it re-checks. */
@@ -49,10 +49,10 @@ export const couponUseKeys = (storeId: number, discountId: number, client: Clien
 ];
 
 /** The coupon and this client's use counts from the items of `couponUseKeys`; undefined when the coupon was deleted after its sentinel was read. */
-export function couponUseOf([couponItem, emailCounter, identifierCounter]: readonly (Record<string, unknown> | undefined)[]): { record: StoredDiscount; clientUses: Record<Criteria, number> } | undefined {
+export function couponUseOf([couponItem, emailCounter, identifierCounter]: readonly (StoredItem | undefined)[]): { record: StoredDiscount; clientUses: Record<Criteria, number> } | undefined {
   if (!couponItem) return undefined;
-  const uses = (counter: Record<string, unknown> | undefined) => (counter?.uses as number | undefined) ?? 0;
-  return { record: stripKeys(couponItem) as StoredDiscount, clientUses: { CLIENT_EMAIL: uses(emailCounter), CLIENT_IDENTIFIER: uses(identifierCounter) } };
+  const uses = (counter: StoredItem | undefined) => (counter ? fieldsOf(counter, ENTITY.COUPON_CLIENT).number('uses', 0) : 0);
+  return { record: discountFromItem(couponItem), clientUses: { CLIENT_EMAIL: uses(emailCounter), CLIENT_IDENTIFIER: uses(identifierCounter) } };
 }
 
 /** A reservation: the writes for the order's transaction and the counters' sort keys, kept on the order for the release. */
@@ -64,16 +64,13 @@ export interface CouponReservation {
 /** The coupon's part of the order's transaction: the reserved use and the two per-client counts. */
 export function reserveCouponUse(storeId: number, coupon: ReservedCoupon, client: Client, now: string): CouponReservation {
   const use: GuardedWrite = {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: discountKey(storeId, coupon.id),
-        UpdateExpression: 'ADD uses :one',
-        ConditionExpression: 'attribute_exists(pk) AND revision = :revision AND (attribute_not_exists(max_uses) OR attribute_type(max_uses, :null) OR uses < max_uses)',
-        ExpressionAttributeValues: { ':one': 1, ':revision': coupon.revision, ':null': 'NULL' },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    },
+    item: update({
+      Key: discountKey(storeId, coupon.id),
+      UpdateExpression: 'ADD uses :one',
+      ConditionExpression: 'attribute_exists(pk) AND revision = :revision AND (attribute_not_exists(max_uses) OR attribute_type(max_uses, :null) OR uses < max_uses)',
+      ExpressionAttributeValues: { ':one': 1, ':revision': coupon.revision, ':null': 'NULL' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    }),
     onConditionFailed: (current) => {
       if (!current) return couponNotFound(coupon.coupon);
       return rawNumber(current, 'revision') === coupon.revision ? couponSoldOut(coupon.coupon) : new StaleRead();
@@ -83,15 +80,12 @@ export function reserveCouponUse(storeId: number, coupon: ReservedCoupon, client
   const counters = counterKeys.map(({ criteria, key }): GuardedWrite => {
     const limited = coupon.max_uses_per_client !== null && criteria === coupon.limit_criteria;
     return {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: key,
-          UpdateExpression: 'ADD uses :one SET store_id = :store, entity = :entity, updated_at = :now',
-          ...(limited ? { ConditionExpression: 'attribute_not_exists(uses) OR uses < :max' } : {}),
-          ExpressionAttributeValues: { ':one': 1, ':store': storeId, ':entity': 'COUPON_CLIENT', ':now': now, ...(limited ? { ':max': coupon.max_uses_per_client } : {}) },
-        },
-      },
+      item: update({
+        Key: key,
+        UpdateExpression: 'ADD uses :one SET store_id = :store, entity = :entity, updated_at = :now',
+        ...(limited ? { ConditionExpression: 'attribute_not_exists(uses) OR uses < :max' } : {}),
+        ExpressionAttributeValues: { ':one': 1, ':store': storeId, ':entity': ENTITY.COUPON_CLIENT, ':now': now, ...(limited ? { ':max': coupon.max_uses_per_client } : {}) },
+      }),
       onConditionFailed: () => couponClientLimit(coupon),
     };
   });
@@ -109,15 +103,12 @@ export function releaseCouponUse(storeId: number, order: { discount_id: number |
   return targets
     .filter((key) => !gone.has(key.sk))
     .map((key) => ({
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: key,
-          UpdateExpression: 'ADD uses :minus',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':minus': -1 },
-        },
-      },
+      item: update({
+        Key: key,
+        UpdateExpression: 'ADD uses :minus',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':minus': -1 },
+      }),
       onConditionFailed: () => {
         gone.add(key.sk);
         return new StaleRead();

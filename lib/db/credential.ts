@@ -1,13 +1,11 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { currentTimeMs } from '#lib/clock.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
-import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
+import { fieldsOf, getMany, putNew, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { domainKey } from '#lib/db/store.ts';
-import { getMany } from '#lib/db/entity.ts';
-import type { GuardedWrite } from '#lib/db/transact.ts';
-import { currentTimeMs } from '#lib/clock.ts';
+import { domainFromItem, domainKey, type DomainEntry } from '#lib/db/store.ts';
+import { putNewItem, remove, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Credentials of every kind, found by the SHA-256 of the secret the caller presents.
@@ -44,31 +42,44 @@ export interface Credential {
   created_at: string;
 }
 
+const CREDENTIAL_KINDS = ['api_token', 'api_key', 'buyer_token', 'session'] as const satisfies readonly CredentialKind[];
+
 export const credentialKey = (secretHash: string) => ({ pk: `CRED#${secretHash}`, sk: '#CRED' });
+
+/** Tokens that expire carry `expires_epoch` for TTL. */
+function credentialItem(secretHash: string, credential: Credential) {
+  const expiry = credential.expires_at ? { expires_epoch: Math.floor(Date.parse(credential.expires_at) / 1000) } : {};
+  return { ...credentialKey(secretHash), entity: ENTITY.CREDENTIAL, ...credential, ...expiry };
+}
+
+export function credentialFromItem(item: StoredItem): Credential {
+  const field = fieldsOf(item, ENTITY.CREDENTIAL);
+  return {
+    kind: field.oneOf('kind', CREDENTIAL_KINDS),
+    store_id: field.number('store_id'),
+    credential_id: field.optionalNumber('credential_id'),
+    scopes: item.scopes === undefined ? undefined : field.strings('scopes'),
+    server_id: field.optionalNumber('server_id'),
+    customer_id: field.optionalNumber('customer_id'),
+    expires_at: field.optionalString('expires_at'),
+    created_at: field.string('created_at'),
+  };
+}
 
 export const BUYER_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 export const SESSION_TTL_SECONDS = 30 * 24 * 3600;
 
-async function putCredential(secret: string, credential: Credential): Promise<void> {
-  const expiry = credential.expires_at ? { expires_epoch: Math.floor(Date.parse(credential.expires_at) / 1000) } : {};
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: { ...credentialKey(hashSecret(secret)), entity: 'credential', ...credential, ...expiry },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
-}
+const putCredential = (secret: string, credential: Credential): Promise<void> => putNew(credentialItem(hashSecret(secret), credential));
 
 export async function createApiToken(storeId: number): Promise<{ api_token: string; credential_id: number }> {
-  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const token = newSecret(SECRET_PREFIX.apiToken);
   await putCredential(token, { kind: 'api_token', store_id: storeId, credential_id: credentialId, created_at: nowIso() });
   return { api_token: token, credential_id: credentialId };
 }
 
 export async function createApiKey(storeId: number, scopes: string[]): Promise<{ key: string; credential_id: number; scopes: string[] }> {
-  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const key = newSecret(SECRET_PREFIX.apiKey);
   await putCredential(key, { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes, created_at: nowIso() });
   return { key, credential_id: credentialId, scopes };
@@ -82,7 +93,7 @@ export const DELIVERY_SCOPE = 'delivery';
  * its credential for the caller's transaction (which also files it under its server, for revocation).
  */
 export async function newDeliveryKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number; hash: string; put: GuardedWrite }> {
-  const credentialId = await nextId(storeId, 'CREDENTIAL');
+  const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const key = newSecret(SECRET_PREFIX.apiKey);
   const credential: Credential = { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes: [DELIVERY_SCOPE], server_id: serverId, created_at: nowIso() };
   const hash = hashSecret(key);
@@ -91,7 +102,7 @@ export async function newDeliveryKey(storeId: number, serverId: number): Promise
     credential_id: credentialId,
     hash,
     put: {
-      item: { Put: { TableName: TABLE, Item: { ...credentialKey(hash), entity: 'credential', ...credential }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      item: putNewItem(credentialItem(hash, credential)),
       onConditionFailed: () => new Error('credential secret collision'),
     },
   };
@@ -122,48 +133,33 @@ export async function issueSession(storeId: number, customerId: number, ttlSecon
  * no such credential to revoke.
  */
 export async function revokeCredential(secret: string, kind: CredentialKind, storeId: number): Promise<boolean> {
-  try {
-    await db.send(
-      new DeleteCommand({
-        TableName: TABLE,
-        Key: credentialKey(hashSecret(secret)),
-        ConditionExpression: 'kind = :kind AND store_id = :store',
-        ExpressionAttributeValues: { ':kind': kind, ':store': storeId },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalFailure(error)) return false;
-    throw error;
-  }
+  return writeIf(
+    remove({
+      Key: credentialKey(hashSecret(secret)),
+      ConditionExpression: 'kind = :kind AND store_id = :store',
+      ExpressionAttributeValues: { ':kind': kind, ':store': storeId },
+    }),
+  );
 }
 
-function live(item: Record<string, unknown> | undefined): Credential | undefined {
+function live(item: StoredItem | undefined): Credential | undefined {
   if (!item) return undefined;
-  const credential = item as unknown as Credential;
+  const credential = credentialFromItem(item);
   if (credential.expires_at && Date.parse(credential.expires_at) <= currentTimeMs()) return undefined;
   return credential;
 }
 
 /** One GetItem. Expired credentials are treated as absent. */
 export async function findCredential(secret: string): Promise<Credential | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: credentialKey(hashSecret(secret)), ConsistentRead: true }));
-  return live(result.Item);
+  return live(await readItem(credentialKey(hashSecret(secret)), true));
 }
 
-/** What a store domain's item tells: its store, and the origins its storefront allows (CORS). */
-export interface DomainEntry {
-  storeId: number;
-  allowedOrigins: string[];
-}
-
-const domainEntry = (item: Record<string, unknown> | undefined): DomainEntry | undefined =>
-  item ? { storeId: item.store_id as number, allowedOrigins: (item.allowed_origins as string[] | undefined) ?? [] } : undefined;
+export type { DomainEntry };
 
 /** The store a domain belongs to, or undefined. One GetItem. */
 export async function findDomain(domain: string): Promise<DomainEntry | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: domainKey(domain), ConsistentRead: true }));
-  return domainEntry(result.Item);
+  const item = await readItem(domainKey(domain), true);
+  return item ? domainFromItem(item) : undefined;
 }
 
 /**
@@ -173,6 +169,6 @@ export async function findDomain(domain: string): Promise<DomainEntry | undefine
  */
 export async function findDomainAndCredential(domain: string, secret: string | undefined): Promise<{ store?: DomainEntry; credential?: Credential }> {
   if (!secret) return { store: await findDomain(domain) };
-  const [domainItem, credentialItem] = await getMany([domainKey(domain), credentialKey(hashSecret(secret))]);
-  return { store: domainEntry(domainItem), credential: live(credentialItem) };
+  const [domainItem, storedCredential] = await getMany([domainKey(domain), credentialKey(hashSecret(secret))]);
+  return { store: domainItem ? domainFromItem(domainItem) : undefined, credential: live(storedCredential) };
 }

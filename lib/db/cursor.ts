@@ -36,7 +36,8 @@ export function cursorCodec<P extends Record<string, unknown>>(list: string, pos
       } catch {
         throw invalidCursor();
       }
-      const fields = (payload ?? {}) as Record<string, unknown>;
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw invalidCursor();
+      const fields: Record<string, unknown> = { ...payload };
       const at = fields.s === storeId && fields.f === filterDigest(filters) ? position(fields) : undefined;
       if (!at) throw invalidCursor();
       return at;
@@ -47,4 +48,4 @@ export function cursorCodec<P extends Record<string, unknown>>(list: string, pos
 export const invalidCursor = () => badRequest('page_cursor is invalid, or was issued for another store or other filters', 'INVALID_CURSOR', 'page_cursor');
 
 /** A positive safe integer, as cursor positions hold ids. */
-export const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+export const isId = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;

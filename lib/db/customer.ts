@@ -1,10 +1,9 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getOne, patchOne } from '#lib/db/entity.ts';
-import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
-import { retrying, transactGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import { fieldsOf, getOne, newItemWrite, patchOne, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
 import { nextId } from '#lib/db/sequence.ts';
+import { putNewItem, retrying, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import { CUSTOMER_NAME_MAX, type Customer, type CustomerPatch } from '#lib/schemas/buyer.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Customers (buyers) of a store. The lower-cased e-mail is the identity; the id is per store.
@@ -19,35 +18,50 @@ import { CUSTOMER_NAME_MAX, type Customer, type CustomerPatch } from '#lib/schem
  * The e-mail item is the uniqueness sentinel: two first logins of one address at once create
  * one customer, and the loser reads the winner's.
  */
-const CUSTOMER = 'CUSTOMER';
+const CUSTOMER = ENTITY.CUSTOMER;
 
 export const customerKey = (storeId: number, customerId: number) => ({ pk: storePk(storeId), sk: entitySk(CUSTOMER, customerId) });
-const customerEmailKey = (storeId: number, email: string) => ({ pk: storePk(storeId), sk: `CUSTOMER_EMAIL#${email.toLowerCase()}` });
+const customerEmailKey = (storeId: number, email: string) => ({ pk: storePk(storeId), sk: `${ENTITY.CUSTOMER_EMAIL}#${email.toLowerCase()}` });
+const customerItem = (customer: Customer) => ({ ...customerKey(customer.store_id, customer.id), entity: CUSTOMER, ...customer });
 
-export const getCustomer = (storeId: number, customerId: number) => getOne<Customer>(customerKey(storeId, customerId), 'Customer');
+export function customerFromItem(item: StoredItem): Customer {
+  const field = fieldsOf(item, CUSTOMER);
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    email: field.string('email'),
+    name: field.string('name'),
+    avatar: field.stringOrNull('avatar'),
+    social_id: field.stringOrNull('social_id'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
+}
+
+export const getCustomer = (storeId: number, customerId: number) => getOne(customerKey(storeId, customerId), 'Customer', customerFromItem);
 
 /**
  * Undefined when absent, for callers that answer something other than 404. Consistent: a
  * handoff issued right after a profile change must carry the new profile.
  */
 export async function findCustomer(storeId: number, customerId: number): Promise<Customer | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerKey(storeId, customerId), ConsistentRead: true }));
-  return result.Item ? (stripKeys(result.Item) as Customer) : undefined;
+  const item = await readItem(customerKey(storeId, customerId), true);
+  return item ? customerFromItem(item) : undefined;
 }
 
 export const updateCustomer = (storeId: number, customerId: number, patch: CustomerPatch) =>
-  patchOne<Customer>(customerKey(storeId, customerId), 'Customer', patch, ['name', 'avatar', 'social_id']);
+  patchOne(customerKey(storeId, customerId), 'Customer', patch, ['name', 'avatar', 'social_id'], customerFromItem);
 
 // Consistent reads: a login right after a concurrent first login must see the customer it created.
 async function customerIdByEmail(storeId: number, email: string): Promise<number | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerEmailKey(storeId, email), ConsistentRead: true }));
-  return result.Item?.customer_id as number | undefined;
+  const sentinel = await readItem(customerEmailKey(storeId, email), true);
+  return sentinel ? fieldsOf(sentinel, ENTITY.CUSTOMER_EMAIL).number('customer_id') : undefined;
 }
 
 async function customerById(storeId: number, customerId: number): Promise<Customer> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: customerKey(storeId, customerId), ConsistentRead: true }));
-  if (!result.Item) throw new Error(`customer ${customerId} of store ${storeId} has an e-mail sentinel but no item`);
-  return stripKeys(result.Item) as Customer;
+  const item = await readItem(customerKey(storeId, customerId), true);
+  if (!item) throw new Error(`customer ${customerId} of store ${storeId} has an e-mail sentinel but no item`);
+  return customerFromItem(item);
 }
 
 /** The customer of this e-mail, created on first use with the e-mail's local part as name. */
@@ -70,19 +84,10 @@ export async function findOrCreateCustomer(storeId: number, rawEmail: string): P
   };
   try {
     await retrying(() =>
-      transactGuarded([
+      writeGuarded([
+        newItemWrite(customerItem(customer)),
         {
-          item: { Put: { TableName: TABLE, Item: { ...customerKey(storeId, id), entity: CUSTOMER, ...customer }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          onConditionFailed: () => new Error(`customer id ${id} allocated twice in store ${storeId}`),
-        },
-        {
-          item: {
-            Put: {
-              TableName: TABLE,
-              Item: { ...customerEmailKey(storeId, email), entity: 'customer_email', store_id: storeId, customer_id: id },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
+          item: putNewItem({ ...customerEmailKey(storeId, email), entity: ENTITY.CUSTOMER_EMAIL, store_id: storeId, customer_id: id }),
           onConditionFailed: () => new WrittenConcurrently(),
         },
       ]),

@@ -1,16 +1,15 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getOne, patchOne } from '#lib/db/entity.ts';
-import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
-import { packageKey } from '#lib/db/package.ts';
-import { missingReference } from '#lib/db/references.ts';
-import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { fieldsOf, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
-import { queryAll } from '#lib/db/query.ts';
+import { packageKey } from '#lib/db/package.ts';
+import { queryAll, queryPage } from '#lib/db/query.ts';
+import { missingReference } from '#lib/db/references.ts';
 import { nextId } from '#lib/db/sequence.ts';
+import { check, putNewItem, remove, retrying, StaleRead, update, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict } from '#lib/errors.ts';
-import { EVERY_PACKAGE, type Discount, type DiscountPatch } from '#lib/schemas/discount.ts';
+import { DISCOUNT_TYPES, EVERY_PACKAGE, LIMIT_CRITERIA, RESTRICTION_CRITERIA, type Discount, type DiscountPatch } from '#lib/schemas/discount.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Discount coupons.
@@ -52,17 +51,53 @@ import { EVERY_PACKAGE, type Discount, type DiscountPatch } from '#lib/schemas/d
  * (lib/domain/coupon.ts) against a state the other one is changing; a stale read or a colliding
  * transaction is read again and retried. `status` is computed from the clock, never stored.
  */
-const DISCOUNT = 'DISCOUNT';
+const DISCOUNT = ENTITY.DISCOUNT;
 
 export const discountKey = (storeId: number, discountId: number) => ({ pk: storePk(storeId), sk: entitySk(DISCOUNT, discountId) });
-export const couponKey = (storeId: number, code: string) => ({ pk: storePk(storeId), sk: `COUPON#${code.toLowerCase()}` });
+export const couponKey = (storeId: number, code: string) => ({ pk: storePk(storeId), sk: `${ENTITY.COUPON}#${code.toLowerCase()}` });
 const couponIndexPk = (storeId: number) => `${storePk(storeId)}#COUPON`;
 
 /** The fields a discount is written with; every other field is the store's or the counters'. */
 export type DiscountFields = Omit<Discount, 'id' | 'store_id' | 'uses' | 'created_at' | 'updated_at' | 'status'>;
 /** A discount as stored: without its `status`, which depends on the clock (lib/domain/coupon.ts adds it). */
 export type StoredDiscount = Omit<Discount, 'status'> & { coupon_lower: string; revision: number };
-type DiscountItem = StoredDiscount;
+
+/** The discount with its code index attributes. */
+const discountItem = (discount: StoredDiscount) => ({
+  ...discountKey(discount.store_id, discount.id),
+  entity: DISCOUNT,
+  gsi1pk: couponIndexPk(discount.store_id),
+  gsi1sk: discount.coupon_lower,
+  ...discount,
+});
+
+/** The discount a code's sentinel names. */
+export const discountIdOfCoupon = (sentinel: StoredItem): number => fieldsOf(sentinel, ENTITY.COUPON).number('discount_id');
+
+export function discountFromItem(item: StoredItem): StoredDiscount {
+  const field = fieldsOf(item, DISCOUNT);
+  const coupon = field.string('coupon');
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    coupon,
+    type: field.oneOf('type', DISCOUNT_TYPES),
+    value: field.number('value'),
+    applies_to: field.numbers('applies_to'),
+    uses: field.number('uses'),
+    max_uses: field.numberOrNull('max_uses'),
+    max_uses_per_client: field.numberOrNull('max_uses_per_client'),
+    expires_in: field.stringOrNull('expires_in'),
+    min_price: field.numberOrNull('min_price'),
+    limit_criteria: field.oneOf('limit_criteria', LIMIT_CRITERIA),
+    restricted_to_criteria: item.restricted_to_criteria == null ? null : field.oneOf('restricted_to_criteria', RESTRICTION_CRITERIA),
+    restricted_to: item.restricted_to == null ? null : field.strings('restricted_to'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+    coupon_lower: field.string('coupon_lower', coupon.toLowerCase()),
+    revision: field.number('revision'),
+  };
+}
 
 const PATCHABLE = [
   'coupon', 'type', 'value', 'applies_to', 'max_uses', 'max_uses_per_client', 'expires_in', 'min_price',
@@ -73,24 +108,15 @@ const couponInUse = () => conflict('A discount with this coupon code already exi
 
 /** The sentinel that makes a code unique; it holds the discount id, so a code resolves to its discount by key. */
 function claimCoupon(storeId: number, code: string, discountId: number): GuardedWrite {
-  return {
-    item: {
-      Put: {
-        TableName: TABLE,
-        Item: { ...couponKey(storeId, code), entity: 'COUPON', store_id: storeId, discount_id: discountId },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    onConditionFailed: couponInUse,
-  };
+  return { item: putNewItem({ ...couponKey(storeId, code), entity: ENTITY.COUPON, store_id: storeId, discount_id: discountId }), onConditionFailed: couponInUse };
 }
 
 /** Existence of each listed package at the moment of the write (keys hold the store: a foreign id is missing). */
 function packageChecks(storeId: number, appliesTo: readonly number[]): GuardedWrite[] {
   if (appliesTo.includes(EVERY_PACKAGE)) return [];
   return appliesTo.map((id, index) => ({
-    item: { ConditionCheck: { TableName: TABLE, Key: packageKey(storeId, id), ConditionExpression: 'attribute_exists(pk)' } },
-    onConditionFailed: () => missingReference({ kind: 'PACKAGE', id, field: `applies_to.${index}` }),
+    item: check({ Key: packageKey(storeId, id), ConditionExpression: 'attribute_exists(pk)' }),
+    onConditionFailed: () => missingReference({ kind: ENTITY.PACKAGE, id, field: `applies_to.${index}` }),
   }));
 }
 
@@ -99,19 +125,10 @@ export async function insertDiscount(storeId: number, fields: DiscountFields): P
   const id = await nextId(storeId, DISCOUNT);
   const now = nowIso();
   const couponLower = fields.coupon.toLowerCase();
-  const item: DiscountItem = { id, store_id: storeId, ...fields, uses: 0, created_at: now, updated_at: now, coupon_lower: couponLower, revision: 0 };
+  const item: StoredDiscount = { id, store_id: storeId, ...fields, uses: 0, created_at: now, updated_at: now, coupon_lower: couponLower, revision: 0 };
   await retrying(() =>
-    transactGuarded([
-      {
-        item: {
-          Put: {
-            TableName: TABLE,
-            Item: { ...discountKey(storeId, id), entity: DISCOUNT, gsi1pk: couponIndexPk(storeId), gsi1sk: couponLower, ...item },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        onConditionFailed: () => new Error(`discount id ${id} allocated twice in store ${storeId}`),
-      },
+    writeGuarded([
+      newItemWrite(discountItem(item)),
       claimCoupon(storeId, fields.coupon, id),
       ...packageChecks(storeId, fields.applies_to),
       countMove(storeId, DISCOUNT, 1),
@@ -120,20 +137,20 @@ export async function insertDiscount(storeId: number, fields: DiscountFields): P
   return item;
 }
 
-export const getStoredDiscount = (storeId: number, discountId: number) => getOne<StoredDiscount>(discountKey(storeId, discountId), 'Discount');
+export const getStoredDiscount = (storeId: number, discountId: number) => getOne(discountKey(storeId, discountId), 'Discount', discountFromItem);
 
 /** Every discount of the store, or every one whose code starts with `codePrefix`, in no particular order. */
 export async function listStoredDiscounts(storeId: number, codePrefix: string | undefined): Promise<StoredDiscount[]> {
   const prefix = codePrefix?.toLowerCase();
   const items = prefix
-    ? await queryAll<DiscountItem>({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix })
-    : await queryAll<DiscountItem>({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
-  return items.map((item) => stripKeys(item) as DiscountItem);
+    ? await queryAll({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix })
+    : await queryAll({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
+  return items.map(discountFromItem);
 }
 
 /** A page of the store's discounts, unfiltered, in id order, and their total. */
 export const storedDiscountPage = (storeId: number, page: number, limit: number) =>
-  countedPage<StoredDiscount>(storeId, storeList(storeId, DISCOUNT), page, limit);
+  countedPage(storeId, storeList(storeId, DISCOUNT), page, limit, discountFromItem);
 
 /**
  * Writes a PATCH read from `current` whose merged result the coupon rules accepted, conditioned
@@ -142,21 +159,21 @@ export const storedDiscountPage = (storeId: number, page: number, limit: number)
 export async function writeDiscountPatch(storeId: number, current: StoredDiscount, patch: DiscountPatch, accepted: DiscountFields): Promise<StoredDiscount> {
   const discountId = current.id;
   const key = discountKey(storeId, discountId);
-  const merged: DiscountItem = { ...current, ...accepted };
+  const merged: StoredDiscount = { ...current, ...accepted };
   merged.coupon_lower = merged.coupon.toLowerCase();
   merged.updated_at = nowIso();
   merged.revision = current.revision + 1;
   const renamed = merged.coupon_lower !== current.coupon_lower;
   const sentinelMoves: GuardedWrite[] = renamed
     ? [
-        { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
+        { item: remove({ Key: couponKey(storeId, current.coupon_lower) }), onConditionFailed: () => new StaleRead() },
         claimCoupon(storeId, merged.coupon, discountId),
       ]
     : [];
   const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
 
   if (sentinelMoves.length === 0 && checks.length === 0) {
-    return patchOne<DiscountItem>(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], {
+    return patchOne(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], discountFromItem, {
       // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
       condition: {
         expression: '#expected_revision = :expected_revision',
@@ -167,27 +184,24 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
     });
   }
 
-  const update = setExpression(
+  const parts = setExpression(
     { ...patch, updated_at: merged.updated_at, revision: merged.revision, ...(renamed ? { coupon_lower: merged.coupon_lower, gsi1sk: merged.coupon_lower } : {}) },
     [...PATCHABLE, 'updated_at', 'revision', 'coupon_lower', 'gsi1sk'],
   );
-  update.names['#expected_revision'] = 'revision';
-  update.values[':expected_revision'] = current.revision;
+  parts.names['#expected_revision'] = 'revision';
+  parts.values[':expected_revision'] = current.revision;
   // A transaction returns no item, so it is also conditioned on `uses`: the merged item is then exactly what was written.
-  update.names['#uses'] = 'uses';
-  update.values[':expected_uses'] = current.uses;
-  await transactGuarded([
+  parts.names['#uses'] = 'uses';
+  parts.values[':expected_uses'] = current.uses;
+  await writeGuarded([
     {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: key,
-          UpdateExpression: `SET ${update.sets.join(', ')}`,
-          ConditionExpression: '#expected_revision = :expected_revision AND #uses = :expected_uses',
-          ExpressionAttributeNames: update.names,
-          ExpressionAttributeValues: update.values,
-        },
-      },
+      item: update({
+        Key: key,
+        UpdateExpression: `SET ${parts.sets.join(', ')}`,
+        ConditionExpression: '#expected_revision = :expected_revision AND #uses = :expected_uses',
+        ExpressionAttributeNames: parts.names,
+        ExpressionAttributeValues: parts.values,
+      }),
       onConditionFailed: () => new StaleRead(),
     },
     ...sentinelMoves,
@@ -199,21 +213,18 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
 export function deleteDiscount(storeId: number, discountId: number): Promise<void> {
   const key = discountKey(storeId, discountId);
   return retrying(async () => {
-    const current = await getOne<DiscountItem>(key, 'Discount');
-    await transactGuarded([
+    const current = await getOne(key, 'Discount', discountFromItem);
+    await writeGuarded([
       {
-        item: {
-          Delete: {
-            TableName: TABLE,
-            Key: key,
-            // A rename in between moved the sentinel: read again so that the right one goes.
-            ConditionExpression: 'coupon_lower = :coupon_lower',
-            ExpressionAttributeValues: { ':coupon_lower': current.coupon_lower },
-          },
-        },
+        item: remove({
+          Key: key,
+          // A rename in between moved the sentinel: read again so that the right one goes.
+          ConditionExpression: 'coupon_lower = :coupon_lower',
+          ExpressionAttributeValues: { ':coupon_lower': current.coupon_lower },
+        }),
         onConditionFailed: () => new StaleRead(),
       },
-      { item: { Delete: { TableName: TABLE, Key: couponKey(storeId, current.coupon_lower) } }, onConditionFailed: () => new StaleRead() },
+      { item: remove({ Key: couponKey(storeId, current.coupon_lower) }), onConditionFailed: () => new StaleRead() },
       countMove(storeId, DISCOUNT, -1),
     ]);
   });
@@ -224,14 +235,11 @@ export function deleteDiscount(storeId: number, discountId: number): Promise<voi
  * Query answers without the sentinel's second read. Eventually consistent, as a public read may be.
  */
 export async function findDiscountByCode(storeId: number, code: string): Promise<StoredDiscount | undefined> {
-  const result = await db.send(
-    new QueryCommand({
-      TableName: TABLE,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :code',
-      ExpressionAttributeValues: { ':pk': couponIndexPk(storeId), ':code': code.toLowerCase() },
-    }),
-  );
-  const item = result.Items?.[0];
-  return item ? (stripKeys(item) as StoredDiscount) : undefined;
+  const page = await queryPage({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :code',
+    ExpressionAttributeValues: { ':pk': couponIndexPk(storeId), ':code': code.toLowerCase() },
+  });
+  const item = page.Items?.[0];
+  return item ? discountFromItem(item) : undefined;
 }

@@ -1,68 +1,168 @@
-import { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { nowIso, stripKeys } from '#lib/db/keys.ts';
+import { nowIso } from '#lib/db/keys.ts';
 import { countMove } from '#lib/db/list-count.ts';
-import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { putNewItem, remove, retrying, update, writeGuarded, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { notFound, unavailable } from '#lib/errors.ts';
+import type { EntityName } from '#lib/schemas/entity.ts';
 
 /**
- * The single-item operations every entity module shares. Each is one DynamoDB call, and each
- * answers 404 (`<what> not found`) when the key does not exist: keys always include the
- * caller's store, so another store's item is exactly as absent as a missing one.
+ * What every entity module of lib/db is made of, and the single-item operations they share.
+ *
+ * One module per stored entity, and in it, in this order, one definition of each role, named so:
+ *
+ * | role                          | name                    | e.g.                               |
+ * |-------------------------------|-------------------------|------------------------------------|
+ * | its entity name               | `ENTITY.<NAME>` (lib/schemas/entity.ts), never a literal | `ENTITY.TAG` |
+ * | key builders                  | `<x>Key(...)`           | `tagKey(storeId, tagId)`           |
+ * | index attributes              | `<x>Indexes(record)`    | `packageIndexes(storeId, record)`  |
+ * | record -> stored item         | `<x>Item(record)`       | `tagItem(tag)`: keys, entity, indexes, record |
+ * | stored item -> record         | `<x>FromItem(item)`     | `tagFromItem(item)`                |
+ * | record -> response            | `<x>Response(record)`   | `promoResponse(record)`            |
+ * | access patterns               | verbs on the entity     | `getTag`, `tagPage`, `updateTag`   |
+ *
+ * A record is what the module's callers work with: the response's fields and the internal ones a
+ * flow needs (revisions, counters). A response shape exists only where the two differ.
+ *
+ * `<x>FromItem` is the only way from a stored item to a record: it reads each attribute with
+ * `fieldsOf` (a number is a number, ...), fills what items written before an attribute existed
+ * lack (the default written next to the attribute's name) and throws `DamagedItem` (a 500) for
+ * anything else, instead of casting the item to the record's type and hoping.
+ *
+ * Writes go through lib/db/transact.ts (`writeGuarded`), pages through lib/db/query.ts
+ * (`queryPages`); both carry the table name, which no entity module writes.
+ *
+ * The single-item operations below are one DynamoDB call each, and each answers 404
+ * (`<what> not found`) when the key does not exist: keys always include the caller's store, so
+ * another store's item is exactly as absent as a missing one.
  */
 export type Key = { pk: string; sk: string };
+export type StoredItem = Record<string, unknown>;
+/** Stored item -> record. */
+export type ItemReader<T> = (item: StoredItem) => T;
 
-export async function getOne<T>(key: Key, what: string): Promise<T> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: key }));
-  if (!result.Item) throw notFound(what);
-  return stripKeys(result.Item) as T;
+/** A stored item that lacks what its reader needs: a bug or damaged data, never the caller's input (500). */
+export class DamagedItem extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DamagedItem';
+  }
 }
 
-/** Put a new item; the condition guards against overwriting an id that already exists. */
-export async function putNew(key: Key, entity: string, attributes: Record<string, unknown>): Promise<void> {
-  await db.send(
-    new PutCommand({ TableName: TABLE, Item: { ...key, entity, ...attributes }, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
+/**
+ * Typed reads of one stored item's attributes, for `<x>FromItem`. Each takes the attribute's name
+ * and, where items older than the attribute lack it, the value they stand for.
+ */
+export interface Fields {
+  number(name: string, fallback?: number): number;
+  string(name: string, fallback?: string): string;
+  boolean(name: string, fallback?: boolean): boolean;
+  /** Absent or null: null. */
+  numberOrNull(name: string): number | null;
+  stringOrNull(name: string): string | null;
+  /** Absent: undefined (an optional attribute). */
+  optionalNumber(name: string): number | undefined;
+  optionalString(name: string): string | undefined;
+  /** A list or a set (DynamoDB stores number and string sets), each element checked; absent = empty. */
+  numbers(name: string): number[];
+  strings(name: string): string[];
+  /** One of a closed set of values (a status, a type). */
+  oneOf<const T extends string>(name: string, values: readonly T[], fallback?: T): T;
+  /** A nested object, its attributes read by `inner` with the same checks. */
+  object<T>(name: string, inner: (fields: Fields) => T): T;
+  /** A list of nested objects, each read by `inner`; absent = empty. */
+  objects<T>(name: string, inner: (fields: Fields) => T): T[];
+  /** A list kept as stored, its elements unchecked (JSON a caller gave, checked when it was written); absent = empty. */
+  list(name: string): unknown[];
+  /** A value kept as stored (JSON a caller gave, checked when it was written). */
+  raw(name: string): unknown;
 }
+
+export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
+  const damaged = (name: string, expected: string) =>
+    new DamagedItem(`${entity} item ${String(item.pk)} / ${String(item.sk)}: ${name} is not ${expected}`);
+  const read = <T>(name: string, is: (value: unknown) => value is T, expected: string, fallback?: T): T => {
+    const value = item[name];
+    if (is(value)) return value;
+    if (value === undefined && fallback !== undefined) return fallback;
+    throw damaged(name, expected);
+  };
+  const isNumber = (value: unknown): value is number => typeof value === 'number';
+  const isString = (value: unknown): value is string => typeof value === 'string';
+  const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
+  const isObject = (value: unknown): value is StoredItem => typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Set);
+  const nullable = <T>(name: string, is: (value: unknown) => value is T, expected: string): T | null => {
+    const value = item[name];
+    if (value === undefined || value === null) return null;
+    if (is(value)) return value;
+    throw damaged(name, expected);
+  };
+  const many = <T>(name: string, is: (value: unknown) => value is T, expected: string): T[] => {
+    const value = item[name];
+    if (value === undefined || value === null) return [];
+    const elements = value instanceof Set ? [...value] : Array.isArray(value) ? value : undefined;
+    if (!elements?.every(is)) throw damaged(name, `a list of ${expected}`);
+    return elements;
+  };
+  return {
+    number: (name, fallback) => read(name, isNumber, 'a number', fallback),
+    string: (name, fallback) => read(name, isString, 'a string', fallback),
+    boolean: (name, fallback) => read(name, isBoolean, 'a boolean', fallback),
+    numberOrNull: (name) => nullable(name, isNumber, 'a number'),
+    stringOrNull: (name) => nullable(name, isString, 'a string'),
+    optionalNumber: (name) => (item[name] === undefined ? undefined : read(name, isNumber, 'a number')),
+    optionalString: (name) => (item[name] === undefined ? undefined : read(name, isString, 'a string')),
+    numbers: (name) => many(name, isNumber, 'numbers'),
+    strings: (name) => many(name, isString, 'strings'),
+    oneOf: (name, values, fallback) => read(name, (value): value is (typeof values)[number] => values.some((allowed) => allowed === value), `one of ${values.join(', ')}`, fallback),
+    object: (name, inner) => inner(fieldsOf(read(name, isObject, 'an object'), entity)),
+    objects: (name, inner) => many(name, isObject, 'objects').map((element) => inner(fieldsOf(element, entity))),
+    list: (name) => many(name, (value): value is unknown => true, 'values'),
+    raw: (name) => item[name],
+  };
+}
+
+/** The item under `key` (consistent when asked), raw, or undefined. */
+export async function readItem(key: Key, consistent = false): Promise<StoredItem | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: key, ...(consistent ? { ConsistentRead: true } : {}) }));
+  return result.Item;
+}
+
+export async function getOne<T>(key: Key, what: string, read: ItemReader<T>): Promise<T> {
+  const item = await readItem(key);
+  if (!item) throw notFound(what);
+  return read(item);
+}
+
+/** The guarded write of a new item: the condition guards against overwriting a key that already exists. */
+export const newItemWrite = (item: StoredItem & Key): GuardedWrite => ({
+  item: putNewItem(item),
+  onConditionFailed: () => new Error(`${item.pk} / ${item.sk} written twice`),
+});
+
+/** Put a new item. */
+export const putNew = (item: StoredItem & Key): Promise<void> => writeGuarded([newItemWrite(item)]);
 
 /**
  * Put a new item of a counted list (lib/db/list-count.ts): the item and its list's count in one
  * TransactWrite, the same one call as a Put.
  */
-export async function putNewCounted(
-  key: Key,
-  entity: string,
-  attributes: Record<string, unknown>,
-  storeId: number,
-  counter: string,
-  alsoWrite: readonly GuardedWrite[] = [],
-): Promise<void> {
-  await retrying(() =>
-    transactGuarded([
-      {
-        item: { Put: { TableName: TABLE, Item: { ...key, entity, ...attributes }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        onConditionFailed: () => new Error(`${key.pk} / ${key.sk} written twice`),
-      },
-      countMove(storeId, counter, 1),
-      ...alsoWrite,
-    ]),
-  );
+export async function putNewCounted(item: StoredItem & Key, storeId: number, counter: string, alsoWrite: readonly GuardedWrite[] = []): Promise<void> {
+  await retrying(() => writeGuarded([newItemWrite(item), countMove(storeId, counter, 1), ...alsoWrite]));
 }
+
+/** The guarded delete of an existing item (404 when it is not there). */
+export const deleteWrite = (key: Key, what: string): GuardedWrite => ({
+  item: remove({ Key: key, ConditionExpression: 'attribute_exists(pk)' }),
+  onConditionFailed: () => notFound(what),
+});
+
+export const deleteOne = (key: Key, what: string): Promise<void> => writeGuarded([deleteWrite(key, what)]);
 
 /** Delete an item of a counted list and take it off its list's count, in one TransactWrite (404 when it is not there). */
 export async function deleteOneCounted(key: Key, what: string, storeId: number, counter: string, alsoWrite: readonly GuardedWrite[] = []): Promise<void> {
-  await retrying(() =>
-    transactGuarded([
-      {
-        item: { Delete: { TableName: TABLE, Key: key, ConditionExpression: 'attribute_exists(pk)' } },
-        onConditionFailed: () => notFound(what),
-      },
-      countMove(storeId, counter, -1),
-      ...alsoWrite,
-    ]),
-  );
+  await retrying(() => writeGuarded([deleteWrite(key, what), countMove(storeId, counter, -1), ...alsoWrite]));
 }
 
 /** A condition of its own for patchOne, and the error its failure stands for. */
@@ -73,46 +173,43 @@ export interface PatchCondition {
   failure: () => Error;
 }
 
+export interface PatchOptions {
+  nested?: readonly string[];
+  extraSets?: Record<string, unknown>;
+  condition?: PatchCondition;
+}
+
 /**
- * SET the allowed fields of a validated patch (plus `updated_at`) on an existing item and
- * return the item as it now is. By default the item must exist (404 otherwise); a caller that
- * read the item first passes its own condition (e.g. the revision it read).
+ * The guarded UpdateItem that SETs the allowed fields of a validated patch (plus `updated_at`) on
+ * an existing item. By default the item must exist (404 otherwise); a caller that read the item
+ * first passes its own condition (e.g. the revision it read).
  */
+export function patchWrite(key: Key, what: string, patch: Record<string, unknown>, allowed: readonly string[], options: PatchOptions = {}): GuardedWrite {
+  const extraNames = Object.keys(options.extraSets ?? {});
+  const parts = setExpression({ ...patch, ...options.extraSets, updated_at: nowIso() }, [...allowed, ...extraNames, 'updated_at'], options.nested);
+  const condition = options.condition;
+  return {
+    item: update({
+      Key: key,
+      UpdateExpression: `SET ${parts.sets.join(', ')}`,
+      ConditionExpression: condition?.expression ?? 'attribute_exists(pk)',
+      ExpressionAttributeNames: { ...parts.names, ...condition?.names },
+      ExpressionAttributeValues: { ...parts.values, ...condition?.values },
+    }),
+    onConditionFailed: condition ? condition.failure : () => notFound(what),
+  };
+}
+
+/** `patchWrite` alone, answering the item as it now is. */
 export async function patchOne<T>(
   key: Key,
   what: string,
   patch: Record<string, unknown>,
   allowed: readonly string[],
-  options: { nested?: readonly string[]; extraSets?: Record<string, unknown>; condition?: PatchCondition } = {},
+  read: ItemReader<T>,
+  options: PatchOptions = {},
 ): Promise<T> {
-  const update = setExpression({ ...patch, ...options.extraSets, updated_at: nowIso() }, [...allowed, ...Object.keys(options.extraSets ?? {}), 'updated_at'], options.nested);
-  const condition = options.condition;
-  try {
-    const result = await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: key,
-        UpdateExpression: `SET ${update.sets.join(', ')}`,
-        ConditionExpression: condition?.expression ?? 'attribute_exists(pk)',
-        ExpressionAttributeNames: { ...update.names, ...condition?.names },
-        ExpressionAttributeValues: { ...update.values, ...condition?.values },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return stripKeys(result.Attributes ?? {}) as T;
-  } catch (error) {
-    if (isConditionalFailure(error)) throw condition ? condition.failure() : notFound(what);
-    throw error;
-  }
-}
-
-export async function deleteOne(key: Key, what: string): Promise<void> {
-  try {
-    await db.send(new DeleteCommand({ TableName: TABLE, Key: key, ConditionExpression: 'attribute_exists(pk)' }));
-  } catch (error) {
-    if (isConditionalFailure(error)) throw notFound(what);
-    throw error;
-  }
+  return read((await writeReturning(patchWrite(key, what, patch, allowed, options), 'ALL_NEW')) ?? {});
 }
 
 /** BatchGetItem takes at most 100 keys a call. */
@@ -123,15 +220,15 @@ const BATCH_GET_MAX = 100;
  * asking again for the keys DynamoDB leaves unprocessed under throttling. Still unprocessed after
  * five tries: 503, like any throttled call. Items are raw (keys included).
  */
-export async function getMany(keys: readonly Key[]): Promise<(Record<string, unknown> | undefined)[]> {
-  const found = new Map<string, Record<string, unknown>>();
+export async function getMany(keys: readonly Key[]): Promise<(StoredItem | undefined)[]> {
+  const found = new Map<string, StoredItem>();
   for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
-    let pending: Record<string, unknown>[] = keys.slice(start, start + BATCH_GET_MAX);
+    let pending: StoredItem[] = keys.slice(start, start + BATCH_GET_MAX);
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt === 5) throw unavailable();
       const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
-      for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item);
-      pending = (result.UnprocessedKeys?.[TABLE]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+      for (const item of result.Responses?.[TABLE] ?? []) found.set(`${String(item.pk)}|${String(item.sk)}`, item);
+      pending = result.UnprocessedKeys?.[TABLE]?.Keys ?? [];
     }
   }
   return keys.map((key) => found.get(`${key.pk}|${key.sk}`));

@@ -3,10 +3,42 @@ export function isConditionalFailure(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
+/** An item as DynamoDB returns it on a failed condition: not unmarshalled. */
+export type RawItem = Record<string, { N?: string; S?: string; NULL?: boolean; BOOL?: boolean } | undefined>;
+
+const isRawItem = (value: unknown): value is RawItem => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The stored item a failed single write asked for (ReturnValuesOnConditionCheckFailure), if any. */
+export function storedOnFailure(error: unknown): RawItem | undefined {
+  if (typeof error !== 'object' || error === null || !('Item' in error)) return undefined;
+  return isRawItem(error.Item) ? error.Item : undefined;
+}
+
+/** One item's reason in a cancelled transaction, as DynamoDB gives it. */
+export interface CancellationReason {
+  Code?: string;
+  Message?: string;
+  /** The stored item, when the write asked for it (ReturnValuesOnConditionCheckFailure). */
+  Item?: RawItem;
+}
+
+/** The reasons of a cancelled transaction, by index in TransactItems; empty for any other error. */
+export function cancellationReasons(error: unknown): CancellationReason[] {
+  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException' || !('CancellationReasons' in error)) return [];
+  const reasons: unknown = error.CancellationReasons;
+  if (!Array.isArray(reasons)) return [];
+  return reasons.map((reason: unknown) => {
+    if (typeof reason !== 'object' || reason === null) return {};
+    const code = 'Code' in reason && typeof reason.Code === 'string' ? reason.Code : undefined;
+    const message = 'Message' in reason && typeof reason.Message === 'string' ? reason.Message : undefined;
+    const item = 'Item' in reason && isRawItem(reason.Item) ? reason.Item : undefined;
+    return { Code: code, Message: message, Item: item };
+  });
+}
+
 /** The reason code of each item of a cancelled transaction (by index in TransactItems); empty for any other error. */
 function cancellationCodes(error: unknown): (string | undefined)[] {
-  if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') return [];
-  return ((error as Error & { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((reason) => reason.Code);
+  return cancellationReasons(error).map((reason) => reason.Code);
 }
 
 /**
@@ -40,9 +72,7 @@ export function isSizeRefusal(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === 'ItemCollectionSizeLimitExceededException') return true;
   if (error.name === 'ValidationException') return SIZE_REFUSAL.test(error.message);
-  const reasons = (error as Error & { CancellationReasons?: { Code?: string; Message?: string }[] }).CancellationReasons ?? [];
-  return (
-    error.name === 'TransactionCanceledException' &&
-    reasons.some((reason) => reason.Code === 'ItemCollectionSizeLimitExceeded' || (reason.Code === 'ValidationError' && SIZE_REFUSAL.test(reason.Message ?? '')))
+  return cancellationReasons(error).some(
+    (reason) => reason.Code === 'ItemCollectionSizeLimitExceeded' || (reason.Code === 'ValidationError' && SIZE_REFUSAL.test(reason.Message ?? '')),
   );
 }

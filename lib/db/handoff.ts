@@ -1,13 +1,12 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { currentTimeMs } from '#lib/clock.ts';
 import { hashSecret, newSecret, SECRET_PREFIX } from '#lib/crypto.ts';
-import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
+import { fieldsOf, type StoredItem } from '#lib/db/entity.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
-import { retrying, transactGuarded } from '#lib/db/transact.ts';
+import { putNewItem, remove, retrying, writeGuarded, writeReturning } from '#lib/db/transact.ts';
 import { badRequest } from '#lib/errors.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
-import { HANDOFF_TTL_SECONDS, type CustomerIdentity, type IdentifyResult } from '#lib/schemas/handoff.ts';
-import { currentTimeMs } from '#lib/clock.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
+import { HANDOFF_TTL_SECONDS, type IdentifyResult } from '#lib/schemas/handoff.ts';
 
 /**
  * Handoffs: single-use, 60-second passes that let the store owner's server learn which
@@ -27,7 +26,20 @@ export const HANDOFFS_PER_MINUTE = 20;
 const RATE_WINDOW_SECONDS = 60;
 const HANDOFF_FORMAT = new RegExp(`^${SECRET_PREFIX.handoff}_[A-Za-z0-9_-]{43}$`);
 
-export const handoffKey = (handoff: string) => ({ pk: `HANDOFF#${hashSecret(handoff)}`, sk: '#HANDOFF' });
+export const handoffKey = (handoff: string) => ({ pk: `${ENTITY.HANDOFF}#${hashSecret(handoff)}`, sk: '#HANDOFF' });
+
+/** What an exchanged handoff answers: the identity it carries and when it was issued. */
+function handoffFromItem(item: StoredItem): IdentifyResult {
+  const field = fieldsOf(item, ENTITY.HANDOFF);
+  const customer = field.object('customer', (identity) => ({
+    store_id: identity.number('store_id'),
+    email: identity.string('email'),
+    name: identity.string('name'),
+    avatar: identity.stringOrNull('avatar'),
+    social_id: identity.stringOrNull('social_id'),
+  }));
+  return { customer: { ...customer, issued_at: field.string('issued_at') } };
+}
 
 /** The same answer for every failure, so a caller cannot tell used from foreign from made up. */
 export const handoffInvalid = () => badRequest('Invalid, used or expired handoff', 'HANDOFF_INVALID');
@@ -35,10 +47,10 @@ export const handoffInvalid = () => badRequest('Invalid, used or expired handoff
 /** Issues a handoff carrying the customer's identity as it is now. `now` is injectable for expiry tests. */
 export async function issueHandoff(customer: Customer, now = currentTimeMs()): Promise<{ handoff: string; expires_in: number }> {
   const handoff = newSecret(SECRET_PREFIX.handoff);
-  const rate = rateWindow(customer.store_id, `HANDOFF#${customer.id}`, HANDOFFS_PER_MINUTE, RATE_WINDOW_SECONDS, now);
+  const rate = rateWindow(customer.store_id, `${ENTITY.HANDOFF}#${customer.id}`, HANDOFFS_PER_MINUTE, RATE_WINDOW_SECONDS, now);
   const item = {
     ...handoffKey(handoff),
-    entity: 'handoff',
+    entity: ENTITY.HANDOFF,
     store_id: customer.store_id,
     customer_id: customer.id,
     customer: { store_id: customer.store_id, email: customer.email, name: customer.name, avatar: customer.avatar, social_id: customer.social_id },
@@ -47,10 +59,10 @@ export async function issueHandoff(customer: Customer, now = currentTimeMs()): P
     expires_epoch: Math.floor(now / 1000) + HANDOFF_TTL_SECONDS,
   };
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       rate.write,
       // 256 random bits: a collision means the random source is broken.
-      { item: { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: () => new Error('handoff secret collision') },
+      { item: putNewItem(item), onConditionFailed: () => new Error('handoff secret collision') },
     ]),
   );
   return { handoff, expires_in: HANDOFF_TTL_SECONDS };
@@ -59,21 +71,17 @@ export async function issueHandoff(customer: Customer, now = currentTimeMs()): P
 /** Consumes the handoff for the key's store and returns the identity it carries. */
 export async function exchangeHandoff(storeId: number, handoff: string, now = currentTimeMs()): Promise<IdentifyResult> {
   if (!HANDOFF_FORMAT.test(handoff)) throw handoffInvalid();
-  try {
-    const { Attributes: item } = await db.send(
-      new DeleteCommand({
-        TableName: TABLE,
+  const item = await writeReturning(
+    {
+      item: remove({
         Key: handoffKey(handoff),
         ConditionExpression: 'store_id = :store AND expires_at > :now',
         ExpressionAttributeValues: { ':store': storeId, ':now': new Date(now).toISOString() },
-        ReturnValues: 'ALL_OLD',
       }),
-    );
-    // The condition holds only on an existing item, so ALL_OLD always brings it back.
-    const { customer, issued_at } = item as { customer: CustomerIdentity; issued_at: string };
-    return { customer: { ...customer, issued_at } };
-  } catch (error) {
-    if (isConditionalFailure(error)) throw handoffInvalid();
-    throw error;
-  }
+      onConditionFailed: handoffInvalid,
+    },
+    'ALL_OLD',
+  );
+  // The condition holds only on an existing item, so ALL_OLD always brings it back.
+  return handoffFromItem(item ?? {});
 }

@@ -3,6 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { isConditionalFailure } from '#lib/db/errors.ts';
 import { IDEMPOTENCY_PK_PREFIX } from '#lib/db/table.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Idempotency records of POST requests (extensions section 12).
@@ -49,7 +50,7 @@ export async function claimIdempotencyKey(
       new PutCommand({
         TableName: TABLE,
         Item: {
-          pk: claim.pk, sk: SK, entity: 'IDEMPOTENCY', store_id: record.store_id, status: 'RUNNING', fingerprint: record.fingerprint,
+          pk: claim.pk, sk: SK, entity: ENTITY.IDEMPOTENCY, store_id: record.store_id, status: 'RUNNING', fingerprint: record.fingerprint,
           owner: claim.owner, running_until: runningUntil, expires_epoch: expiresEpoch,
         },
         ConditionExpression: 'attribute_not_exists(pk) OR expires_epoch < :now OR (#status = :running AND running_until < :now)',

@@ -1,3 +1,5 @@
+import { ENTITY } from '#lib/schemas/entity.ts';
+
 /**
  * Key builders shared by the entity modules. Ids are zero-padded in sort keys so that a
  * Query returns items in id order (string order == numeric order).
@@ -8,7 +10,7 @@ export function padId(id: number): string {
   return String(id).padStart(ID_WIDTH, '0');
 }
 
-export const storePk = (storeId: number) => `STORE#${storeId}`;
+export const storePk = (storeId: number) => `${ENTITY.STORE}#${storeId}`;
 
 /** Sort key of one entity of a store: `TAG#000000000042`. */
 export const entitySk = (entity: string, id: number) => `${entity}#${padId(id)}`;

@@ -1,6 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Delivery leases: what one claim handed out, so that an ack can be checked against it.
@@ -28,7 +29,7 @@ export interface LeaseRecord {
 
 export async function putLease(storeId: number, lease: LeaseRecord): Promise<void> {
   const expiresEpoch = Math.floor(Date.parse(lease.expires_at) / 1000) + KEEP_SECONDS;
-  await db.send(new PutCommand({ TableName: TABLE, Item: { ...leaseKey(storeId, lease.id), entity: 'LEASE', store_id: storeId, ...lease, expires_epoch: expiresEpoch } }));
+  await db.send(new PutCommand({ TableName: TABLE, Item: { ...leaseKey(storeId, lease.id), entity: ENTITY.LEASE, store_id: storeId, ...lease, expires_epoch: expiresEpoch } }));
 }
 
 /** A lease item as read (undefined when missing, or past its TTL but not yet deleted). */

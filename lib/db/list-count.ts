@@ -5,6 +5,7 @@ import { storePk, stripKeys } from '#lib/db/keys.ts';
 import { LIST_COUNT_PK_PREFIX, type IndexName } from '#lib/db/table.ts';
 import type { GuardedWrite } from '#lib/db/transact.ts';
 import { ORDER_STATUSES } from '#lib/schemas/order.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * The `total` of page-mode lists, kept as counters, and pages read with `Limit`: a page costs
@@ -71,15 +72,15 @@ export interface CountedList {
  * counters ever pay a first count. A list missing here still answers right, after one count.
  */
 export const STORE_WIDE_LISTS = [
-  'TAG', 'CATEGORY', 'PACKAGE', 'PACKAGE#ENABLED', 'PROMO', 'VARIABLE', 'DISCOUNT', 'SERVER', 'WEBHOOK',
-  'WITHDRAWAL', 'WITHDRAWAL#PENDING', 'WITHDRAWAL#PAID', 'WITHDRAWAL#REJECTED',
+  ENTITY.TAG, ENTITY.CATEGORY, ENTITY.PACKAGE, `${ENTITY.PACKAGE}#ENABLED`, ENTITY.PROMO, ENTITY.VARIABLE, ENTITY.DISCOUNT, ENTITY.SERVER, ENTITY.WEBHOOK,
+  ENTITY.WITHDRAWAL, `${ENTITY.WITHDRAWAL}#PENDING`, `${ENTITY.WITHDRAWAL}#PAID`, `${ENTITY.WITHDRAWAL}#REJECTED`,
 ] as const;
 
 /** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
 export const enabledInCategoryCounter = (categoryId: number) => `PACKAGE#ENABLED#CATEGORY#${categoryId}`;
 
 /** The order list's counter item: all orders and each status (see the header). */
-export const ORDER_COUNTER = 'ORDER';
+export const ORDER_COUNTER = ENTITY.ORDER;
 const ORDER_COUNT_FIELDS = [undefined, ...ORDER_STATUSES];
 
 /** The attributes of one count in its counter item: the count and the flag saying it is exact. */

@@ -1,12 +1,10 @@
 import { randomInt } from 'node:crypto';
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { currentTimeMs } from '#lib/clock.ts';
 import { acceptedHashes, keyedHash, type ServerKeys } from '#lib/crypto.ts';
-import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
-import { retrying, transactGuarded } from '#lib/db/transact.ts';
-import { currentTimeMs } from '#lib/clock.ts';
+import { put, remove, retrying, update, writeGuarded, writeIf } from '#lib/db/transact.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * E-mail login codes: one live code per store and e-mail; a new login replaces it.
@@ -32,7 +30,7 @@ export const LOGIN_CODE_MAX_ATTEMPTS = 5;
 export const LOGIN_CODES_PER_WINDOW = 5;
 export const LOGIN_CODE_WINDOW_SECONDS = 600;
 
-export const loginCodeKey = (storeId: number, email: string) => ({ pk: storePk(storeId), sk: `LOGIN_CODE#${email.toLowerCase()}` });
+export const loginCodeKey = (storeId: number, email: string) => ({ pk: storePk(storeId), sk: `${ENTITY.LOGIN_CODE}#${email.toLowerCase()}` });
 
 const loginCodeMessage = (storeId: number, email: string, code: string) => `login-code:v1\n${storeId}\n${email.toLowerCase()}\n${code}`;
 
@@ -45,16 +43,14 @@ export async function issueLoginCode(keys: ServerKeys, storeId: number, email: s
   const expiresEpoch = Math.floor(now / 1000) + LOGIN_CODE_TTL_SECONDS;
   const rate = rateWindow(storeId, `LOGIN#${email.toLowerCase()}`, LOGIN_CODES_PER_WINDOW, LOGIN_CODE_WINDOW_SECONDS, now);
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       rate.write,
       {
         // No condition: a new code replaces the previous one.
-        item: {
-          Put: {
-          TableName: TABLE,
+        item: put({
           Item: {
             ...loginCodeKey(storeId, email),
-            entity: 'login_code',
+            entity: ENTITY.LOGIN_CODE,
             store_id: storeId,
             code_hash: loginCodeHash(keys, storeId, email, code),
             attempts: 0,
@@ -62,8 +58,7 @@ export async function issueLoginCode(keys: ServerKeys, storeId: number, email: s
             expires_at: new Date(now + LOGIN_CODE_TTL_SECONDS * 1000).toISOString(),
             expires_epoch: expiresEpoch,
           },
-        },
-        },
+        }),
       },
     ]),
   );
@@ -75,32 +70,22 @@ export async function consumeLoginCode(keys: ServerKeys, storeId: number, email:
   const key = loginCodeKey(storeId, email);
   const nowIso = new Date(now).toISOString();
   const hashes = Object.fromEntries(acceptedHashes(keys, loginCodeMessage(storeId, email, code)).map((hash, i) => [`:hash${i}`, hash]));
-  try {
-    await db.send(
-      new DeleteCommand({
-        TableName: TABLE,
-        Key: key,
-        ConditionExpression: `code_hash IN (${Object.keys(hashes).join(', ')}) AND attempts < :max AND expires_at > :now`,
-        ExpressionAttributeValues: { ...hashes, ':max': LOGIN_CODE_MAX_ATTEMPTS, ':now': nowIso },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: key,
-        UpdateExpression: 'ADD attempts :one',
-        ConditionExpression: 'attribute_exists(pk) AND attempts < :max',
-        ExpressionAttributeValues: { ':one': 1, ':max': LOGIN_CODE_MAX_ATTEMPTS },
-      }),
-    );
-  } catch (error) {
-    // No code, or its attempts are spent: nothing left to count.
-    if (!isConditionalFailure(error)) throw error;
-  }
+  const spent = await writeIf(
+    remove({
+      Key: key,
+      ConditionExpression: `code_hash IN (${Object.keys(hashes).join(', ')}) AND attempts < :max AND expires_at > :now`,
+      ExpressionAttributeValues: { ...hashes, ':max': LOGIN_CODE_MAX_ATTEMPTS, ':now': nowIso },
+    }),
+  );
+  if (spent) return true;
+  // False when there is no code, or its attempts are spent: nothing left to count.
+  await writeIf(
+    update({
+      Key: key,
+      UpdateExpression: 'ADD attempts :one',
+      ConditionExpression: 'attribute_exists(pk) AND attempts < :max',
+      ExpressionAttributeValues: { ':one': 1, ':max': LOGIN_CODE_MAX_ATTEMPTS },
+    }),
+  );
   return false;
 }

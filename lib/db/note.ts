@@ -1,11 +1,11 @@
-import { TABLE } from '#lib/db/client.ts';
-import { deleteOne } from '#lib/db/entity.ts';
+import { deleteOne, fieldsOf, newItemWrite, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { orderKey } from '#lib/db/order.ts';
-import { nextId } from '#lib/db/sequence.ts';
-import { transactGuarded } from '#lib/db/transact.ts';
 import { queryBetween } from '#lib/db/query.ts';
+import { nextId } from '#lib/db/sequence.ts';
+import { check, writeGuarded } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import type { Note, NoteCreate } from '#lib/schemas/note.ts';
 
 /**
@@ -23,39 +23,49 @@ import type { Note, NoteCreate } from '#lib/schemas/note.ts';
  * refuses): ids have gaps, nothing else is written. Notes are read consistently, so a list
  * right after a create shows the note.
  */
-const NOTE = 'NOTE';
+const NOTE = ENTITY.NOTE;
 
-const notesPrefix = (orderId: number) => `${entitySk('ORDER', orderId)}#${NOTE}#`;
+const notesPrefix = (orderId: number) => `${entitySk(ENTITY.ORDER, orderId)}#${NOTE}#`;
 const noteKey = (storeId: number, orderId: number, noteId: number) => ({ pk: storePk(storeId), sk: `${notesPrefix(orderId)}${padId(noteId)}` });
 
-interface NoteItem extends Note {
+/** A note as stored: the response's fields and its store. */
+interface NoteRecord extends Note {
   store_id: number;
 }
 
-const toNote = (item: NoteItem): Note => ({
-  id: item.id,
-  order_id: item.order_id,
-  user_id: item.user_id,
-  content: item.content,
-  created_at: item.created_at,
-  updated_at: item.updated_at,
+const noteItem = (note: NoteRecord) => ({ ...noteKey(note.store_id, note.order_id, note.id), entity: NOTE, ...note });
+
+function noteFromItem(item: StoredItem): NoteRecord {
+  const field = fieldsOf(item, NOTE);
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    order_id: field.number('order_id'),
+    user_id: field.number('user_id'),
+    content: field.string('content'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
+}
+
+const noteResponse = (note: NoteRecord): Note => ({
+  id: note.id,
+  order_id: note.order_id,
+  user_id: note.user_id,
+  content: note.content,
+  created_at: note.created_at,
+  updated_at: note.updated_at,
 });
 
 export async function createNote(storeId: number, orderId: number, credentialId: number, input: NoteCreate): Promise<Note> {
   const id = await nextId(storeId, NOTE);
   const now = nowIso();
-  const note: NoteItem = { id, store_id: storeId, order_id: orderId, user_id: credentialId, content: input.content, created_at: now, updated_at: now };
-  await transactGuarded([
-    {
-      item: { ConditionCheck: { TableName: TABLE, Key: orderKey(storeId, orderId), ConditionExpression: 'attribute_exists(pk)' } },
-      onConditionFailed: () => notFound('Order'),
-    },
-    {
-      item: { Put: { TableName: TABLE, Item: { ...noteKey(storeId, orderId, id), entity: NOTE, ...note }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      onConditionFailed: () => new Error(`note id ${id} allocated twice in store ${storeId}`),
-    },
+  const note: NoteRecord = { id, store_id: storeId, order_id: orderId, user_id: credentialId, content: input.content, created_at: now, updated_at: now };
+  await writeGuarded([
+    { item: check({ Key: orderKey(storeId, orderId), ConditionExpression: 'attribute_exists(pk)' }), onConditionFailed: () => notFound('Order') },
+    newItemWrite(noteItem(note)),
   ]);
-  return toNote(note);
+  return noteResponse(note);
 }
 
 /** The notes of an order, oldest first; 404 when the order is not in this store. */
@@ -63,7 +73,7 @@ export async function listNotes(storeId: number, orderId: number): Promise<Note[
   const orderSk = orderKey(storeId, orderId).sk;
   const items = await queryBetween(storePk(storeId), orderSk, `${notesPrefix(orderId)}~`);
   if (items[0]?.sk !== orderSk) throw notFound('Order');
-  return items.filter((item) => item.entity === NOTE).map((item) => toNote(item as unknown as NoteItem));
+  return items.filter((item) => item.entity === NOTE).map((item) => noteResponse(noteFromItem(item)));
 }
 
 /** 404 `Note not found` for a note that is not on this order of this store (a missing order included). */

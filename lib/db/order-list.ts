@@ -9,6 +9,7 @@ import { allOrdersPk, buyerPk, clientPk, fromItem, listSk, orderKey, statusPk, t
 import type { ServerKeys } from '#lib/crypto.ts';
 import { customerUnauthenticated } from '#lib/errors.ts';
 import { type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Order lists. Calls below exclude the credential lookup.
@@ -190,7 +191,7 @@ async function listOrders(storeId: number, filters: OrderFilters): Promise<Order
 
 /** The counted order list: all orders (gsi1) or one status's (gsi2), newest first; its first count reads the table's orders. */
 function countedOrders(storeId: number, status: OrderStatus | undefined): CountedList {
-  const entity = { names: { '#entity': 'entity' }, values: { ':order': 'ORDER' } };
+  const entity = { names: { '#entity': 'entity' }, values: { ':order': ENTITY.ORDER } };
   return {
     counter: ORDER_COUNTER,
     field: status,
@@ -198,7 +199,7 @@ function countedOrders(storeId: number, status: OrderStatus | undefined): Counte
     count: {
       // Notes share the prefix (`ORDER#<id>#NOTE#...`): only order items count.
       pk: storePk(storeId),
-      skPrefix: 'ORDER#',
+      skPrefix: `${ENTITY.ORDER}#`,
       // An order whose approval still owes its count move (`count_owed`, lib/db/order.ts) counts under the status it is owed in:
       // the settle moves it from there afterwards.
       filter: status

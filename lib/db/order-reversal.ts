@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { orderCountMove, orderKey, statusPk, type OrderItem, type ReversalMarks } from '#lib/db/order.ts';
-import { StaleRead, transactGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
+import { StaleRead, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 
 /**
@@ -44,7 +44,7 @@ export async function markReversed(
   const sets = Object.keys(marks).map((name) => `${name} = :${name}`);
   // An approval that could not move the counts left them on `count_owed` (lib/db/order.ts): this move starts from there, once.
   const countedAs = order.count_owed ?? 'APPROVED';
-  await transactGuarded([
+  await writeGuarded([
     {
       item: {
         Update: {
@@ -76,7 +76,7 @@ export async function markReversed(
  * reported: WrittenConcurrently (nothing to do), not the Puts' "allocated twice".
  */
 export async function finishCommandReversal(order: OrderItem, queuedIds: readonly number[], writes: readonly GuardedWrite[]): Promise<void> {
-  await transactGuarded([
+  await writeGuarded([
     {
       item: {
         Update: {

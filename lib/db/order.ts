@@ -7,10 +7,11 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { countMoves, ORDER_COUNTER } from '#lib/db/list-count.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { ChainEntry, PlannedCommand } from '#lib/schemas/command.ts';
 import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } from '#lib/schemas/order.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * The order item and its status changes. The use cases (read, decide, write) are in
@@ -70,7 +71,7 @@ import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } f
  * answers it as it is), or its refund or chargeback (which moves the counts from the owed status),
  * finishes it. A total may be off by that one order in the meantime.
  */
-const ORDER = 'ORDER';
+const ORDER = ENTITY.ORDER;
 
 export const orderKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: entitySk(ORDER, orderId) });
 /** The sort key of an order's internal_id sentinel; chat messages live under it (lib/db/chat.ts). */
@@ -170,7 +171,7 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
   const item: OrderItem = { ...order, coupon_counters: [...couponCounters], command_ids: [] };
   const sortKey = listSk(item.created_at, item.id);
   const indexes = { gsi1pk: allOrdersPk(storeId), gsi1sk: sortKey, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: sortKey, gsi3pk: buyerPk(storeId, item.client_email), gsi3sk: sortKey };
-  await transactGuarded([
+  await writeGuarded([
     {
       item: { Put: { TableName: TABLE, Item: { ...orderKey(storeId, item.id), entity: ORDER, ...indexes, ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
       onConditionFailed: () => new Error(`order id ${item.id} allocated twice in store ${storeId}`),
@@ -179,7 +180,7 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
       item: {
         Put: {
           TableName: TABLE,
-          Item: { ...internalIdKey(storeId, item.internal_id), entity: 'ORDER_INTERNAL', store_id: storeId, order_id: item.id, client_email: item.client_email, ...clientIndex(storeId, item) },
+          Item: { ...internalIdKey(storeId, item.internal_id), entity: ENTITY.ORDER_INTERNAL, store_id: storeId, order_id: item.id, client_email: item.client_email, ...clientIndex(storeId, item) },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
@@ -312,7 +313,7 @@ export async function markApproved(
     ...(commissionPending ? ['commission_pending = :true'] : []),
     ...(countsFit ? [] : ['count_owed = :pending']),
   ];
-  await transactGuarded([
+  await writeGuarded([
     {
       item: {
         Update: {
@@ -347,7 +348,7 @@ export async function markApproved(
 export async function settleOrderCount(order: OrderItem): Promise<void> {
   if (order.count_owed === undefined) return;
   try {
-    await transactGuarded([
+    await writeGuarded([
       {
         item: {
           Update: {
@@ -383,7 +384,7 @@ export async function clearCommissionPending(storeId: number, orderId: number): 
 
 /** PENDING -> CANCELED in one transaction with `releases` (the coupon's); answers the canceled item. */
 export async function markCanceled(storeId: number, order: OrderItem, releases: readonly GuardedWrite[], canceledAt: string): Promise<OrderItem> {
-  await transactGuarded([
+  await writeGuarded([
     {
       item: {
         Update: {

@@ -1,18 +1,16 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getOne, patchOne } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { fieldsOf, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, enabledInCategoryCounter, storeList, type CountedList } from '#lib/db/list-count.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
-import { rawNumber, retrying, StaleRead, transactGuarded, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
+import { rawNumber, remove, retrying, StaleRead, update, writeGuarded, writeReturning, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
 import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable, type ErrorDetail } from '#lib/errors.ts';
-import { CATALOG_DEFAULTS, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
+import { CATALOG_DEFAULTS, COMMAND_STAGES, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
 import type { Tag } from '#lib/schemas/tag.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Packages.
@@ -71,15 +69,46 @@ import type { Tag } from '#lib/schemas/tag.ts';
  * conditioned on `stock >= :n`, and give them back with `ADD stock :n`.
  * `expiry_days` is stored and validated only (timed packages, section 10).
  */
-export const PACKAGE = 'PACKAGE';
-export const packageKey = (storeId: number, packageId: number) => referableKey(storeId, 'PACKAGE', packageId);
+export const PACKAGE = ENTITY.PACKAGE;
+export const packageKey = (storeId: number, packageId: number) => referableKey(storeId, ENTITY.PACKAGE, packageId);
 const storefrontPk = (storeId: number) => `${storePk(storeId)}#STOREFRONT_PACKAGE`;
 const storefrontCategoryPk = (storeId: number, categoryId: number) => `${storePk(storeId)}#CATEGORY#${padId(categoryId)}#STOREFRONT_PACKAGE`;
 
 /** The package as stored: `tags` are the ids the operator set, deleted tags included. */
 export type StoredPackage = Omit<Package, 'tags'> & { tags: number[]; variation_count?: number };
 
-export const fromPackageItem = (item: Record<string, unknown>): StoredPackage => ({ ...CATALOG_DEFAULTS, ...stripKeys(item) }) as unknown as StoredPackage;
+/** Packages written before a field existed read as CATALOG_DEFAULTS (and their command templates as the schema's defaults). */
+export function packageFromItem(item: StoredItem): StoredPackage {
+  const field = fieldsOf(item, PACKAGE);
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    name: field.string('name'),
+    price: field.number('price'),
+    category_id: field.numberOrNull('category_id'),
+    parent_id: field.numberOrNull('parent_id'),
+    image: field.stringOrNull('image'),
+    commands: field.objects('commands', (command) => ({
+      command: command.string('command'),
+      servers: command.raw('servers') == null ? null : command.numbers('servers'),
+      stage: command.oneOf('stage', COMMAND_STAGES, 'APPROVED'),
+      offline_execute: command.boolean('offline_execute'),
+      delay_seconds: command.number('delay_seconds'),
+    })),
+    description: field.string('description', CATALOG_DEFAULTS.description),
+    enabled: field.boolean('enabled', CATALOG_DEFAULTS.enabled),
+    stock: field.numberOrNull('stock'),
+    per_customer_limit: field.numberOrNull('per_customer_limit'),
+    tags: field.numbers('tags'),
+    expiry_days: field.numberOrNull('expiry_days'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+    ...(item.variation_count === undefined ? {} : { variation_count: field.number('variation_count') }),
+  };
+}
+
+/** The package as stored, with its storefront index attributes. */
+const packageItem = (pkg: StoredPackage) => ({ ...packageKey(pkg.store_id, pkg.id), entity: PACKAGE, ...storefrontIndex(pkg.store_id, pkg.id, pkg), ...pkg });
 
 const present = (pkg: StoredPackage, storeTags: readonly Tag[]): Package => ({ ...pkg, tags: tagsShownOn(pkg.tags, storeTags).map((tag) => tag.id) });
 
@@ -113,24 +142,21 @@ function storefrontIndex(storeId: number, packageId: number, placement: PackageP
  */
 function countedReference(storeId: number, kind: ReferableKind, id: number, counts: { change: number; enabledChange?: number }, field: string): GuardedWrite {
   const { change, enabledChange = 0 } = counts;
-  const counter = kind === 'CATEGORY' ? 'package_count' : 'variation_count';
-  const mustBeTopLevel = kind === 'PACKAGE' && change > 0;
+  const counter = kind === ENTITY.CATEGORY ? 'package_count' : 'variation_count';
+  const mustBeTopLevel = kind === ENTITY.PACKAGE && change > 0;
   const enabledCount = enabledChange === 0 ? '' : ', enabled_package_count :enabled_change';
   return {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: referableKey(storeId, kind, id),
-        UpdateExpression: `ADD ref_count :change, ${counter} :change${enabledCount}`,
-        ConditionExpression: mustBeTopLevel ? 'attribute_exists(pk) AND attribute_type(parent_id, :null)' : 'attribute_exists(pk)',
-        ExpressionAttributeValues: {
-          ':change': change,
-          ...(enabledChange === 0 ? {} : { ':enabled_change': enabledChange }),
-          ...(mustBeTopLevel ? { ':null': 'NULL' } : {}),
-        },
-        ...(mustBeTopLevel ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+    item: update({
+      Key: referableKey(storeId, kind, id),
+      UpdateExpression: `ADD ref_count :change, ${counter} :change${enabledCount}`,
+      ConditionExpression: mustBeTopLevel ? 'attribute_exists(pk) AND attribute_type(parent_id, :null)' : 'attribute_exists(pk)',
+      ExpressionAttributeValues: {
+        ':change': change,
+        ...(enabledChange === 0 ? {} : { ':enabled_change': enabledChange }),
+        ...(mustBeTopLevel ? { ':null': 'NULL' } : {}),
       },
-    },
+      ...(mustBeTopLevel ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+    }),
     onConditionFailed: (current) =>
       current
         ? unprocessable(`Package ${id} is itself a variation; a variation cannot be a parent`, field)
@@ -144,14 +170,14 @@ function linkWrites(storeId: number, before: PackagePlacement, after: PackagePla
   const enabledIn = (placement: PackagePlacement) => (placement.enabled ? 1 : 0);
   if (before.category_id === after.category_id) {
     const enabledChange = enabledIn(after) - enabledIn(before);
-    if (after.category_id !== null && enabledChange !== 0) writes.push(countedReference(storeId, 'CATEGORY', after.category_id, { change: 0, enabledChange }, 'category_id'));
+    if (after.category_id !== null && enabledChange !== 0) writes.push(countedReference(storeId, ENTITY.CATEGORY, after.category_id, { change: 0, enabledChange }, 'category_id'));
   } else {
-    if (before.category_id !== null) writes.push(countedReference(storeId, 'CATEGORY', before.category_id, { change: -1, enabledChange: -enabledIn(before) }, 'category_id'));
-    if (after.category_id !== null) writes.push(countedReference(storeId, 'CATEGORY', after.category_id, { change: 1, enabledChange: enabledIn(after) }, 'category_id'));
+    if (before.category_id !== null) writes.push(countedReference(storeId, ENTITY.CATEGORY, before.category_id, { change: -1, enabledChange: -enabledIn(before) }, 'category_id'));
+    if (after.category_id !== null) writes.push(countedReference(storeId, ENTITY.CATEGORY, after.category_id, { change: 1, enabledChange: enabledIn(after) }, 'category_id'));
   }
   if (before.parent_id !== after.parent_id) {
-    if (before.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', before.parent_id, { change: -1 }, 'parent_id'));
-    if (after.parent_id !== null) writes.push(countedReference(storeId, 'PACKAGE', after.parent_id, { change: 1 }, 'parent_id'));
+    if (before.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, before.parent_id, { change: -1 }, 'parent_id'));
+    if (after.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, after.parent_id, { change: 1 }, 'parent_id'));
   }
   return [...writes, ...storefrontCountWrites(storeId, before, after)];
 }
@@ -220,13 +246,9 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
     created_at: now,
     updated_at: now,
   };
-  const item = { ...packageKey(storeId, id), entity: PACKAGE, ...storefrontIndex(storeId, id, pkg), ...pkg };
   await retrying(() =>
-    transactGuarded([
-      {
-        item: { Put: { TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-        onConditionFailed: () => new Error(`package id ${id} allocated twice in store ${storeId}`),
-      },
+    writeGuarded([
+      newItemWrite(packageItem(pkg)),
       ...linkWrites(storeId, UNPLACED, pkg),
       ...serverReferenceWrites(storeId, id, new Map(), serverMentions(input.commands)),
       countMove(storeId, PACKAGE, 1),
@@ -237,7 +259,7 @@ export async function createPackage(storeId: number, input: PackageCreate): Prom
 
 /** The package as stored (one GetItem, 404 when missing): enough to know it exists. */
 export async function getStoredPackage(storeId: number, packageId: number): Promise<StoredPackage> {
-  return fromPackageItem(await getOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package'));
+  return getOne(packageKey(storeId, packageId), 'Package', packageFromItem);
 }
 
 export async function getPackage(storeId: number, packageId: number): Promise<Package> {
@@ -247,14 +269,14 @@ export async function getPackage(storeId: number, packageId: number): Promise<Pa
 
 /** A page of the store's packages, in id order, and their total (the apply-all tag ids read in parallel, then the tags the page shows). */
 export async function packagePage(storeId: number, page: number, limit: number): Promise<{ total: number; data: Package[] }> {
-  const [{ total, data }, applyAll] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, fromPackageItem), applyAllTagIds(storeId)]);
+  const [{ total, data }, applyAll] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, packageFromItem), applyAllTagIds(storeId)]);
   const shown = await tagsFor(storeId, data.flatMap((pkg) => pkg.tags), applyAll);
   return { total, data: data.map((pkg) => present(pkg, shown)) };
 }
 
 /** A page of the enabled packages of the store, or of one category, in id order, from the sparse storefront index, and their total. */
 export function enabledPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StoredPackage[] }> {
-  return countedPage(storeId, enabledPackageList(storeId, categoryId), page, limit, fromPackageItem);
+  return countedPage(storeId, enabledPackageList(storeId, categoryId), page, limit, packageFromItem);
 }
 
 /** An enabled package; a disabled one is as missing as one that does not exist (404). */
@@ -283,7 +305,7 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
   const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined || patch.commands !== undefined;
   const write = movesPlacement
     ? updatePlacement(storeId, packageId, patch)
-    : patchOne<Record<string, unknown>>(packageKey(storeId, packageId), 'Package', patch, PATCHABLE).then(fromPackageItem);
+    : patchOne(packageKey(storeId, packageId), 'Package', patch, PATCHABLE, packageFromItem);
   // Tags sent were read (and checked) before the write; otherwise the apply-all ids are read alongside it.
   const [updated, applyAll] = await Promise.all([write, checked ? undefined : applyAllTagIds(storeId)]);
   return present(updated, checked || (await tagsFor(storeId, updated.tags, applyAll ?? [])));
@@ -308,9 +330,9 @@ function updatePlacement(storeId: number, packageId: number, patch: PackagePatch
     }
     const updatedAt = nowIso();
     const index = storefrontIndex(storeId, packageId, after);
-    const update = setExpression({ ...patch, ...index, updated_at: updatedAt }, [...PATCHABLE, ...INDEX_ATTRIBUTES, 'updated_at']);
+    const parts = setExpression({ ...patch, ...index, updated_at: updatedAt }, [...PATCHABLE, ...INDEX_ATTRIBUTES, 'updated_at']);
     const removed = INDEX_ATTRIBUTES.filter((name) => index[name] === undefined);
-    const values: Record<string, unknown> = { ...update.values, ':was_updated_at': current.updated_at };
+    const values: Record<string, unknown> = { ...parts.values, ':was_updated_at': current.updated_at };
     // The counts below come from the placement just read; updated_at also keeps the returned package exact.
     const conditions = [
       'updated_at = :was_updated_at',
@@ -321,25 +343,22 @@ function updatePlacement(storeId: number, packageId: number, patch: PackagePatch
       conditions.push('(attribute_not_exists(variation_count) OR variation_count <= :zero)');
       values[':zero'] = 0;
     }
-    await transactGuarded([
+    await writeGuarded([
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: packageKey(storeId, packageId),
-            UpdateExpression: `SET ${update.sets.join(', ')}${removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''}`,
-            ConditionExpression: conditions.join(' AND '),
-            ExpressionAttributeNames: update.names,
-            ExpressionAttributeValues: values,
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
+        item: update({
+          Key: packageKey(storeId, packageId),
+          UpdateExpression: `SET ${parts.sets.join(', ')}${removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''}`,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeNames: parts.names,
+          ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
         onConditionFailed: (stored) => (stored ? new StaleRead() : notFound('Package')),
       },
       ...linkWrites(storeId, current, after),
       ...(patch.commands === undefined ? [] : serverReferenceWrites(storeId, packageId, serverMentions(current.commands), serverMentions(patch.commands))),
     ]);
-    return { ...current, ...patch, updated_at: updatedAt } as StoredPackage;
+    return { ...current, ...patch, updated_at: updatedAt };
   });
 }
 
@@ -357,17 +376,14 @@ function stillReferred(packageId: number, stored: RawItem): HttpError {
 export async function deletePackage(storeId: number, packageId: number): Promise<StoredPackage> {
   return retrying(async () => {
     const current = await getStoredPackage(storeId, packageId);
-    await transactGuarded([
+    await writeGuarded([
       {
-        item: {
-          Delete: {
-            TableName: TABLE,
-            Key: packageKey(storeId, packageId),
-            ConditionExpression: `${unreferencedCondition.ConditionExpression} AND updated_at = :was_updated_at`,
-            ExpressionAttributeValues: { ...unreferencedCondition.ExpressionAttributeValues, ':was_updated_at': current.updated_at },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
+        item: remove({
+          Key: packageKey(storeId, packageId),
+          ConditionExpression: `${unreferencedCondition.ConditionExpression} AND updated_at = :was_updated_at`,
+          ExpressionAttributeValues: { ...unreferencedCondition.ExpressionAttributeValues, ':was_updated_at': current.updated_at },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
         onConditionFailed: (stored) => {
           if (!stored) return notFound('Package');
           return rawNumber(stored, 'ref_count') > 0 ? stillReferred(packageId, stored) : new StaleRead();
@@ -387,21 +403,18 @@ export async function deletePackage(storeId: number, packageId: number): Promise
  * each learns exactly the object it replaced. 404 when the package is missing.
  */
 export async function setPackageImage(storeId: number, packageId: number, url: string | null): Promise<string | null> {
-  try {
-    const result = await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
+  const old = await writeReturning(
+    {
+      item: update({
         Key: packageKey(storeId, packageId),
         UpdateExpression: 'SET #image = :image, #updated_at = :now',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: { '#image': 'image', '#updated_at': 'updated_at' },
         ExpressionAttributeValues: { ':image': url, ':now': nowIso() },
-        ReturnValues: 'UPDATED_OLD',
       }),
-    );
-    return (result.Attributes?.image as string | null | undefined) ?? null;
-  } catch (error) {
-    if (isConditionalFailure(error)) throw notFound('Package');
-    throw error;
-  }
+      onConditionFailed: () => notFound('Package'),
+    },
+    'UPDATED_OLD',
+  );
+  return old ? fieldsOf(old, PACKAGE).stringOrNull('image') : null;
 }

@@ -1,14 +1,13 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getOne } from '#lib/db/entity.ts';
-import { entitySk, storePk, stripKeys } from '#lib/db/keys.ts';
+import { fieldsOf, getOne, newItemWrite, type Fields, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
-import { referenceWrites } from '#lib/db/references.ts';
-import { retrying, StaleRead, transactGuarded } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
+import { referenceWrites } from '#lib/db/references.ts';
+import { put, remove, retrying, StaleRead, update, writeGuarded, writeReturning } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Reference } from '#lib/schemas/common.ts';
-import type { Promo } from '#lib/schemas/promo.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
+import { CONDITION_MODES, PROMO_TYPES, REWARD_TYPES, TARGET_TYPES, type Promo, type Target } from '#lib/schemas/promo.ts';
 
 /**
  * Promos. A promo and its tiers (at most 10) are one item, so reading a promo is one GetItem.
@@ -36,7 +35,7 @@ import type { Promo } from '#lib/schemas/promo.ts';
  * Tier ids come from the same counter item as promo ids (attribute `tier_value`), so creating a
  * promo allocates all its ids in one call.
  */
-const PROMO = 'PROMO';
+const PROMO = ENTITY.PROMO;
 export const promoKey = (storeId: number, promoId: number) => ({ pk: storePk(storeId), sk: entitySk(PROMO, promoId) });
 const sequenceKey = (storeId: number) => ({ pk: storePk(storeId), sk: `#SEQ#${PROMO}` });
 
@@ -45,45 +44,81 @@ export type StoredPromo = Promo & { version: number };
 
 /** Allocates `promos` (0 or 1) promo ids and `tiers` tier ids in one ADD; returns the first of each. */
 export async function allocatePromoIds(storeId: number, promos: 0 | 1, tiers: number): Promise<{ promoId: number; firstTierId: number }> {
-  const result = await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: sequenceKey(storeId),
-      UpdateExpression: promos ? 'ADD #value :promos, tier_value :tiers SET store_id = :store' : 'ADD tier_value :tiers SET store_id = :store',
-      ExpressionAttributeNames: promos ? { '#value': 'value' } : undefined,
-      ExpressionAttributeValues: { ':tiers': tiers, ':store': storeId, ...(promos ? { ':promos': promos } : {}) },
-      ReturnValues: 'UPDATED_NEW',
-    }),
+  const counters = await writeReturning(
+    {
+      item: update({
+        Key: sequenceKey(storeId),
+        UpdateExpression: promos ? 'ADD #value :promos, tier_value :tiers SET store_id = :store' : 'ADD tier_value :tiers SET store_id = :store',
+        ExpressionAttributeNames: promos ? { '#value': 'value' } : undefined,
+        ExpressionAttributeValues: { ':tiers': tiers, ':store': storeId, ...(promos ? { ':promos': promos } : {}) },
+      }),
+    },
+    'UPDATED_NEW',
   );
-  return { promoId: Number(result.Attributes?.value), firstTierId: Number(result.Attributes?.tier_value) - tiers + 1 };
+  return { promoId: Number(counters?.value), firstTierId: Number(counters?.tier_value) - tiers + 1 };
 }
 
 const promoItem = (storeId: number, promo: Promo, version: number) => ({ ...promoKey(storeId, promo.id), entity: PROMO, ...promo, version });
 
+const targetFromFields = (target: Fields): Target => {
+  const id = target.optionalNumber('id');
+  return { type: target.oneOf('type', TARGET_TYPES), ...(id === undefined ? {} : { id }) };
+};
+
+export function promoFromItem(item: StoredItem): StoredPromo {
+  const field = fieldsOf(item, PROMO);
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    name: field.string('name'),
+    type: field.oneOf('type', PROMO_TYPES),
+    condition_mode: field.oneOf('condition_mode', CONDITION_MODES),
+    enabled: field.boolean('enabled'),
+    starts_at: field.string('starts_at'),
+    ends_at: field.stringOrNull('ends_at'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+    targets: field.objects('targets', targetFromFields),
+    tiers: field.objects('tiers', (tier) => ({
+      id: tier.number('id'),
+      store_id: tier.number('store_id'),
+      promo_id: tier.number('promo_id'),
+      min_amount: tier.number('min_amount'),
+      reward_type: tier.oneOf('reward_type', REWARD_TYPES),
+      reward_value: tier.numberOrNull('reward_value'),
+      reward_quantity: tier.numberOrNull('reward_quantity'),
+      created_at: tier.string('created_at'),
+      updated_at: tier.string('updated_at'),
+      targets: tier.objects('targets', targetFromFields),
+    })),
+    version: field.number('version'),
+  };
+}
+
+/** The promo without the version its writes are conditioned on. */
+const withoutVersion = ({ version: _, ...promo }: StoredPromo): Promo => promo;
+
 /** Stores a new promo (judged by the rules) and counts its references. */
 export async function insertPromo(storeId: number, promo: Promo, references: readonly Reference[]): Promise<void> {
   await retrying(() =>
-    transactGuarded([
-      {
-        item: { Put: { TableName: TABLE, Item: promoItem(storeId, promo, 1), ConditionExpression: 'attribute_not_exists(pk)' } },
-        onConditionFailed: () => new Error(`promo id ${promo.id} allocated twice in store ${storeId}`),
-      },
+    writeGuarded([
+      newItemWrite(promoItem(storeId, promo, 1)),
       ...referenceWrites(storeId, [], references),
       countMove(storeId, PROMO, 1),
     ]),
   );
 }
 
-export const getStoredPromo = (storeId: number, promoId: number) => getOne<StoredPromo>(promoKey(storeId, promoId), 'Promo');
+export const getStoredPromo = (storeId: number, promoId: number) => getOne(promoKey(storeId, promoId), 'Promo', promoFromItem);
 
 export const getPromo = (storeId: number, promoId: number): Promise<Promo> => getStoredPromo(storeId, promoId);
 
 export async function listPromos(storeId: number): Promise<Promo[]> {
-  return (await queryAll({ pk: storePk(storeId), skPrefix: `${PROMO}#` })).map((item) => stripKeys(item) as Promo);
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${PROMO}#` })).map((item) => withoutVersion(promoFromItem(item)));
 }
 
 /** A page of the store's promos, in id order, and their total. */
-export const promoPage = (storeId: number, page: number, limit: number) => countedPage<Promo>(storeId, storeList(storeId, PROMO), page, limit);
+export const promoPage = (storeId: number, page: number, limit: number) => countedPage(storeId, storeList(storeId, PROMO), page, limit, (item) => withoutVersion(promoFromItem(item)));
 
 /** The write only lands on the version we read; otherwise read again (or 404 when it is gone). */
 const sameVersion = (version: number) => ({
@@ -95,16 +130,16 @@ const staleOrGone = (stored: unknown) => (stored ? new StaleRead() : notFound('P
 
 /** Replaces the promo read at `version`, moving reference counts from `before` to `after`. */
 export async function replacePromo(storeId: number, promo: Promo, version: number, before: readonly Reference[], after: readonly Reference[]): Promise<void> {
-  await transactGuarded([
-    { item: { Put: { TableName: TABLE, Item: promoItem(storeId, promo, version + 1), ...sameVersion(version) } }, onConditionFailed: staleOrGone },
+  await writeGuarded([
+    { item: put({ Item: promoItem(storeId, promo, version + 1), ...sameVersion(version) }), onConditionFailed: staleOrGone },
     ...referenceWrites(storeId, before, after),
   ]);
 }
 
 /** Deletes the promo read at `version`, releasing its references. */
 export async function deletePromoItem(storeId: number, promoId: number, version: number, references: readonly Reference[]): Promise<void> {
-  await transactGuarded([
-    { item: { Delete: { TableName: TABLE, Key: promoKey(storeId, promoId), ...sameVersion(version) } }, onConditionFailed: staleOrGone },
+  await writeGuarded([
+    { item: remove({ Key: promoKey(storeId, promoId), ...sameVersion(version) }), onConditionFailed: staleOrGone },
     ...referenceWrites(storeId, references, []),
     countMove(storeId, PROMO, -1),
   ]);

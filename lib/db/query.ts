@@ -1,6 +1,50 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import type { IndexName } from '#lib/db/table.ts';
+
+/**
+ * The one loop over a Query's pages (test/unit/layers.test.ts fails on `ExclusiveStartKey`
+ * anywhere else in lib/db). Every list, count and skip reads through `queryPages`; `queryAll`
+ * and `queryBetween` are its two common shapes.
+ */
+export type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Limit'>;
+export type StartKey = Record<string, unknown>;
+
+export interface PagingOptions {
+  /** Where to start (a page's LastEvaluatedKey); the range's beginning without it. */
+  startKey?: StartKey;
+  /** The Limit of the next page, asked before each one (what is still wanted); none when undefined. */
+  limit?: () => number | undefined;
+}
+
+/**
+ * The pages of a Query, one call each, following LastEvaluatedKey for as long as the caller
+ * iterates: a caller that has enough stops (`break`), and no further page is read. The last page
+ * is the one without a LastEvaluatedKey.
+ */
+export async function* queryPages(input: QueryInput, options: PagingOptions = {}): AsyncGenerator<QueryCommandOutput> {
+  let startKey = options.startKey;
+  do {
+    const page = await db.send(new QueryCommand({ TableName: TABLE, ...input, Limit: options.limit?.(), ExclusiveStartKey: startKey }));
+    yield page;
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+}
+
+/** One page of a Query from `startKey` (with at most `limit` items examined). */
+export async function queryPage(input: QueryInput, startKey?: StartKey, limit?: number): Promise<QueryCommandOutput> {
+  const first = await queryPages(input, { startKey, limit: () => limit }).next();
+  // The pages always begin with one: only after it can they end.
+  if (first.done) throw new Error('a Query answered no page');
+  return first.value;
+}
+
+/** Every item of a Query (one call per 1 MB read). */
+export async function queryItems(input: QueryInput): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for await (const page of queryPages(input)) items.push(...(page.Items ?? []));
+  return items;
+}
 
 interface PrefixQuery {
   /** Partition key value (of the table, or of the index when `index` is set). */
@@ -17,49 +61,27 @@ interface PrefixQuery {
  * Every item under one partition and sort-key prefix, following LastEvaluatedKey.
  * One Query call per 1 MB of items read.
  */
-export async function queryAll<T = Record<string, unknown>>(query: PrefixQuery): Promise<T[]> {
+export function queryAll(query: PrefixQuery): Promise<Record<string, unknown>[]> {
   const pkName = query.index ? `${query.index}pk` : 'pk';
   const skName = query.index ? `${query.index}sk` : 'sk';
-  const items: T[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        IndexName: query.index,
-        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-        FilterExpression: query.filter?.FilterExpression,
-        ExpressionAttributeNames: { '#pk': pkName, '#sk': skName, ...query.filter?.ExpressionAttributeNames },
-        ExpressionAttributeValues: { ':pk': query.pk, ':prefix': query.skPrefix, ...query.filter?.ExpressionAttributeValues },
-        ScanIndexForward: !query.descending,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...((page.Items ?? []) as T[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+  return queryItems({
+    IndexName: query.index,
+    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+    FilterExpression: query.filter?.FilterExpression,
+    ExpressionAttributeNames: { '#pk': pkName, '#sk': skName, ...query.filter?.ExpressionAttributeNames },
+    ExpressionAttributeValues: { ':pk': query.pk, ':prefix': query.skPrefix, ...query.filter?.ExpressionAttributeValues },
+    ScanIndexForward: !query.descending,
+  });
 }
 
 /**
  * Every item of one partition with `from <= sk <= to`, consistently read: an item and the items
  * filed under it (an order and its notes, a chat sentinel and its messages) in one Query.
  */
-export async function queryBetween(pk: string, from: string, to: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
+export function queryBetween(pk: string, from: string, to: string): Promise<Record<string, unknown>[]> {
+  return queryItems({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': pk, ':from': from, ':to': to },
+    ConsistentRead: true,
+  });
 }

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keyedHash, macMatches, type ServerKeys } from '#lib/crypto.ts';
-import { db, TABLE } from '#lib/db/client.ts';
+import { fieldsOf, putNew, type StoredItem } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Quotes: the prices a storefront showed for a cart, kept 15 minutes so that a checkout of the
@@ -36,7 +36,7 @@ export function quoteIdValid(keys: ServerKeys, storeId: number, quoteId: string)
   return Boolean(random && mac && rest.length === 0 && macMatches(keys, quoteMessage(storeId, random), mac, MAC_LENGTH));
 }
 
-export const quoteKey = (storeId: number, quoteId: string) => ({ pk: storePk(storeId), sk: `QUOTE#${quoteId}` });
+export const quoteKey = (storeId: number, quoteId: string) => ({ pk: storePk(storeId), sk: `${ENTITY.QUOTE}#${quoteId}` });
 
 export interface StoredQuote<P = unknown> {
   quote_id: string;
@@ -47,16 +47,11 @@ export interface StoredQuote<P = unknown> {
 }
 
 export async function putQuote(storeId: number, quote: StoredQuote): Promise<void> {
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: { ...quoteKey(storeId, quote.quote_id), entity: 'QUOTE', store_id: storeId, ...quote, expires_epoch: Math.ceil(Date.parse(quote.expires_at) / 1000) },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putNew({ ...quoteKey(storeId, quote.quote_id), entity: ENTITY.QUOTE, store_id: storeId, ...quote, expires_epoch: Math.ceil(Date.parse(quote.expires_at) / 1000) });
 }
 
-export function quoteFromItem(item: Record<string, unknown> | undefined): StoredQuote | undefined {
-  if (!item) return undefined;
-  return { quote_id: String(item.quote_id), signature: String(item.signature), expires_at: String(item.expires_at), prices: item.prices };
+/** `prices` as stored: the checkout checks them against the cart it prices (lib/domain/cart.ts). */
+export function quoteFromItem(item: StoredItem): StoredQuote {
+  const field = fieldsOf(item, ENTITY.QUOTE);
+  return { quote_id: field.string('quote_id'), signature: field.string('signature'), expires_at: field.string('expires_at'), prices: field.raw('prices') };
 }

@@ -1,8 +1,7 @@
-import { TABLE } from '#lib/db/client.ts';
-import { storePk } from '#lib/db/keys.ts';
-import type { GuardedWrite } from '#lib/db/transact.ts';
-import { tooManyRequests } from '#lib/errors.ts';
 import { currentTimeMs } from '#lib/clock.ts';
+import { storePk } from '#lib/db/keys.ts';
+import { update, type GuardedWrite } from '#lib/db/transact.ts';
+import { tooManyRequests } from '#lib/errors.ts';
 
 /**
  * Fixed-window rate counters (their writes retry through lib/db/transact.ts).
@@ -33,16 +32,13 @@ export function rateWindow(storeId: number, subject: string, limit: number, wind
   const retryAfterSeconds = Math.max(1, Math.ceil(windowEnd - now / 1000));
   return {
     write: {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: { pk: storePk(storeId), sk: `RATE#${subject}#${windowStart}` },
-          UpdateExpression: 'ADD #n :one SET store_id = :store, expires_epoch = :expires',
-          ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
-          ExpressionAttributeNames: { '#n': 'n' },
+      item: update({
+        Key: { pk: storePk(storeId), sk: `RATE#${subject}#${windowStart}` },
+        UpdateExpression: 'ADD #n :one SET store_id = :store, expires_epoch = :expires',
+        ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
+        ExpressionAttributeNames: { '#n': 'n' },
         ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':store': storeId, ':expires': windowEnd },
-        },
-      },
+      }),
       onConditionFailed: () => tooManyRequests(retryAfterSeconds),
     },
     retryAfterSeconds,

@@ -1,6 +1,5 @@
-import { TABLE } from '#lib/db/client.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
-import type { GuardedWrite } from '#lib/db/transact.ts';
+import { update, type GuardedWrite } from '#lib/db/transact.ts';
 import { unprocessable } from '#lib/errors.ts';
 import type { ReferableKind, Reference } from '#lib/schemas/common.ts';
 
@@ -52,17 +51,14 @@ export function referenceWrites(storeId: number, before: readonly Reference[], a
   return [...delta.values()]
     .filter(({ change }) => change !== 0)
     .map(({ ref, change }) => ({
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: referableKey(storeId, ref.kind, ref.id),
-          UpdateExpression: 'ADD ref_count :change',
-          // Only a new reference needs its target to exist; dropping one from a since-deleted
-          // item cannot happen (deletes wait for ref_count 0), but must not resurrect it either.
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':change': change },
-        },
-      },
+      item: update({
+        Key: referableKey(storeId, ref.kind, ref.id),
+        UpdateExpression: 'ADD ref_count :change',
+        // Only a new reference needs its target to exist; dropping one from a since-deleted
+        // item cannot happen (deletes wait for ref_count 0), but must not resurrect it either.
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':change': change },
+      }),
       onConditionFailed: () => missingReference(ref),
     }));
 }

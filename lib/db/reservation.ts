@@ -1,8 +1,9 @@
-import { TABLE } from '#lib/db/client.ts';
+import { fieldsOf, type StoredItem } from '#lib/db/entity.ts';
 import { padId, storePk } from '#lib/db/keys.ts';
 import { packageKey } from '#lib/db/package.ts';
-import { StaleRead, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
+import { check, StaleRead, update, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { unprocessable } from '#lib/errors.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import type { Reserved } from '#lib/schemas/order.ts';
 
 /**
@@ -30,8 +31,11 @@ import type { Reserved } from '#lib/schemas/order.ts';
  */
 export const limitCounterKey = (storeId: number, packageId: number, email: string) => ({
   pk: storePk(storeId),
-  sk: `CUSTOMER_LIMIT#${padId(packageId)}#${email.toLowerCase()}`,
+  sk: `${ENTITY.CUSTOMER_LIMIT}#${padId(packageId)}#${email.toLowerCase()}`,
 });
+
+/** The units a customer holds of a limited package (no counter yet: none). */
+export const heldUnits = (counter: StoredItem | undefined): number => (counter ? fieldsOf(counter, ENTITY.CUSTOMER_LIMIT).number('units', 0) : 0);
 
 export interface PackageReservation {
   /** Every line's package: each gets exactly one write (a package cannot appear twice in one transaction). */
@@ -48,16 +52,13 @@ const ENABLED = '(attribute_not_exists(enabled) OR enabled = :true)';
 
 function takeStock(storeId: number, taken: Reserved, field: string): GuardedWrite {
   return {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: packageKey(storeId, taken.package_id),
-        UpdateExpression: 'ADD stock :minus',
-        ConditionExpression: `attribute_exists(pk) AND ${ENABLED} AND stock >= :units`,
-        ExpressionAttributeValues: { ':minus': -taken.units, ':units': taken.units, ':true': true },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    },
+    item: update({
+      Key: packageKey(storeId, taken.package_id),
+      UpdateExpression: 'ADD stock :minus',
+      ConditionExpression: `attribute_exists(pk) AND ${ENABLED} AND stock >= :units`,
+      ExpressionAttributeValues: { ':minus': -taken.units, ':units': taken.units, ':true': true },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    }),
     onConditionFailed: (current: RawItem | undefined) => {
       const stock = current?.stock?.N;
       // Deleted, disabled or made unlimited since the read: read again and decide again.
@@ -69,14 +70,11 @@ function takeStock(storeId: number, taken: Reserved, field: string): GuardedWrit
 
 function checkUnlimited(storeId: number, packageId: number): GuardedWrite {
   return {
-    item: {
-      ConditionCheck: {
-        TableName: TABLE,
-        Key: packageKey(storeId, packageId),
-        ConditionExpression: `attribute_exists(pk) AND ${ENABLED} AND (attribute_not_exists(stock) OR attribute_type(stock, :null))`,
-        ExpressionAttributeValues: { ':true': true, ':null': 'NULL' },
-      },
-    },
+    item: check({
+      Key: packageKey(storeId, packageId),
+      ConditionExpression: `attribute_exists(pk) AND ${ENABLED} AND (attribute_not_exists(stock) OR attribute_type(stock, :null))`,
+      ExpressionAttributeValues: { ':true': true, ':null': 'NULL' },
+    }),
     // Deleted, disabled or given a stock since the read: read again, and the cart answers 422 or reserves it.
     onConditionFailed: () => new StaleRead(),
   };
@@ -84,15 +82,12 @@ function checkUnlimited(storeId: number, packageId: number): GuardedWrite {
 
 function countAgainstLimit(storeId: number, held: Reserved & { limit: number }, email: string, field: string, now: string): GuardedWrite {
   return {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: limitCounterKey(storeId, held.package_id, email),
-        UpdateExpression: 'ADD units :units SET store_id = :store, entity = :entity, updated_at = :now',
-        ConditionExpression: 'attribute_not_exists(units) OR units <= :room',
-        ExpressionAttributeValues: { ':units': held.units, ':room': held.limit - held.units, ':store': storeId, ':entity': 'CUSTOMER_LIMIT', ':now': now },
-      },
-    },
+    item: update({
+      Key: limitCounterKey(storeId, held.package_id, email),
+      UpdateExpression: 'ADD units :units SET store_id = :store, entity = :entity, updated_at = :now',
+      ConditionExpression: 'attribute_not_exists(units) OR units <= :room',
+      ExpressionAttributeValues: { ':units': held.units, ':room': held.limit - held.units, ':store': storeId, ':entity': ENTITY.CUSTOMER_LIMIT, ':now': now },
+    }),
     onConditionFailed: () => unprocessable(`Package ${held.package_id} is limited to ${held.limit} unit(s) per customer`, field, 'LIMIT_REACHED'),
   };
 }
@@ -132,23 +127,18 @@ export function releasePackages(storeId: number, order: HeldByOrder, gone: Set<s
     ...stock
       .filter(({ key }) => !gone.has(key.sk))
       .map(({ key, taken }): GuardedWrite => ({
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: key,
-            UpdateExpression: 'ADD stock :units',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_type(stock, :number)',
-            ExpressionAttributeValues: { ':units': taken.units, ':number': 'N' },
-          },
-        },
+        item: update({
+          Key: key,
+          UpdateExpression: 'ADD stock :units',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_type(stock, :number)',
+          ExpressionAttributeValues: { ':units': taken.units, ':number': 'N' },
+        }),
         onConditionFailed: skipIfGone(key.sk),
       })),
     ...limits
       .filter(({ key }) => !gone.has(key.sk))
       .map(({ key, held }): GuardedWrite => ({
-        item: {
-          Update: { TableName: TABLE, Key: key, UpdateExpression: 'ADD units :minus', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':minus': -held.units } },
-        },
+        item: update({ Key: key, UpdateExpression: 'ADD units :minus', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':minus': -held.units } }),
         onConditionFailed: skipIfGone(key.sk),
       })),
   ];

@@ -1,6 +1,6 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { update, writeReturning } from '#lib/db/transact.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Id sequences: one counter item per store and resource type (`STORE#1 / #SEQ#TAG`), and one
@@ -16,17 +16,18 @@ import { storePk } from '#lib/db/keys.ts';
  * call as the promo id: lib/db/promo.ts.)
  */
 async function increment(pk: string, sk: string, storeId: number | undefined, count: number): Promise<number> {
-  const result = await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: { pk, sk },
-      UpdateExpression: storeId === undefined ? 'ADD #value :count' : 'ADD #value :count SET store_id = :store',
-      ExpressionAttributeNames: { '#value': 'value' },
-      ExpressionAttributeValues: storeId === undefined ? { ':count': count } : { ':count': count, ':store': storeId },
-      ReturnValues: 'UPDATED_NEW',
-    }),
+  const counter = await writeReturning(
+    {
+      item: update({
+        Key: { pk, sk },
+        UpdateExpression: storeId === undefined ? 'ADD #value :count' : 'ADD #value :count SET store_id = :store',
+        ExpressionAttributeNames: { '#value': 'value' },
+        ExpressionAttributeValues: storeId === undefined ? { ':count': count } : { ':count': count, ':store': storeId },
+      }),
+    },
+    'UPDATED_NEW',
   );
-  return Number(result.Attributes?.value);
+  return Number(counter?.value);
 }
 
 /** Allocates `count` consecutive ids of `resource` in the store with one ADD; returns the first. */
@@ -39,5 +40,5 @@ export function nextId(storeId: number, resource: string): Promise<number> {
 }
 
 export function nextStoreId(): Promise<number> {
-  return increment('#SEQ', 'STORE', undefined, 1);
+  return increment('#SEQ', ENTITY.STORE, undefined, 1);
 }

@@ -7,9 +7,10 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { retrying, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { conflict, notFound, unauthenticated, unprocessable } from '#lib/errors.ts';
 import type { Server, ServerCreate, ServerPatch } from '#lib/schemas/server.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Game servers and their delivery keys. Calls exclude the credential lookup.
@@ -32,7 +33,7 @@ import type { Server, ServerCreate, ServerPatch } from '#lib/schemas/server.ts';
  * carries its server; the `SERVER_KEY` item files the key's hash under its server so that
  * deleting the server revokes every key.
  */
-const SERVER = 'SERVER';
+const SERVER = ENTITY.SERVER;
 export const serverKey = (storeId: number, serverId: number) => ({ pk: storePk(storeId), sk: entitySk(SERVER, serverId) });
 const keyIndexPrefix = (serverId: number) => `SERVER_KEY#${padId(serverId)}#`;
 
@@ -51,18 +52,18 @@ export async function createServer(storeId: number, input: ServerCreate): Promis
   const id = await nextId(storeId, SERVER);
   const now = nowIso();
   const server: Server = { id, store_id: storeId, name: input.name, last_seen_at: null, created_at: now, updated_at: now };
-  await putNewCounted(serverKey(storeId, id), SERVER, server, storeId, SERVER);
+  await putNewCounted({ ...serverKey(storeId, id), entity: SERVER, ...server }, storeId, SERVER);
   return server;
 }
 
-export const getServer = async (storeId: number, serverId: number) => toServer(await getOne<ServerItem>(serverKey(storeId, serverId), 'Server'));
+export const getServer = async (storeId: number, serverId: number) => getOne(serverKey(storeId, serverId), 'Server', (item) => toServer(stripKeys(item) as ServerItem));
 
 /** A page of the store's game servers, in id order, and their total. */
 export const serverPage = (storeId: number, page: number, limit: number) =>
   countedPage(storeId, storeList(storeId, SERVER), page, limit, (item) => toServer(stripKeys(item) as ServerItem));
 
 export const updateServer = async (storeId: number, serverId: number, patch: ServerPatch) =>
-  toServer(await patchOne<ServerItem>(serverKey(storeId, serverId), 'Server', patch, ['name']));
+  patchOne(serverKey(storeId, serverId), 'Server', patch, ['name'], (item) => toServer(stripKeys(item) as ServerItem));
 
 /** The names of these servers of the store (a deleted one is absent). */
 export async function serverNames(storeId: number, serverIds: readonly number[]): Promise<Map<number, string>> {
@@ -92,7 +93,7 @@ export async function touchServer(storeId: number, serverId: number, now: string
 /** A new `delivery` key for the server (404 when the server does not exist). */
 export async function createServerKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number }> {
   const { key, credential_id, hash, put } = await newDeliveryKey(storeId, serverId);
-  await transactGuarded([
+  await writeGuarded([
     {
       item: { ConditionCheck: { TableName: TABLE, Key: serverKey(storeId, serverId), ConditionExpression: 'attribute_exists(pk)' } },
       onConditionFailed: () => notFound('Server'),
@@ -102,7 +103,7 @@ export async function createServerKey(storeId: number, serverId: number): Promis
       item: {
         Put: {
           TableName: TABLE,
-          Item: { pk: storePk(storeId), sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`, entity: 'SERVER_KEY', store_id: storeId, server_id: serverId, credential_hash: hash },
+          Item: { pk: storePk(storeId), sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`, entity: ENTITY.SERVER_KEY, store_id: storeId, server_id: serverId, credential_hash: hash },
         },
       },
     },
@@ -120,7 +121,7 @@ const KEYS_PER_TRANSACTION = 50;
  */
 export async function deleteServer(storeId: number, serverId: number): Promise<void> {
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       {
         item: {
           Delete: {
@@ -142,7 +143,7 @@ export async function deleteServer(storeId: number, serverId: number): Promise<v
   );
   const keys = await queryAll({ pk: storePk(storeId), skPrefix: keyIndexPrefix(serverId) });
   for (let start = 0; start < keys.length; start += KEYS_PER_TRANSACTION) {
-    await transactGuarded(
+    await writeGuarded(
       keys.slice(start, start + KEYS_PER_TRANSACTION).flatMap((item) => [
         {
           // A key is revoked only as this store's (as every revoke, lib/db/credential.ts); gone already is fine.

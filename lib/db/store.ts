@@ -1,14 +1,14 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
+import { fieldsOf, newItemWrite, patchOne, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { nowIso, storePk } from '#lib/db/keys.ts';
 import { startCounted, startOrderCounts, STORE_WIDE_LISTS } from '#lib/db/list-count.ts';
-import { patchOne } from '#lib/db/entity.ts';
-import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
-import { nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { queryPage } from '#lib/db/query.ts';
 import { nextStoreId } from '#lib/db/sequence.ts';
 import { startApplyAll } from '#lib/db/tag.ts';
+import { put, putNewItem, remove, retrying, StaleRead, update, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, notFound } from '#lib/errors.ts';
-import type { ChargebackOn } from '#lib/schemas/payment.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
+import { CHARGEBACK_ON, type ChargebackOn } from '#lib/schemas/payment.ts';
 import { DEFAULT_CURRENCY, DEFAULT_THEME, type StorePatchBody as StorePatch } from '#lib/schemas/store.ts';
 
 /**
@@ -59,12 +59,26 @@ export interface Store {
 export const DEFAULT_AFFILIATE_SETTINGS: AffiliateSettings = { self_registration: true, percent_commission: 10, min_withdraw: 0 };
 
 export const storeKey = (storeId: number) => ({ pk: storePk(storeId), sk: '#STORE' });
-export const domainKey = (domain: string) => ({ pk: `DOMAIN#${domain.toLowerCase()}`, sk: '#DOMAIN' });
+export const domainKey = (domain: string) => ({ pk: `${ENTITY.DOMAIN}#${domain.toLowerCase()}`, sk: '#DOMAIN' });
 
-const originKey = (origin: string, storeId: number) => ({ pk: `ORIGIN#${origin}`, sk: storePk(storeId) });
+const originPk = (origin: string) => `${ENTITY.ORIGIN}#${origin}`;
+const originKey = (origin: string, storeId: number) => ({ pk: originPk(origin), sk: storePk(storeId) });
+const originItem = (origin: string, storeId: number) => ({ ...originKey(origin, storeId), entity: ENTITY.ORIGIN, store_id: storeId });
+
+/** What a store domain's item tells: its store, and the origins its storefront allows (CORS). */
+export interface DomainEntry {
+  storeId: number;
+  allowedOrigins: string[];
+}
+
+/** Domain items written before `allowed_origins` existed allow none. */
+export function domainFromItem(item: StoredItem): DomainEntry {
+  const field = fieldsOf(item, ENTITY.DOMAIN);
+  return { storeId: field.number('store_id'), allowedOrigins: field.strings('allowed_origins') };
+}
 
 function domainItem(domain: string, storeId: number, allowedOrigins: readonly string[]) {
-  return { ...domainKey(domain), entity: 'domain', domain: domain.toLowerCase(), store_id: storeId, allowed_origins: allowedOrigins };
+  return { ...domainKey(domain), entity: ENTITY.DOMAIN, domain: domain.toLowerCase(), store_id: storeId, allowed_origins: allowedOrigins };
 }
 
 /**
@@ -84,26 +98,39 @@ function settingsAttributes(settings: Partial<Pick<StorePatch, 'currency' | 'the
   };
 }
 
-const storeItem = ({ theme, payments, ...store }: Store) => ({ ...storeKey(store.id), entity: 'store', ...store, ...settingsAttributes({ theme, payments }) });
+const storeItem = ({ theme, payments, ...store }: Store) => ({ ...storeKey(store.id), entity: ENTITY.STORE, ...store, ...settingsAttributes({ theme, payments }) });
 
-/** Stores written before `allowed_origins`, the currency or the theme existed read with their defaults. */
-function toStore(item: Record<string, unknown>): Store {
-  const { theme_primary_color, theme_logo, theme_banner, chargeback_on, ...rest } = stripKeys(item) as Record<string, unknown>;
+/** A new store's chargeback setting, and what stores made before payments existed read as. */
+const DEFAULT_CHARGEBACK_ON: ChargebackOn = 'DISPUTE_OPENED';
+
+/** Stores written before `allowed_origins`, the currency, the theme or the payment settings existed read with their defaults. */
+export function storeFromItem(item: StoredItem): Store {
+  const field = fieldsOf(item, ENTITY.STORE);
   return {
-    allowed_origins: [],
-    currency: DEFAULT_CURRENCY,
-    ...rest,
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    name: field.string('name'),
+    domain: field.string('domain'),
+    affiliate: field.object('affiliate', (settings) => ({
+      self_registration: settings.boolean('self_registration'),
+      percent_commission: settings.number('percent_commission'),
+      min_withdraw: settings.number('min_withdraw'),
+    })),
+    allowed_origins: field.strings('allowed_origins'),
+    currency: field.string('currency', DEFAULT_CURRENCY),
     theme: {
-      primary_color: (theme_primary_color as string | undefined) ?? DEFAULT_THEME.primary_color,
-      logo: (theme_logo as string | null | undefined) ?? null,
-      banner: (theme_banner as string | null | undefined) ?? null,
+      primary_color: field.string('theme_primary_color', DEFAULT_THEME.primary_color),
+      logo: field.stringOrNull('theme_logo'),
+      banner: field.stringOrNull('theme_banner'),
     },
-    payments: { chargeback_on: (chargeback_on as ChargebackOn | undefined) ?? 'DISPUTE_OPENED' },
-  } as unknown as Store;
+    payments: { chargeback_on: field.oneOf('chargeback_on', CHARGEBACK_ON, DEFAULT_CHARGEBACK_ON) },
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
 }
 
-const withoutUndefined = <T extends object>(value: T | undefined): Partial<T> =>
-  Object.fromEntries(Object.entries(value ?? {}).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+/** `value` when the patch gives it, else what it was (a patch's null is a value: a cleared logo). */
+const patched = <T>(value: T | undefined, current: T): T => (value === undefined ? current : value);
 
 const domainInUse = () => conflict('Domain already in use by another store', 'domain');
 
@@ -119,18 +146,15 @@ export async function createStore(input: { name: string; domain: string }): Prom
     allowed_origins: [],
     currency: DEFAULT_CURRENCY,
     theme: { ...DEFAULT_THEME },
-    payments: { chargeback_on: 'DISPUTE_OPENED' },
+    payments: { chargeback_on: DEFAULT_CHARGEBACK_ON },
     created_at: now,
     updated_at: now,
   };
   // Two creations racing for one domain collide on its sentinel: retried, the loser gets 409.
   await retrying(() =>
-    transactGuarded([
-      {
-        item: { Put: { TableName: TABLE, Item: storeItem(store), ConditionExpression: 'attribute_not_exists(pk)' } },
-        onConditionFailed: () => new Error(`store id ${id} allocated twice`),
-      },
-      { item: { Put: { TableName: TABLE, Item: domainItem(store.domain, id, []), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
+    writeGuarded([
+      newItemWrite(storeItem(store)),
+      { item: putNewItem(domainItem(store.domain, id, [])), onConditionFailed: domainInUse },
       // A new store's lists are empty: their counters start exact, and no list of it ever counts its items.
       ...STORE_WIDE_LISTS.map((counter) => startCounted(id, counter)),
       startOrderCounts(id),
@@ -142,8 +166,8 @@ export async function createStore(input: { name: string; domain: string }): Prom
 }
 
 export async function getStore(storeId: number): Promise<Store | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: storeKey(storeId) }));
-  return result.Item ? toStore(result.Item) : undefined;
+  const item = await readItem(storeKey(storeId));
+  return item ? storeFromItem(item) : undefined;
 }
 
 export async function getStoreOrThrow(storeId: number): Promise<Store> {
@@ -152,13 +176,10 @@ export async function getStoreOrThrow(storeId: number): Promise<Store> {
   return store;
 }
 
-
 /** Whether some store lists this origin in its `allowed_origins`. One Query. */
 export async function isAllowedOriginOfAStore(origin: string): Promise<boolean> {
-  const result = await db.send(
-    new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `ORIGIN#${origin}` }, Limit: 1 }),
-  );
-  return (result.Items ?? []).length > 0;
+  const page = await queryPage({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': originPk(origin) } }, undefined, 1);
+  return (page.Items ?? []).length > 0;
 }
 
 /**
@@ -175,44 +196,36 @@ async function changeAddresses(storeId: number, patch: StorePatch): Promise<Stor
   const domainMoves = domain !== current.domain;
   if (!domainMoves && added.length === 0 && removed.length === 0) return undefined;
   const updatedAt = nowIso();
-  const update = setExpression(
+  const parts = setExpression(
     { ...patch, ...settingsAttributes(patch), domain, allowed_origins: origins, updated_at: updatedAt },
     ['name', 'domain', 'affiliate', 'allowed_origins', ...SETTINGS_ATTRIBUTES, 'updated_at'],
     ['affiliate'],
   );
   const domainWrites: GuardedWrite[] = domainMoves
     ? [
-        { item: { Delete: { TableName: TABLE, Key: domainKey(current.domain) } }, onConditionFailed: () => new StaleRead() },
-        { item: { Put: { TableName: TABLE, Item: domainItem(domain, storeId, origins), ConditionExpression: 'attribute_not_exists(pk)' } }, onConditionFailed: domainInUse },
+        { item: remove({ Key: domainKey(current.domain) }), onConditionFailed: () => new StaleRead() },
+        { item: putNewItem(domainItem(domain, storeId, origins)), onConditionFailed: domainInUse },
       ]
     : [
         {
-          item: {
-            Update: { TableName: TABLE, Key: domainKey(domain), UpdateExpression: 'SET allowed_origins = :origins', ExpressionAttributeValues: { ':origins': origins } },
-          },
+          item: update({ Key: domainKey(domain), UpdateExpression: 'SET allowed_origins = :origins', ExpressionAttributeValues: { ':origins': origins } }),
           onConditionFailed: () => new StaleRead(),
         },
       ];
-  await transactGuarded([
+  await writeGuarded([
     {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: storeKey(storeId),
-          UpdateExpression: `SET ${update.sets.join(', ')}`,
-          ConditionExpression: '#updated_at = :was_updated_at',
-          ExpressionAttributeNames: update.names,
-          ExpressionAttributeValues: { ...update.values, ':was_updated_at': current.updated_at },
-        },
-      },
+      item: update({
+        Key: storeKey(storeId),
+        UpdateExpression: `SET ${parts.sets.join(', ')}`,
+        ConditionExpression: '#updated_at = :was_updated_at',
+        ExpressionAttributeNames: parts.names,
+        ExpressionAttributeValues: { ...parts.values, ':was_updated_at': current.updated_at },
+      }),
       onConditionFailed: () => new StaleRead(),
     },
     ...domainWrites,
-    ...removed.map((origin) => ({ item: { Delete: { TableName: TABLE, Key: originKey(origin, storeId) } }, onConditionFailed: () => new StaleRead() })),
-    ...added.map((origin) => ({
-      item: { Put: { TableName: TABLE, Item: { ...originKey(origin, storeId), entity: 'origin', store_id: storeId } } },
-      onConditionFailed: () => new StaleRead(),
-    })),
+    ...removed.map((origin) => ({ item: remove({ Key: originKey(origin, storeId) }), onConditionFailed: () => new StaleRead() })),
+    ...added.map((origin) => ({ item: put({ Item: originItem(origin, storeId) }), onConditionFailed: () => new StaleRead() })),
   ]);
   // The transaction succeeded against the store we read, so the result is known without a re-read.
   return {
@@ -222,8 +235,12 @@ async function changeAddresses(storeId: number, patch: StorePatch): Promise<Stor
     affiliate: { ...current.affiliate, ...patch.affiliate },
     allowed_origins: origins,
     currency: patch.currency ?? current.currency,
-    theme: { ...current.theme, ...withoutUndefined(patch.theme) },
-    payments: { ...current.payments, ...withoutUndefined(patch.payments) },
+    theme: {
+      primary_color: patched(patch.theme?.primary_color, current.theme.primary_color),
+      logo: patched(patch.theme?.logo, current.theme.logo),
+      banner: patched(patch.theme?.banner, current.theme.banner),
+    },
+    payments: { chargeback_on: patched(patch.payments?.chargeback_on, current.payments.chargeback_on) },
     updated_at: updatedAt,
   };
 }
@@ -234,7 +251,5 @@ export async function updateStore(storeId: number, patch: StorePatch): Promise<S
     const changed = await retrying(() => changeAddresses(storeId, patch));
     if (changed) return changed;
   }
-  return toStore(
-    await patchOne<Record<string, unknown>>(storeKey(storeId), 'Store', { ...patch, ...settingsAttributes(patch) }, ['name', 'affiliate', ...SETTINGS_ATTRIBUTES], { nested: ['affiliate'] }),
-  );
+  return patchOne(storeKey(storeId), 'Store', { ...patch, ...settingsAttributes(patch) }, ['name', 'affiliate', ...SETTINGS_ATTRIBUTES], storeFromItem, { nested: ['affiliate'] });
 }

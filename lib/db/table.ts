@@ -1,3 +1,4 @@
+import { ENTITY } from '#lib/schemas/entity.ts';
 /**
  * The single table. One definition shared by the CDK data stack and the local stack, so the two
  * can never disagree about key names, indexes or the TTL attribute.
@@ -40,7 +41,7 @@ export const tableActions = {
  * may be granted exactly these writes on exactly these partitions (IAM `dynamodb:LeadingKeys`),
  * never a write to the store's data.
  */
-export const IDEMPOTENCY_PK_PREFIX = 'IDEMPOTENCY#';
+export const IDEMPOTENCY_PK_PREFIX = `${ENTITY.IDEMPOTENCY}#`;
 export const idempotencyTableActions = ['PutItem', 'UpdateItem', 'DeleteItem'] as const;
 
 /**

@@ -1,14 +1,11 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { deleteOneCounted, getMany, getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, nowIso, stripKeys, storePk } from '#lib/db/keys.ts';
+import { deleteOneCounted, fieldsOf, getMany, getOne, patchOne, patchWrite, putNewCounted, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, listCounterKey, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { retrying, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
-import { setExpression } from '#lib/db/update.ts';
+import { putNewItem, retrying, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
 
 /**
@@ -38,14 +35,29 @@ import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
  * writer's ADD) with `derived`. A new store starts it derived (`startApplyAll`). The item lives
  * in the counters' partition, so the read routes' grant for a first count covers that one write.
  */
-const TAG = 'TAG';
+const TAG = ENTITY.TAG;
 export const tagKey = (storeId: number, tagId: number) => ({ pk: storePk(storeId), sk: entitySk(TAG, tagId) });
 export const applyAllKey = (storeId: number) => listCounterKey(storeId, `${TAG}#APPLY_ALL`);
+
+const tagItem = (tag: Tag) => ({ ...tagKey(tag.store_id, tag.id), entity: TAG, ...tag });
+
+export function tagFromItem(item: StoredItem): Tag {
+  const field = fieldsOf(item, TAG);
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    name: field.string('name'),
+    color: field.string('color'),
+    apply_to_all_packages: field.boolean('apply_to_all_packages', false),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
+}
 
 /** A new store has no tags: its apply-all ids start derived (and empty). */
 export function startApplyAll(storeId: number): GuardedWrite {
   return {
-    item: { Put: { TableName: TABLE, Item: { ...applyAllKey(storeId), derived: true, store_id: storeId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    item: putNewItem({ ...applyAllKey(storeId), derived: true, store_id: storeId }),
     onConditionFailed: () => new Error(`apply-all tags of store ${storeId} started twice`),
   };
 }
@@ -53,14 +65,11 @@ export function startApplyAll(storeId: number): GuardedWrite {
 /** The write that adds a tag to (or takes it off) the apply-all ids, to join the tag's own transaction. */
 function applyAllMove(storeId: number, tagId: number, applied: boolean): GuardedWrite {
   return {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: applyAllKey(storeId),
-        UpdateExpression: `${applied ? 'ADD' : 'DELETE'} ids :id SET store_id = :store`,
-        ExpressionAttributeValues: { ':id': new Set([tagId]), ':store': storeId },
-      },
-    },
+    item: update({
+      Key: applyAllKey(storeId),
+      UpdateExpression: `${applied ? 'ADD' : 'DELETE'} ids :id SET store_id = :store`,
+      ExpressionAttributeValues: { ':id': new Set([tagId]), ':store': storeId },
+    }),
   };
 }
 
@@ -76,48 +85,30 @@ export async function createTag(storeId: number, input: TagCreate): Promise<Tag>
     created_at: now,
     updated_at: now,
   };
-  await putNewCounted(tagKey(storeId, id), TAG, tag, storeId, TAG, tag.apply_to_all_packages ? [applyAllMove(storeId, id, true)] : []);
+  await putNewCounted(tagItem(tag), storeId, TAG, tag.apply_to_all_packages ? [applyAllMove(storeId, id, true)] : []);
   return tag;
 }
 
 /** A page of the store's tags, in id order, and their total. */
-export const tagPage = (storeId: number, page: number, limit: number) => countedPage<Tag>(storeId, storeList(storeId, TAG), page, limit);
+export const tagPage = (storeId: number, page: number, limit: number) => countedPage(storeId, storeList(storeId, TAG), page, limit, tagFromItem);
 
-export const getTag = (storeId: number, tagId: number) => getOne<Tag>(tagKey(storeId, tagId), 'Tag');
+export const getTag = (storeId: number, tagId: number) => getOne(tagKey(storeId, tagId), 'Tag', tagFromItem);
 
 /** Every tag of the store (1 Query per MB): only the first derivation of the apply-all ids reads them all. */
 async function listTags(storeId: number): Promise<Tag[]> {
-  return (await queryAll({ pk: storePk(storeId), skPrefix: `${TAG}#` })).map((item) => stripKeys(item) as Tag);
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${TAG}#` })).map(tagFromItem);
 }
 
 const PATCHABLE = ['name', 'color', 'apply_to_all_packages'] as const;
 
 export async function updateTag(storeId: number, tagId: number, patch: TagPatch): Promise<Tag> {
-  if (patch.apply_to_all_packages === undefined) return patchOne<Tag>(tagKey(storeId, tagId), 'Tag', patch, PATCHABLE);
+  if (patch.apply_to_all_packages === undefined) return patchOne(tagKey(storeId, tagId), 'Tag', patch, PATCHABLE, tagFromItem);
   // The flag and the apply-all ids move together; a TransactWrite answers nothing, so the tag is read back.
-  const update = setExpression({ ...patch, updated_at: nowIso() }, [...PATCHABLE, 'updated_at']);
-  await retrying(() =>
-    transactGuarded([
-      {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: tagKey(storeId, tagId),
-            UpdateExpression: `SET ${update.sets.join(', ')}`,
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeNames: update.names,
-            ExpressionAttributeValues: update.values,
-          },
-        },
-        onConditionFailed: () => notFound('Tag'),
-      },
-      applyAllMove(storeId, tagId, patch.apply_to_all_packages === true),
-    ]),
-  );
-  const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: tagKey(storeId, tagId), ConsistentRead: true }));
+  await retrying(() => writeGuarded([patchWrite(tagKey(storeId, tagId), 'Tag', patch, PATCHABLE), applyAllMove(storeId, tagId, patch.apply_to_all_packages === true)]));
+  const item = await readItem(tagKey(storeId, tagId), true);
   // Deleted between the write and the read: as missing as before the write.
-  if (!Item) throw notFound('Tag');
-  return stripKeys(Item) as Tag;
+  if (!item) throw notFound('Tag');
+  return tagFromItem(item);
 }
 
 export const deleteTag = (storeId: number, tagId: number) => deleteOneCounted(tagKey(storeId, tagId), 'Tag', storeId, TAG, [applyAllMove(storeId, tagId, false)]);
@@ -127,24 +118,19 @@ export const deleteTag = (storeId: number, tagId: number) => deleteOneCounted(ta
  * GetItem; for a store older than them, derived once from its tags.
  */
 export async function applyAllTagIds(storeId: number): Promise<number[]> {
-  const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: applyAllKey(storeId), ConsistentRead: true }));
-  const held = [...((Item?.ids as Set<number> | undefined) ?? [])].map(Number);
-  if (Item?.derived === true) return held;
+  const item = await readItem(applyAllKey(storeId), true);
+  const held = item ? fieldsOf(item, TAG).numbers('ids') : [];
+  if (item?.derived === true) return held;
   const flagged = (await listTags(storeId)).filter((tag) => tag.apply_to_all_packages).map((tag) => tag.id);
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: applyAllKey(storeId),
-        UpdateExpression: `SET derived = :true, store_id = :store${flagged.length > 0 ? ' ADD ids :ids' : ''}`,
-        ConditionExpression: 'attribute_not_exists(derived)',
-        ExpressionAttributeValues: { ':true': true, ':store': storeId, ...(flagged.length > 0 ? { ':ids': new Set(flagged) } : {}) },
-      }),
-    );
-  } catch (error) {
-    // Another reader derived them first: the same union.
-    if (!isConditionalFailure(error)) throw error;
-  }
+  // False when another reader derived them first: the same union.
+  await writeIf(
+    update({
+      Key: applyAllKey(storeId),
+      UpdateExpression: `SET derived = :true, store_id = :store${flagged.length > 0 ? ' ADD ids :ids' : ''}`,
+      ConditionExpression: 'attribute_not_exists(derived)',
+      ExpressionAttributeValues: { ':true': true, ':store': storeId, ...(flagged.length > 0 ? { ':ids': new Set(flagged) } : {}) },
+    }),
+  );
   return [...new Set([...held, ...flagged])];
 }
 
@@ -156,7 +142,7 @@ export async function tagsFor(storeId: number, ids: readonly number[], applyAll:
   const wanted = [...new Set([...ids, ...applyAll])];
   if (wanted.length === 0) return [];
   const items = await getMany(wanted.map((id) => tagKey(storeId, id)));
-  return items.flatMap((item) => (item ? [stripKeys(item) as Tag] : [])).sort((a, b) => a.id - b.id);
+  return items.flatMap((item) => (item ? [tagFromItem(item)] : [])).sort((a, b) => a.id - b.id);
 }
 
 /**

@@ -4,6 +4,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { padId, storePk } from '#lib/db/keys.ts';
 import type { GuardedWrite } from '#lib/db/transact.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * The due list of unpaid checkout orders: a checkout order still PENDING 30 minutes after it
@@ -36,7 +37,7 @@ export function fileUnpaid(storeId: number, orderId: number, dueAt: number, minu
         Item: {
           pk: duePk(minute),
           sk: `${storePk(storeId)}#ORDER#${padId(orderId)}`,
-          entity: 'UNPAID',
+          entity: ENTITY.UNPAID,
           store_id: storeId,
           order_id: orderId,
           due_at: new Date(dueAt).toISOString(),
@@ -78,7 +79,7 @@ export async function markJobDoneThrough(job: string, minute: string): Promise<v
     await db.send(
       new PutCommand({
         TableName: TABLE,
-        Item: { ...jobStateKey(job), entity: 'JOB_STATE', done_through: minute },
+        Item: { ...jobStateKey(job), entity: ENTITY.JOB_STATE, done_through: minute },
         ConditionExpression: 'attribute_not_exists(done_through) OR done_through < :minute',
         ExpressionAttributeValues: { ':minute': minute },
       }),

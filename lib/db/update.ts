@@ -19,7 +19,7 @@ export function setExpression(
     const value = patch[name];
     if (value === undefined) continue;
     if (nested.includes(name) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [child, childValue] of Object.entries(value as Record<string, unknown>)) {
+      for (const [child, childValue] of Object.entries(value)) {
         if (childValue === undefined) continue;
         parts.names[`#${name}`] = name;
         parts.names[`#${name}_${child}`] = child;

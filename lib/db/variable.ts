@@ -1,16 +1,14 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getOne } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, nowIso, storePk, stripKeys } from '#lib/db/keys.ts';
+import { fieldsOf, getOne, newItemWrite, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
-import { referenceWrites } from '#lib/db/references.ts';
-import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { queryAll } from '#lib/db/query.ts';
-import type { Reference } from '#lib/schemas/common.ts';
+import { referenceWrites } from '#lib/db/references.ts';
 import { nextId } from '#lib/db/sequence.ts';
+import { put, putNewItem, remove, retrying, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { conflict } from '#lib/errors.ts';
-import type { StoredOption, Variable } from '#lib/schemas/variable.ts';
+import type { Reference } from '#lib/schemas/common.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
+import { VARIABLE_TYPES, type StoredOption, type Variable } from '#lib/schemas/variable.ts';
 
 /**
  * Checkout variables.
@@ -35,9 +33,9 @@ import type { StoredOption, Variable } from '#lib/schemas/variable.ts';
  * may be stored, are the variable rules' (lib/domain/variable.ts), applied by
  * lib/flows/variable.ts before it calls the writes below.
  */
-const VARIABLE = 'VARIABLE';
+const VARIABLE = ENTITY.VARIABLE;
 export const variableKey = (storeId: number, variableId: number) => ({ pk: storePk(storeId), sk: entitySk(VARIABLE, variableId) });
-const nameKey = (storeId: number, name: string) => ({ pk: storePk(storeId), sk: `VARNAME#${name.toLowerCase()}` });
+const nameKey = (storeId: number, name: string) => ({ pk: storePk(storeId), sk: `${ENTITY.VARIABLE_NAME}#${name.toLowerCase()}` });
 
 /** A variable as stored: every option it ever had, the counter of option ids, the revision writes condition on. */
 export type VariableItem = Omit<Variable, 'options' | 'bracket_display' | 'display'> & {
@@ -47,7 +45,36 @@ export type VariableItem = Omit<Variable, 'options' | 'bracket_display' | 'displ
   revision: number;
 };
 
-export function toVariable(item: VariableItem): Variable {
+/** Items written before the option counter existed go on after their highest option id. */
+export function variableFromItem(item: StoredItem): VariableItem {
+  const field = fieldsOf(item, VARIABLE);
+  const name = field.string('name');
+  const options = field.objects('options', (option) => ({
+    id: option.number('id'),
+    name: option.string('name'),
+    value: option.string('value'),
+    price: option.numberOrNull('price'),
+    active: option.boolean('active'),
+  }));
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    name,
+    description: field.string('description'),
+    type: field.oneOf('type', VARIABLE_TYPES),
+    required: field.boolean('required'),
+    regex: field.stringOrNull('regex'),
+    applies_to: item.applies_to == null ? null : field.numbers('applies_to'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+    name_lower: field.string('name_lower', name.toLowerCase()),
+    options,
+    next_option_id: field.number('next_option_id', Math.max(0, ...options.map((option) => option.id)) + 1),
+    revision: field.number('revision'),
+  };
+}
+
+export function variableResponse(item: VariableItem): Variable {
   const variable: Variable = {
     id: item.id,
     store_id: item.store_id,
@@ -69,24 +96,15 @@ export function toVariable(item: VariableItem): Variable {
 }
 
 const references = (appliesTo: readonly number[] | null): Reference[] =>
-  (appliesTo ?? []).map((id, index) => ({ kind: 'PACKAGE', id, field: `applies_to.${index}` }));
+  (appliesTo ?? []).map((id, index) => ({ kind: ENTITY.PACKAGE, id, field: `applies_to.${index}` }));
 
 const nameInUse = () => conflict('A variable with this name already exists in this store', 'name');
 
 function claimName(storeId: number, name: string, variableId: number): GuardedWrite {
-  return {
-    item: {
-      Put: {
-        TableName: TABLE,
-        Item: { ...nameKey(storeId, name), entity: 'VARNAME', store_id: storeId, variable_id: variableId },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    onConditionFailed: nameInUse,
-  };
+  return { item: putNewItem({ ...nameKey(storeId, name), entity: ENTITY.VARIABLE_NAME, store_id: storeId, variable_id: variableId }), onConditionFailed: nameInUse };
 }
 
-const storedItem = (storeId: number, item: VariableItem) => ({ ...variableKey(storeId, item.id), entity: VARIABLE, ...item });
+const variableItem = (item: VariableItem) => ({ ...variableKey(item.store_id, item.id), entity: VARIABLE, ...item });
 
 /** The fields of a new variable, judged by the variable rules; ids, revision and times are added here. */
 export type NewVariable = Omit<VariableItem, 'id' | 'store_id' | 'name_lower' | 'revision' | 'created_at' | 'updated_at'>;
@@ -96,32 +114,29 @@ export async function insertVariable(storeId: number, fields: NewVariable): Prom
   const now = nowIso();
   const item: VariableItem = { id, store_id: storeId, ...fields, name_lower: fields.name.toLowerCase(), revision: 0, created_at: now, updated_at: now };
   await retrying(() =>
-    transactGuarded([
-      {
-        item: { Put: { TableName: TABLE, Item: storedItem(storeId, item), ConditionExpression: 'attribute_not_exists(pk)' } },
-        onConditionFailed: () => new Error(`variable id ${id} allocated twice in store ${storeId}`),
-      },
+    writeGuarded([
+      newItemWrite(variableItem(item)),
       claimName(storeId, item.name, id),
       ...referenceWrites(storeId, [], references(item.applies_to)),
       countMove(storeId, VARIABLE, 1),
     ]),
   );
-  return toVariable(item);
+  return variableResponse(item);
 }
 
-export const getVariableItem = (storeId: number, variableId: number) => getOne<VariableItem>(variableKey(storeId, variableId), 'Variable');
+export const getVariableItem = (storeId: number, variableId: number) => getOne(variableKey(storeId, variableId), 'Variable', variableFromItem);
 
 export async function getVariable(storeId: number, variableId: number): Promise<Variable> {
-  return toVariable(await getVariableItem(storeId, variableId));
+  return variableResponse(await getVariableItem(storeId, variableId));
 }
 
 export async function listVariables(storeId: number): Promise<Variable[]> {
-  return (await queryAll<VariableItem>({ pk: storePk(storeId), skPrefix: `${VARIABLE}#` })).map((item) => toVariable(stripKeys(item) as VariableItem));
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${VARIABLE}#` })).map((item) => variableResponse(variableFromItem(item)));
 }
 
 /** A page of the store's variables, in id order, and their total. */
 export const variablePage = (storeId: number, page: number, limit: number) =>
-  countedPage(storeId, storeList(storeId, VARIABLE), page, limit, (item) => toVariable(stripKeys(item) as VariableItem));
+  countedPage(storeId, storeList(storeId, VARIABLE), page, limit, (item) => variableResponse(variableFromItem(item)));
 
 /**
  * Rewrites the variable read as `current` with `merged` (judged by the variable rules), moving the
@@ -132,55 +147,46 @@ export async function writeVariable(storeId: number, current: VariableItem, merg
   const variableId = current.id;
   const written: VariableItem = { ...merged, name_lower: merged.name.toLowerCase(), revision: current.revision + 1, updated_at: nowIso() };
   // The whole item is rewritten: every field was judged by the variable rules or derived here, and only this module writes it.
-  const put = {
-    TableName: TABLE,
-    Item: storedItem(storeId, written),
-    ConditionExpression: '#revision = :revision',
-    ExpressionAttributeNames: { '#revision': 'revision' },
-    ExpressionAttributeValues: { ':revision': current.revision },
+  const rewrite: GuardedWrite = {
+    item: put({
+      Item: variableItem(written),
+      ConditionExpression: '#revision = :revision',
+      ExpressionAttributeNames: { '#revision': 'revision' },
+      ExpressionAttributeValues: { ':revision': current.revision },
+    }),
+    // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
+    onConditionFailed: () => new StaleRead(),
   };
   const related: GuardedWrite[] = [
     ...(written.name_lower !== current.name_lower
       ? [
-          { item: { Delete: { TableName: TABLE, Key: nameKey(storeId, current.name_lower) } }, onConditionFailed: () => new StaleRead() },
+          { item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() },
           claimName(storeId, written.name, variableId),
         ]
       : []),
     ...referenceWrites(storeId, references(current.applies_to), references(written.applies_to)),
   ];
-  if (related.length === 0) {
-    try {
-      await db.send(new PutCommand(put));
-    } catch (error) {
-      // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
-      if (isConditionalFailure(error)) throw new StaleRead();
-      throw error;
-    }
-  } else {
-    await transactGuarded([{ item: { Put: put }, onConditionFailed: () => new StaleRead() }, ...related]);
-  }
-  return toVariable(written);
+  // Alone, a plain PutItem; with the sentinel or references, one transaction.
+  await writeGuarded([rewrite, ...related]);
+  return variableResponse(written);
 }
 
 export function deleteVariable(storeId: number, variableId: number): Promise<void> {
   const key = variableKey(storeId, variableId);
   return retrying(async () => {
-    const current = await getOne<VariableItem>(key, 'Variable');
-    await transactGuarded([
+    const current = await getOne(key, 'Variable', variableFromItem);
+    await writeGuarded([
       {
         // The name and references to release are the ones read.
-        item: {
-          Delete: {
-            TableName: TABLE,
-            Key: key,
-            ConditionExpression: '#revision = :revision',
-            ExpressionAttributeNames: { '#revision': 'revision' },
-            ExpressionAttributeValues: { ':revision': current.revision },
-          },
-        },
+        item: remove({
+          Key: key,
+          ConditionExpression: '#revision = :revision',
+          ExpressionAttributeNames: { '#revision': 'revision' },
+          ExpressionAttributeValues: { ':revision': current.revision },
+        }),
         onConditionFailed: () => new StaleRead(),
       },
-      { item: { Delete: { TableName: TABLE, Key: nameKey(storeId, current.name_lower) } }, onConditionFailed: () => new StaleRead() },
+      { item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() },
       ...referenceWrites(storeId, references(current.applies_to), []),
       countMove(storeId, VARIABLE, -1),
     ]);

@@ -8,7 +8,7 @@ import { isConditionalFailure } from '#lib/db/errors.ts';
 import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { transactGuarded } from '#lib/db/transact.ts';
+import { writeGuarded } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import {
   type Webhook,
@@ -18,6 +18,7 @@ import {
   type WebhookEventType,
   type WebhookPatch,
 } from '#lib/schemas/webhook.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Webhooks, their events, delivery tasks and delivery log. Calls exclude the credential lookup.
@@ -40,8 +41,8 @@ import {
  * events and the tasks expire after 30 days. The signing secret is stored as is (it must be read
  * to sign) and leaves this module only through `getSigningWebhook` and the creation's answer.
  */
-const WEBHOOK = 'WEBHOOK';
-const DELIVERY = 'WEBHOOK_DELIVERY';
+const WEBHOOK = ENTITY.WEBHOOK;
+const DELIVERY = ENTITY.WEBHOOK_DELIVERY;
 /** How long events, tasks and the delivery log are kept. */
 export const WEBHOOK_LOG_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
@@ -83,7 +84,7 @@ export async function createWebhook(storeId: number, input: WebhookCreate, secre
   const item: WebhookItem = {
     id, store_id: storeId, url: input.url, events: input.events, enabled: input.enabled, description: input.description, secret, failed_streak: 0, created_at: now, updated_at: now,
   };
-  await putNewCounted(webhookKey(storeId, id), WEBHOOK, { ...item }, storeId, WEBHOOK);
+  await putNewCounted({ ...webhookKey(storeId, id), entity: WEBHOOK, ...item }, storeId, WEBHOOK);
   return item;
 }
 
@@ -105,7 +106,7 @@ export const webhookPage = (storeId: number, page: number, limit: number) =>
 /** Re-enabling a webhook starts its count of failed events again. */
 export async function updateWebhook(storeId: number, webhookId: number, patch: WebhookPatch): Promise<Webhook> {
   const extraSets = patch.enabled === true ? { failed_streak: 0 } : undefined;
-  return toWebhook(await patchOne<WebhookItem>(webhookKey(storeId, webhookId), 'Webhook', patch, ['url', 'events', 'description', 'enabled'], { extraSets }));
+  return patchOne(webhookKey(storeId, webhookId), 'Webhook', patch, ['url', 'events', 'description', 'enabled'], (stored) => toWebhook(stripKeys(stored) as unknown as WebhookItem), { extraSets });
 }
 
 /** Its events, tasks and log expire on their own; a task whose webhook is gone is dropped by the sender. */
@@ -122,11 +123,11 @@ async function putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
 }
 
 export const putEventIfAbsent = (event: EventItem, expiresEpoch: number) =>
-  putIfAbsent({ ...eventKey(event.store_id, event.id), entity: 'WEBHOOK_EVENT', ...event, expires_epoch: expiresEpoch });
+  putIfAbsent({ ...eventKey(event.store_id, event.id), entity: ENTITY.WEBHOOK_EVENT, ...event, expires_epoch: expiresEpoch });
 
 export const putTaskIfAbsent = (storeId: number, eventId: string, webhookId: number, expiresEpoch: number) =>
   putIfAbsent({
-    ...taskKey(storeId, eventId, webhookId), entity: 'WEBHOOK_TASK', store_id: storeId, event_id: eventId, webhook_id: webhookId, attempts: 0, status: 'PENDING', expires_epoch: expiresEpoch,
+    ...taskKey(storeId, eventId, webhookId), entity: ENTITY.WEBHOOK_TASK, store_id: storeId, event_id: eventId, webhook_id: webhookId, attempts: 0, status: 'PENDING', expires_epoch: expiresEpoch,
   } satisfies Record<string, unknown> & TaskItem);
 
 /** What the sender needs for one attempt: the webhook (with its secret), the event, the task. One BatchGet. */
@@ -170,7 +171,7 @@ export async function recordAttempt(storeId: number, attempt: AttemptRecord, tas
     id, event_id: attempt.event_id, type: attempt.type, status_code: attempt.status_code, duration_ms: attempt.duration_ms, error: attempt.error, created_at: attempt.created_at,
     webhook_id: attempt.webhook_id, store_id: storeId,
   };
-  await transactGuarded([
+  await writeGuarded([
     { item: { Put: { TableName: TABLE, Item: { ...deliveryKey(storeId, attempt.webhook_id, id), entity: DELIVERY, ...delivery, expires_epoch: expiresEpoch } } } },
     ...(taskStatus === undefined
       ? []
@@ -290,7 +291,7 @@ export async function putRedeliveryRequest(storeId: number, webhookId: number, d
     new PutCommand({
       TableName: TABLE,
       Item: {
-        pk: storePk(storeId), sk: `WEBHOOK_REDELIVERY#${padId(delivery.id)}#${requestId}`, entity: 'WEBHOOK_REDELIVERY',
+        pk: storePk(storeId), sk: `WEBHOOK_REDELIVERY#${padId(delivery.id)}#${requestId}`, entity: ENTITY.WEBHOOK_REDELIVERY,
         store_id: storeId, webhook_id: webhookId, event_id: delivery.event_id, expires_epoch: expiresEpoch,
       },
     }),

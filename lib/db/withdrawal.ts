@@ -3,9 +3,10 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { affiliateKey, nextTransactionId, statementEntry, toTransaction, transactionKey, type Affiliate } from '#lib/db/affiliate.ts';
 import { nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, type CountedList } from '#lib/db/list-count.ts';
-import { retrying, StaleRead, transactGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { retrying, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
 import type { AffiliateTransaction, WithdrawalStatus, WithdrawSettings } from '#lib/schemas/affiliate.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Withdrawals: WITHDRAW_PENDING lines of an affiliate's statement, and their settlement by the
@@ -39,9 +40,9 @@ const OPERATION_OF: Record<WithdrawalStatus, AffiliateTransaction['operation']> 
 function withdrawalList(storeId: number, status: WithdrawalStatus | undefined): CountedList {
   if (!status) {
     return {
-      counter: 'WITHDRAWAL',
+      counter: ENTITY.WITHDRAWAL,
       page: { index: 'gsi1', pk: allPk(storeId), skPrefix: 'TX#', descending: true },
-      count: { pk: storePk(storeId), skPrefix: 'WITHDRAWAL#' },
+      count: { pk: storePk(storeId), skPrefix: `${ENTITY.WITHDRAWAL}#` },
     };
   }
   return {
@@ -49,7 +50,7 @@ function withdrawalList(storeId: number, status: WithdrawalStatus | undefined): 
     page: { index: 'gsi2', pk: statusPk(storeId, status), skPrefix: 'TX#', descending: true },
     count: {
       pk: storePk(storeId),
-      skPrefix: 'AFFILIATE#',
+      skPrefix: `${ENTITY.AFFILIATE}#`,
       filter: { FilterExpression: '#operation = :operation', ExpressionAttributeNames: { '#operation': 'operation' }, ExpressionAttributeValues: { ':operation': OPERATION_OF[status] } },
     },
   };
@@ -62,7 +63,7 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
   const transaction: AffiliateTransaction = { id, operation: 'WITHDRAW_PENDING', amount, message: null, order_id: null, withdraw_info: settings, created_at: nowIso() };
   const indexes = { gsi1pk: allPk(storeId), gsi1sk: `TX#${padId(id)}`, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: `TX#${padId(id)}` };
   await retrying(() =>
-    transactGuarded([
+    writeGuarded([
       {
         item: {
           Update: {
@@ -82,7 +83,7 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
       },
       statementEntry(storeId, customerId, affiliate.id, transaction, indexes),
       {
-        item: { Put: { TableName: TABLE, Item: { ...pointerKey(storeId, id), entity: 'withdrawal', store_id: storeId, customer_id: customerId }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        item: { Put: { TableName: TABLE, Item: { ...pointerKey(storeId, id), entity: ENTITY.WITHDRAWAL, store_id: storeId, customer_id: customerId }, ConditionExpression: 'attribute_not_exists(pk)' } },
         onConditionFailed: () => new Error(`withdrawal id ${id} allocated twice in store ${storeId}`),
       },
       countMove(storeId, withdrawalList(storeId, undefined).counter, 1),
@@ -133,13 +134,13 @@ const settledCounts = (storeId: number, status: 'PAID' | 'REJECTED'): GuardedWri
 
 /** Pending -> WITHDRAW_PAID. */
 export async function markPaid(storeId: number, withdrawal: Withdrawal, now: string): Promise<Withdrawal> {
-  await transactGuarded([settleLine(storeId, withdrawal, 'WITHDRAW_PAID', null, now), ...settledCounts(storeId, 'PAID')]);
+  await writeGuarded([settleLine(storeId, withdrawal, 'WITHDRAW_PAID', null, now), ...settledCounts(storeId, 'PAID')]);
   return { ...withdrawal, operation: 'WITHDRAW_PAID' };
 }
 
 /** Pending -> WITHDRAW_REJECTED with the operator's message, and the amount back on the balance, in one transaction. */
 export async function markRejected(storeId: number, withdrawal: Withdrawal, message: string, now: string): Promise<Withdrawal> {
-  await transactGuarded([
+  await writeGuarded([
     settleLine(storeId, withdrawal, 'WITHDRAW_REJECTED', message, now),
     ...settledCounts(storeId, 'REJECTED'),
     {

@@ -1,4 +1,5 @@
 import type { Reference } from '#lib/schemas/common.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import { HttpError, type ErrorDetail } from '#lib/errors.ts';
 import type { Promo, PromoTier, Target, TargetInput, TierInput } from '#lib/schemas/promo.ts';
 
@@ -110,7 +111,7 @@ export function promoReferences(draft: Pick<PromoDraft, 'targets' | 'tiers'>): R
   const refs: Reference[] = [];
   const add = (target: TargetInput, field: string) => {
     if (target.type === 'STORE' || target.id == null) return;
-    refs.push({ kind: target.type === 'PRODUCT' ? 'PACKAGE' : 'CATEGORY', id: target.id, field });
+    refs.push({ kind: target.type === 'PRODUCT' ? ENTITY.PACKAGE : ENTITY.CATEGORY, id: target.id, field });
   };
   draft.targets.forEach((target, index) => add(target, `targets.${index}.id`));
   draft.tiers.forEach((tier, tierIndex) => (tier.targets ?? []).forEach((target, index) => add(target, `tiers.${tierIndex}.targets.${index}.id`)));

@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import type { WebhookEventType } from '#lib/schemas/webhook.ts';
 
 /**
@@ -59,20 +60,20 @@ export interface ItemChange {
  * on AWS: test/unit/consumers.test.ts holds `eventsOf` to it, event by event.
  */
 export const EVENT_SOURCE_ENTITY = {
-  'order.created': 'ORDER',
-  'order.approved': 'ORDER',
-  'order.canceled': 'ORDER',
-  'order.refunded': 'ORDER',
-  'order.chargeback': 'ORDER',
-  'order.delivered': 'COMMAND',
-  'command.failed': 'COMMAND',
-  'command.dead': 'COMMAND',
-  'affiliate.withdrawal_requested': 'affiliate_transaction',
-  'chat.message_created': 'CHAT_MESSAGE',
+  'order.created': ENTITY.ORDER,
+  'order.approved': ENTITY.ORDER,
+  'order.canceled': ENTITY.ORDER,
+  'order.refunded': ENTITY.ORDER,
+  'order.chargeback': ENTITY.ORDER,
+  'order.delivered': ENTITY.COMMAND,
+  'command.failed': ENTITY.COMMAND,
+  'command.dead': ENTITY.COMMAND,
+  'affiliate.withdrawal_requested': ENTITY.AFFILIATE_TRANSACTION,
+  'chat.message_created': ENTITY.CHAT_MESSAGE,
 } as const satisfies Record<WebhookEventType, string>;
 
 /** An operator's redelivery request (written by lib/db/webhook.ts): not an event, one queue message from the router. */
-export const REDELIVERY_ENTITY = 'WEBHOOK_REDELIVERY';
+export const REDELIVERY_ENTITY = ENTITY.WEBHOOK_REDELIVERY;
 
 /** `order.delivered` needs the order's other commands: the flow reads them and asks `isOrderDelivered`. */
 export interface PlannedEvent {
@@ -100,12 +101,12 @@ export function eventsOf(change: ItemChange): PlannedEvent[] {
   if (!item) return [];
   const old = change.old;
   switch (item.entity) {
-    case 'ORDER': {
+    case ENTITY.ORDER: {
       if (!old) return [{ type: 'order.created' }];
       const type = old.status !== item.status ? ORDER_STATUS_EVENTS[String(item.status)] : undefined;
       return type ? [{ type }] : [];
     }
-    case 'COMMAND': {
+    case ENTITY.COMMAND: {
       if (!old) return [];
       const moved = old.status !== item.status;
       if (moved && item.status === 'DEAD') return [{ type: 'command.dead' }];
@@ -115,9 +116,9 @@ export function eventsOf(change: ItemChange): PlannedEvent[] {
       if (moved && item.status === 'DONE' && isApprovedStage(item)) return [{ type: 'order.delivered', needsDeliveryCheck: true }];
       return [];
     }
-    case 'affiliate_transaction':
+    case ENTITY.AFFILIATE_TRANSACTION:
       return !old && item.operation === 'WITHDRAW_PENDING' ? [{ type: 'affiliate.withdrawal_requested' }] : [];
-    case 'CHAT_MESSAGE':
+    case ENTITY.CHAT_MESSAGE:
       return old ? [] : [{ type: 'chat.message_created' }];
     default:
       return [];

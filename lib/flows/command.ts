@@ -12,7 +12,7 @@ import type { ServerKeys } from '#lib/crypto.ts';
 import { decodeCommandCursor, encodeCommandCursor, listCommandsPage } from '#lib/db/command-list.ts';
 import { getOrderItem, type OrderItem } from '#lib/db/order.ts';
 import { serverNames } from '#lib/db/server.ts';
-import { retrying, transactGuarded } from '#lib/db/transact.ts';
+import { retrying, writeGuarded } from '#lib/db/transact.ts';
 import { buyerDeliveries, finishesInChain, finishInChain, released, reported, resent, restartChain, retried, type BuyerDelivery } from '#lib/domain/delivery.ts';
 import { HttpError, notFound } from '#lib/errors.ts';
 import type { Command, CommandCursorPage, CommandListQuery, CommandRecord, CommandReport } from '#lib/schemas/command.ts';
@@ -45,7 +45,7 @@ export async function applyChange(storeId: number, before: CommandRecord, after:
   const chain = await getChain(storeId, before.chain!);
   const moved = finishInChain(chain.entries, [before.id]);
   const freed = moved.released.length === 0 ? [] : await getCommandRecords(storeId, moved.released);
-  await transactGuarded([
+  await writeGuarded([
     commandWrite(after, before.rev),
     chainWrite(storeId, { ...chain, entries: moved.entries }),
     ...freed.flatMap((record) => (record ? [commandWrite(released(record, now), record.rev)] : [])),
@@ -108,7 +108,7 @@ export function resendCommands(storeId: number, commandIds: readonly number[]): 
     const restarted = chains.map((chain) => ({ ...chain, entries: restartChain(chain.entries) }));
     const waiting = new Set(restarted.flatMap((chain) => chain.entries.filter((entry) => entry.state === 'WAITING').map((entry) => entry.id)));
     const now = currentTimeMs();
-    await transactGuarded([
+    await writeGuarded([
       ...records.map((record) => commandWrite(resent(record!, waiting.has(record!.id), now), record!.rev)),
       ...restarted.map((chain) => chainWrite(storeId, chain)),
     ]);

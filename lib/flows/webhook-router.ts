@@ -13,6 +13,7 @@ import { deliveryQueue } from '#lib/queue/index.ts';
 import type { DeliveryQueue } from '#lib/queue/queue.ts';
 import { affiliateTransaction } from '#lib/schemas/affiliate.ts';
 import { commandResource } from '#lib/schemas/command.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * The webhook router: table changes in, delivery tasks out. It runs in the Lambda on the table
@@ -45,12 +46,12 @@ async function dataOf(planned: PlannedEvent, item: Image): Promise<unknown> {
     return isOrderDelivered(commands) ? toOrder(order) : undefined;
   }
   switch (item.entity) {
-    case 'ORDER':
+    case ENTITY.ORDER:
       return toOrder(fromItem(item));
-    case 'COMMAND':
+    case ENTITY.COMMAND:
       // The command as its route answers it: the response schema drops what is internal.
       return v.parse(commandResource, stripKeys(item));
-    case 'affiliate_transaction':
+    case ENTITY.AFFILIATE_TRANSACTION:
       return { ...v.parse(affiliateTransaction, stripKeys(item)), affiliate_id: item.affiliate_id };
     default:
       return newMessageOf(item);

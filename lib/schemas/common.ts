@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { ENTITY } from '#lib/schemas/entity.ts';
 
 /** A numeric id in a path. Anything else names no resource (404). */
 export const idString = v.pipe(v.string(), v.regex(/^[1-9]\d{0,14}$/), v.transform(Number));
@@ -124,7 +125,7 @@ export const storableAmount = <S extends v.GenericSchema<unknown, number>>(name:
   );
 
 /** A catalog item one write refers to (a promo target, a variable's `applies_to`): counted by lib/db/references.ts. */
-export type ReferableKind = 'PACKAGE' | 'CATEGORY';
+export type ReferableKind = typeof ENTITY.PACKAGE | typeof ENTITY.CATEGORY;
 
 export interface Reference {
   kind: ReferableKind;

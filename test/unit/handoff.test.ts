@@ -70,7 +70,7 @@ describe('issueHandoff', () => {
     });
     expect(put.Put.Item).toEqual({
       ...handoffKey(handoff),
-      entity: 'handoff',
+      entity: 'HANDOFF',
       store_id: 9,
       customer_id: 4,
       customer: { store_id: 9, email: 'ana@example.com', name: 'Ana', avatar: null, social_id: 'sid' },

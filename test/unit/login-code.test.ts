@@ -45,7 +45,7 @@ describe('issueLoginCode', () => {
     expect(items[1].Put.Item).toEqual({
       pk: 'STORE#5',
       sk: 'LOGIN_CODE#ana@example.com',
-      entity: 'login_code',
+      entity: 'LOGIN_CODE',
       store_id: 5,
       code_hash: loginCodeHash(KEYS, 5, 'ana@example.com', code),
       attempts: 0,

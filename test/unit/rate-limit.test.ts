@@ -4,10 +4,10 @@ const send = vi.hoisted(() => vi.fn());
 vi.mock('#lib/db/client.ts', () => ({ db: { send }, TABLE: 'unit-table' }));
 
 const { rateWindow } = await import('#lib/db/rate-limit.ts');
-const { retrying, transactGuarded } = await import('#lib/db/transact.ts');
+const { retrying, writeGuarded } = await import('#lib/db/transact.ts');
 
 /** A transaction as the db modules write one: guarded writes, retried on collisions. */
-const transactWrite = (writes: Parameters<typeof transactGuarded>[0]) => retrying(() => transactGuarded(writes));
+const transactWrite = (writes: Parameters<typeof writeGuarded>[0]) => retrying(() => writeGuarded(writes));
 
 const cancelled = (...codes: string[]) =>
   Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });

@@ -3,7 +3,7 @@ import { getDotPath, safeParse } from 'valibot';
 
 /** Option matching and the variable input schemas, without the table. */
 process.env.TABLE_NAME ??= 'unit-test-table';
-const { toVariable } = await import('#lib/db/variable.ts');
+const { variableResponse } = await import('#lib/db/variable.ts');
 const { resolveOptions, STORED_OPTIONS_BYTES_MAX, STORED_OPTIONS_MAX } = await import('#lib/domain/variable.ts');
 const { APPLIES_TO_MAX, variableCreateBody, variablePatchBody } = await import('#lib/schemas/variable.ts');
 const { HttpError } = await import('#lib/errors.ts');
@@ -79,14 +79,14 @@ describe('resolveOptions', () => {
   });
 });
 
-describe('toVariable', () => {
+describe('variableResponse', () => {
   const item = {
     id: 7, store_id: 1, name: 'colour', name_lower: 'colour', description: 'd', type: 'SELECT' as const, required: false, regex: null,
     applies_to: null, options: stored, next_option_id: 4, revision: 3, created_at: '2030-01-01T00:00:00.000Z', updated_at: '2030-01-01T00:00:00.000Z',
   };
 
   it('lists only active options, without their flag, and formats the name', () => {
-    const variable = toVariable(item);
+    const variable = variableResponse(item);
     expect(variable).toMatchObject({ bracket_display: '{colour}', display: 'colour' });
     expect(variable.options).toEqual([
       { id: 1, name: 'red', value: 'R', price: 1 },
@@ -97,7 +97,7 @@ describe('toVariable', () => {
   });
 
   it('has no options field for other types', () => {
-    expect(toVariable({ ...item, type: 'GAME' })).not.toHaveProperty('options');
+    expect(variableResponse({ ...item, type: 'GAME' })).not.toHaveProperty('options');
   });
 });
 

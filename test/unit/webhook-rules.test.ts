@@ -9,9 +9,11 @@ import {
   eventsOf,
   isBlockedAddress,
   isOrderDelivered,
+  ROUTED_ENTITIES,
   signatureHeader,
   webhookUrlProblem,
 } from '#lib/domain/webhook.ts';
+import { ENTITIES, ENTITY } from '#lib/schemas/entity.ts';
 import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
 
 describe('which changes are events', () => {
@@ -43,8 +45,8 @@ describe('which changes are events', () => {
   });
 
   it('a withdrawal request and a new chat message are events; a commission and an edited message are not', () => {
-    expect(eventsOf({ new: { entity: 'affiliate_transaction', operation: 'WITHDRAW_PENDING' } }).map((e) => e.type)).toEqual(['affiliate.withdrawal_requested']);
-    expect(eventsOf({ new: { entity: 'affiliate_transaction', operation: 'COMMISSION' } })).toEqual([]);
+    expect(eventsOf({ new: { entity: ENTITY.AFFILIATE_TRANSACTION, operation: 'WITHDRAW_PENDING' } }).map((e) => e.type)).toEqual(['affiliate.withdrawal_requested']);
+    expect(eventsOf({ new: { entity: ENTITY.AFFILIATE_TRANSACTION, operation: 'COMMISSION' } })).toEqual([]);
     expect(eventsOf({ new: { entity: 'CHAT_MESSAGE' } }).map((e) => e.type)).toEqual(['chat.message_created']);
     expect(eventsOf({ old: { entity: 'CHAT_MESSAGE' }, new: { entity: 'CHAT_MESSAGE' } })).toEqual([]);
     expect(eventsOf({ new: { entity: 'TAG' } })).toEqual([]);
@@ -128,5 +130,22 @@ describe('URL safety', () => {
     ['::1', true], ['::', true], ['fe80::1', true], ['fc00::1', true], ['::ffff:192.168.0.1', true],
   ])('resolved address %s blocked: %s', (address, blocked) => {
     expect(isBlockedAddress(address)).toBe(blocked);
+  });
+});
+
+describe('the stream filter (ROUTED_ENTITIES) and the rules read one list', () => {
+  // Changes that are events for some entity: created, a status moving, a try more, a withdrawal request.
+  const changes = (entity: string) => [
+    { new: { entity, status: 'PENDING', operation: 'WITHDRAW_PENDING' } },
+    ...['APPROVED', 'CANCELED', 'REFUNDED', 'CHARGEBACK', 'DONE', 'FAILED', 'DEAD'].map((status) => ({ old: { entity, status: 'PENDING', tries: 0 }, new: { entity, status, tries: 1 } })),
+  ];
+
+  it.each(ENTITIES.filter((entity) => !(ROUTED_ENTITIES as readonly string[]).includes(entity)))('%s, which the filter leaves out, is never an event', (entity) => {
+    expect(changes(entity).flatMap((change) => eventsOf(change))).toEqual([]);
+  });
+
+  it('every entity the filter lets through is an entity with events (or the redelivery request)', () => {
+    const withEvents = ROUTED_ENTITIES.filter((entity) => changes(entity).some((change) => eventsOf(change).length > 0));
+    expect([...withEvents, ENTITY.WEBHOOK_REDELIVERY].sort()).toEqual([...ROUTED_ENTITIES].sort());
   });
 });
