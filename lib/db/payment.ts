@@ -54,8 +54,7 @@ const DISPUTE_STAGES = ['OPEN', 'WON', 'LOST'] as const;
 
 export function paymentFromItem(item: StoredItem): PaymentRecord {
   const field = fieldsOf(item, PAYMENT);
-  const nullableOneOf = <const T extends string>(name: string, values: readonly T[]): T | null =>
-    field.stringOrNull(name) === null ? null : field.oneOf(name, values);
+  const nullableOneOf = <const T extends string>(name: string, values: readonly T[]): T | null => (field.stringOrNull(name) === null ? null : field.oneOf(name, values));
   const gateway = field.oneOf('gateway', GATEWAYS);
   return {
     id: field.string('id'),

@@ -40,7 +40,7 @@ export const providerAccountBody = v.strictObject({
     v.pipe(
       v.array(v.picklist(GATEWAYS, `gateways must hold only ${GATEWAYS.join(', ')}`), 'gateways must be an array'),
       v.minLength(1, 'gateways must not be empty'),
-      v.check((list) => new Set(list).size === list.length, 'gateways must not repeat a gateway'),
+      v.maxLength(GATEWAYS.length, `gateways must hold at most ${GATEWAYS.length} gateways`),
     ),
   ),
   pix_expiration_minutes: v.optional(
