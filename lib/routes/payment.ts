@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import { route } from '#lib/http/route.ts';
-import { providerAccountBody, providerAccountResource, providerParams } from '#lib/schemas/payment-provider.ts';
+import { gatewayChoiceResource, providerAccountBody, providerAccountResource, providerParams } from '#lib/schemas/payment-provider.ts';
 
 /**
- * Payments (extensions section 13): the store's provider accounts. `provider-secrets-seal` is the
+ * Payments (extensions section 13): the store's provider accounts, and the gateways buyers see. `provider-secrets-seal` is the
  * KMS Encrypt grant of the stage's payment key, given to the one route that writes provider
  * secrets; `provider-secrets-open` (Decrypt) goes to the functions that call providers with them.
  */
@@ -27,5 +27,9 @@ export const paymentRoutes = {
     method: 'DELETE', path: '/v1/app/payment/provider/{provider}', api: 'api', credential: 'operator', access: 'write', tag: 'Payment',
     summary: 'Stop taking new payments through a provider (its payments already made keep settling)', params: providerParams, status: 204,
     example: { params: { provider: 'test' } },
+  }),
+  'webstore-gateway-list': route({
+    method: 'GET', path: '/v1/webstore/gateway', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
+    summary: 'The payment gateways a buyer may choose at checkout: those of the enabled provider accounts', response: v.array(gatewayChoiceResource),
   }),
 } as const;

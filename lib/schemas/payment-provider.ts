@@ -70,6 +70,16 @@ export const providerAccountResource = v.object({
 });
 export type ProviderAccountResource = v.InferOutput<typeof providerAccountResource>;
 
+/** One entry of `GET /webstore/gateway` (the shape the real system's clients read). */
+export const gatewayChoiceResource = v.object({
+  gateway: v.picklist(GATEWAYS),
+  display: v.string(),
+  /** The lower-case method name, for icons (`pix`). */
+  name: v.string(),
+  fee: v.literal(0),
+  is_percentage_fee: v.literal(false),
+});
+
 export interface ProviderSettings {
   pix_expiration_minutes?: number;
 }

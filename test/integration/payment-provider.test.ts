@@ -6,7 +6,7 @@ import { hashSecret } from '#lib/crypto.ts';
 import { notifyKeyTarget } from '#lib/db/payment-provider.ts';
 import { routes } from '#lib/routes/index.ts';
 import { startFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
-import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /**
  * The store's payment provider accounts (extensions section 13): PUT|GET|DELETE
@@ -273,6 +273,48 @@ describe('secrets never in clear', () => {
     expect(items).toContain(hashSecret(key));
     // The 502's error line was written (and was searched).
     expect(logged.filter((line) => line.includes('"level":"error"') && line.includes('PUT /v1/app/payment/provider/{provider}'))).toHaveLength(1);
+  });
+});
+
+describe('GET /v1/webstore/gateway', () => {
+  const gateways = (domain: string) => call('GET', '/v1/webstore/gateway', { headers: { 'x-store-domain': domain } });
+
+  it("lists the enabled accounts' gateways in the clients' shape, without a disabled or removed account's", async () => {
+    const store = await newStore();
+    expect((await gateways(store.domain)).body).toEqual([]);
+    await store.put('/v1/app/payment/provider/mercadopago', body(mercadoPagoAccount()));
+    await store.put('/v1/app/payment/provider/test', {});
+    const listed = await gateways(store.domain);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([
+      { gateway: 'PIX', display: 'PIX', name: 'pix', fee: 0, is_percentage_fee: false },
+      { gateway: 'MERCADOPAGO', display: 'Mercado Pago', name: 'mercadopago', fee: 0, is_percentage_fee: false },
+      { gateway: 'TEST', display: 'Test payment', name: 'test', fee: 0, is_percentage_fee: false },
+    ]);
+    await store.put('/v1/app/payment/provider/mercadopago', { ...body(mercadoPagoAccount()), gateways: ['PIX'], enabled: false });
+    await store.delete('/v1/app/payment/provider/test');
+    expect((await gateways(store.domain)).body).toEqual([]);
+    await store.put('/v1/app/payment/provider/mercadopago', { ...body(mercadoPagoAccount()), gateways: ['PIX'] });
+    expect((await gateways(store.domain)).body.map((entry: { gateway: string }) => entry.gateway)).toEqual(['PIX']);
+  });
+
+  it('shows each store its own gateways only; an unknown domain is 404 and no domain 400, in the envelope', async () => {
+    const owner = await newStore();
+    const other = await newStore();
+    await owner.put('/v1/app/payment/provider/test', {});
+    expect((await gateways(other.domain)).body).toEqual([]);
+    const unknown = await gateways(`nope-${Date.now()}.test.localhost`);
+    expect(unknown.status).toBe(404);
+    expect(firstError(unknown).message).toBeTruthy();
+    const none = await call('GET', '/v1/webstore/gateway');
+    expect(none.status).toBeGreaterThanOrEqual(400);
+    expect(none.status).toBeLessThan(500);
+    expect(firstError(none).message).toBeTruthy();
+  });
+
+  it('reads the domain and one Query', async () => {
+    const store = await newStore();
+    expect(dynamoDbCalls(await gateways(store.domain))).toBe(2);
   });
 });
 
