@@ -1,4 +1,4 @@
-import { deleteProviderAccount } from '#lib/flows/payment-provider.ts';
+import { deleteProviderAccount } from '#lib/flows/payment-provider-read.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { noContent } from '#lib/http/reply.ts';
 import { paymentRoutes } from '#lib/routes/payment.ts';

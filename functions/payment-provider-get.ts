@@ -1,4 +1,4 @@
-import { providerAccount } from '#lib/flows/payment-provider.ts';
+import { providerAccount } from '#lib/flows/payment-provider-read.ts';
 import { apiBaseOf } from '#lib/http/api-base.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { paymentRoutes } from '#lib/routes/payment.ts';

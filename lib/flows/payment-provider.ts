@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { nowIso } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
-import { hashSecret, keyedHash, type ServerKeys } from '#lib/crypto.ts';
-import { getProviderAccount, listProviderAccounts, readProviderAccount, removeProviderAccount, saveProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
+import { hashSecret } from '#lib/crypto.ts';
+import { notifyKeyUnder, providerAccountResponse } from '#lib/flows/payment-provider-read.ts';
+import { readProviderAccount, saveProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { notFound, providerUnavailable, unprocessable } from '#lib/errors.ts';
 import { ProviderError, type ProviderAdapter } from '#lib/payments/adapter.ts';
@@ -28,40 +29,8 @@ import { serverKeys } from '#lib/server-secret.ts';
  * secrets for this store and provider (the only route granted `kms:Encrypt`), and answers them
  * masked with the `notification_url`.
  *
- * The notify key: `notify_key = HMAC(server secret, "payment-notify:<store>:<provider>:<nonce>")`
- * with a random 256-bit nonce made by the first PUT and kept by later ones. The table holds the
- * nonce and the key's SHA-256 (its look-up), never the key: a dump of the table cannot produce
- * the URL without the server secret, yet every GET can show the URL again without decrypting
- * anything (the GETs hold no KMS grant). After a rotation of the server secret the key is
- * derived under the previous key, still accepted; after two, the URL is gone (null) and the next
- * PUT issues a new one.
+ * The notify key and the masked answer: lib/flows/payment-provider-read.ts.
  */
-
-const notifyKeyUnder = (key: string, storeId: number, provider: Provider, nonce: string) => keyedHash(key, `payment-notify:${storeId}:${provider}:${nonce}`);
-
-/** The notify key of an account, derived under whichever server key made it, or null when none does any longer. */
-function notifyKeyOf(keys: ServerKeys, account: Pick<ProviderAccount, 'store_id' | 'provider' | 'notify_nonce' | 'notify_key_hash'>): string | null {
-  const candidates = [keys.current, ...(keys.previous ? [keys.previous] : [])].map((key) => notifyKeyUnder(key, account.store_id, account.provider, account.notify_nonce));
-  return candidates.find((candidate) => hashSecret(candidate) === account.notify_key_hash) ?? null;
-}
-
-/** Where a provider sends its notifications for this account. */
-export const notificationUrl = (apiBase: string, provider: Provider, notifyKey: string) => `${apiBase}/v1/payment/notify/${provider}/${notifyKey}`;
-
-export function providerAccountResponse(account: ProviderAccount, keys: ServerKeys, apiBase: string): ProviderAccountResource {
-  const key = notifyKeyOf(keys, account);
-  return {
-    provider: account.provider,
-    enabled: account.enabled,
-    gateways: account.gateways,
-    account_id: account.account_id,
-    secrets: account.secrets_hint,
-    settings: account.settings,
-    notification_url: key ? notificationUrl(apiBase, account.provider, key) : null,
-    created_at: account.created_at,
-    updated_at: account.updated_at,
-  };
-}
 
 /** The adapter a provider account's credentials are checked with (the TEST one needs no ledger for that). */
 function credentialChecker(provider: SupportedProvider): Pick<ProviderAdapter, 'checkCredentials'> {
@@ -155,15 +124,3 @@ export async function putProviderAccount(storeId: number, provider: Provider, bo
   });
   return providerAccountResponse(account, keys, apiBase);
 }
-
-export async function providerAccount(storeId: number, provider: Provider, apiBase: string): Promise<ProviderAccountResource> {
-  const [account, keys] = await Promise.all([getProviderAccount(storeId, provider), serverKeys()]);
-  return providerAccountResponse(account, keys, apiBase);
-}
-
-export async function providerAccounts(storeId: number, apiBase: string): Promise<ProviderAccountResource[]> {
-  const [accounts, keys] = await Promise.all([listProviderAccounts(storeId), serverKeys()]);
-  return accounts.map((account) => providerAccountResponse(account, keys, apiBase));
-}
-
-export const deleteProviderAccount = (storeId: number, provider: Provider) => removeProviderAccount(storeId, provider, nowIso());
