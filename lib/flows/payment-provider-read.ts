@@ -16,7 +16,8 @@ import { serverKeys } from '#lib/server-secret.ts';
  * nonce and the key's SHA-256 (its look-up), never the key: a dump of the table cannot produce
  * the URL without the server secret, yet every GET can show the URL again without decrypting
  * anything. After a rotation of the server secret the key is derived under the previous key, still
- * accepted; after two, the URL is gone (null) and the next PUT issues a new one.
+ * accepted; after two, the URL is gone (null) while the old key still routes (issuing a new key is
+ * not built: docs/payments.md, "What remains").
  */
 export const notifyKeyUnder = (key: string, storeId: number, provider: Provider, nonce: string) => keyedHash(key, `payment-notify:${storeId}:${provider}:${nonce}`);
 
