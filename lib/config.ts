@@ -98,6 +98,16 @@ export const config = {
     const ms = Number(process.env.WEBHOOK_TIMEOUT_MS ?? 10_000);
     return Number.isFinite(ms) && ms > 0 ? ms : 10_000;
   },
+  /**
+   * How long one DynamoDB attempt may wait for its answer (lib/db/client.ts). 1.5 s on AWS, where
+   * an answer takes milliseconds and a stuck one is a fault to retry within the function's 10 s;
+   * 10 s against another endpoint (DynamoDB Local on a loaded machine can take seconds for a large
+   * transaction, and a timeout there would be a fault that never happened). DYNAMODB_REQUEST_TIMEOUT_MS overrides.
+   */
+  get dynamodbRequestTimeoutMs(): number {
+    const ms = Number(process.env.DYNAMODB_REQUEST_TIMEOUT_MS ?? (this.dynamodbEndpoint ? 10_000 : 1_500));
+    return Number.isFinite(ms) && ms > 0 ? ms : 1_500;
+  },
   /** The local stack serves stores' domains over plain http, so `http://<store domain>[:port]` is their web origin there (CORS). */
   get plainHttpStoreOrigins(): boolean {
     return process.env.PLAIN_HTTP_STORE_ORIGINS === '1';

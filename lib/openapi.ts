@@ -51,7 +51,8 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
   // A query value that is well formed but out of range (limit=101, status=DONE) is a 422 like a body's.
   if (route.body || route.query) responses['422'] = errorResponse('Input breaks a rule; `field` names it');
   if (takesIdempotencyKey(route)) {
-    responses['409'] = errorResponse('A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE), or a uniqueness conflict');
+    const answerLost = route.rerunsAfterLostAnswer ? '' : '; carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST)';
+    responses['409'] = errorResponse(`A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE)${answerLost}; or a uniqueness conflict`);
     responses['422'] ??= errorResponse('Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED)');
   }
   responses['500'] = errorResponse('Unexpected fault; carries only a request id');
@@ -74,7 +75,7 @@ function parameters(route: RouteSpec): unknown[] {
   if (takesIdempotencyKey(route)) {
     list.push({
       name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 },
-      description: 'The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409',
+      description: 'Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice',
     });
   }
   return list;

@@ -62,12 +62,34 @@ function problemsOf(response: Response, body: unknown): Problem[] {
 }
 
 /** A /v1/webstore call. The buyer token goes only to the routes that take it. */
+/**
+ * One Idempotency-Key per distinct POST (path and body) until it gets a final answer. Sending the
+ * same body again after a fault (a 503, a 409 while the first still runs, no answer at all) reuses
+ * it, so the API runs it once: a checkout whose answer was lost is answered with the order it
+ * placed, never a second one. The login routes take no key (the API ignores one there).
+ */
+const unansweredKeys = new Map<string, string>();
+const randomKey = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+
 function webstore<T>(method: string, path: string, options: { body?: unknown; auth?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { 'x-store-domain': STORE_DOMAIN };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] = 'application/json';
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (options.auth && token) headers.authorization = `Bearer ${token}`;
-  return call<T>(`${API_URL}/webstore${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) }).catch((error: unknown) => {
+  const request = `${method} ${path} ${body ?? ''}`;
+  const keyed = method === 'POST' && !path.startsWith('/auth/');
+  if (keyed) {
+    if (!unansweredKeys.has(request)) unansweredKeys.set(request, randomKey());
+    headers['idempotency-key'] = unansweredKeys.get(request)!;
+  }
+  const answered = <R>(value: R) => {
+    unansweredKeys.delete(request);
+    return value;
+  };
+  return call<T>(`${API_URL}/webstore${path}`, { method, headers, body }).then(answered, (error: unknown) => {
+    // A final refusal forgets the key; a fault (5xx, 409, no answer) keeps it for the same request sent again.
+    if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 409) answered(undefined);
     // An expired or revoked token: forget it, so the page offers the login again.
     if (options.auth && error instanceof ApiError && error.status === 401) signedOut();
     throw error;

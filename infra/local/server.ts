@@ -9,6 +9,7 @@ import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib
 import { routeEntries } from '#lib/routes/index.ts';
 import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
 import type { ErrorCode } from '#lib/errors.ts';
+import { injectDynamoDbFaults, parseFaults, withDynamoDbFaults } from '#infra/local/dynamodb-faults.ts';
 import { enforceRouteAccess, routeAccess } from '#infra/local/route-access.ts';
 import { staticPage } from '#infra/local/pages.ts';
 import { watchSourceTrees } from '#infra/local/source-watch.ts';
@@ -146,8 +147,9 @@ async function importRuntime(name: string): Promise<Runtime> {
     import(sourceUrl('lib/db/client.ts')) as Promise<typeof import('#lib/db/client.ts')>,
     import(sourceUrl('lib/db/call-count.ts')) as Promise<typeof import('#lib/db/call-count.ts')>,
   ]);
-  // The handler's generation has its own DynamoDB client: police its calls too.
+  // The handler's generation has its own DynamoDB client: police its calls too, and let a test fault them.
   enforceRouteAccess(client.db);
+  injectDynamoDbFaults(client.db);
   return { handler: functionModule.handler as LambdaHandler, atTime: clock.atTime, countingDynamoDbCalls: callCount.countingDynamoDbCalls };
 }
 
@@ -301,7 +303,9 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
     try {
       const { handler, atTime, countingDynamoDbCalls } = await loadRuntime(matched.route.name);
       const grant = { access: matched.route.spec.access, idempotencyWrites: takesIdempotencyKey(matched.route.spec), listCountWrites: writesCountPartitions(matched.route.spec) };
-      const invoke = () => routeAccess.run(grant, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId)));
+      // x-local-dynamodb-fault: DynamoDB faults for this request (infra/local/dynamodb-faults.ts).
+      const faults = parseFaults(headers['x-local-dynamodb-fault']);
+      const invoke = () => routeAccess.run(grant, () => withDynamoDbFaults(faults, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId))));
       const pinnedTime = pinnedTimeOf(headers);
       result = await countingDynamoDbCalls(async (count) => {
         const answered = await (pinnedTime === undefined ? invoke() : atTime(pinnedTime, invoke));

@@ -1,9 +1,8 @@
-import { TABLE } from '#lib/db/client.ts';
 import { affiliateKey, refCodeInUse, refCodeKey, visitCounterKey, type Affiliate, type RefHolder, type StoredLink } from '#lib/db/affiliate.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import type { RateWindow } from '#lib/db/rate-limit.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { retrying, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import { putNewItem, remove, retrying, update, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
@@ -29,30 +28,21 @@ export async function addLink(affiliate: Affiliate, name: string, refCode: strin
   await retrying(() =>
     writeGuarded([
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: affiliateKey(storeId, customerId),
-            UpdateExpression: 'SET #links.#link = :link, updated_at = :now',
-            ConditionExpression: 'size(#links) < :max AND #status <> :blocked',
-            ExpressionAttributeNames: { '#links': 'links', '#link': String(id), '#status': 'status' },
-            ExpressionAttributeValues: { ':link': link, ':now': link.created_at, ':max': linksMax, ':blocked': 'blocked' },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
+        item: update({
+          Key: affiliateKey(storeId, customerId),
+          UpdateExpression: 'SET #links.#link = :link, updated_at = :now',
+          ConditionExpression: 'size(#links) < :max AND #status <> :blocked',
+          ExpressionAttributeNames: { '#links': 'links', '#link': String(id), '#status': 'status' },
+          ExpressionAttributeValues: { ':link': link, ':now': link.created_at, ':max': linksMax, ':blocked': 'blocked' },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
         onConditionFailed: (current) =>
           current?.status?.S === 'blocked'
             ? forbidden('This affiliate is blocked and cannot add links', 'AFFILIATE_BLOCKED')
             : unprocessable(`An affiliate has at most ${linksMax} links besides the main code`, 'ref_code', 'LINK_LIMIT_REACHED'),
       },
       {
-        item: {
-          Put: {
-            TableName: TABLE,
-            Item: { ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customerId, link_id: id, ref_code: refCode },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
+        item: putNewItem({ ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customerId, link_id: id, ref_code: refCode }),
         onConditionFailed: refCodeInUse,
       },
     ]),
@@ -66,20 +56,17 @@ export async function removeLink(affiliate: Affiliate, link: StoredLink): Promis
   try {
     await writeGuarded([
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: affiliateKey(storeId, customerId),
-            UpdateExpression: 'REMOVE #links.#link SET updated_at = :now',
-            ConditionExpression: 'attribute_exists(#links.#link)',
-            ExpressionAttributeNames: { '#links': 'links', '#link': String(link.id) },
-            ExpressionAttributeValues: { ':now': nowIso() },
-          },
-        },
+        item: update({
+          Key: affiliateKey(storeId, customerId),
+          UpdateExpression: 'REMOVE #links.#link SET updated_at = :now',
+          ConditionExpression: 'attribute_exists(#links.#link)',
+          ExpressionAttributeNames: { '#links': 'links', '#link': String(link.id) },
+          ExpressionAttributeValues: { ':now': nowIso() },
+        }),
         onConditionFailed: () => new WrittenConcurrently(),
       },
       {
-        item: { Delete: { TableName: TABLE, Key: refCodeKey(storeId, link.ref_code), ConditionExpression: 'link_id = :id', ExpressionAttributeValues: { ':id': link.id } } },
+        item: remove({ Key: refCodeKey(storeId, link.ref_code), ConditionExpression: 'link_id = :id', ExpressionAttributeValues: { ':id': link.id } }),
         onConditionFailed: () => new WrittenConcurrently(),
       },
     ]);
@@ -99,15 +86,12 @@ export async function countVisit(storeId: number, holder: RefHolder, day: string
     await writeGuarded([
       { ...window.write, onConditionFailed: () => new WrittenConcurrently() },
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: visitCounterKey(storeId, holder.customerId, day),
-            UpdateExpression: 'ADD #code :one SET store_id = :store, expires_epoch = :expires',
-            ExpressionAttributeNames: { '#code': visitAttribute(holder.linkId) },
-            ExpressionAttributeValues: { ':one': 1, ':store': storeId, ':expires': expiresEpoch },
-          },
-        },
+        item: update({
+          Key: visitCounterKey(storeId, holder.customerId, day),
+          UpdateExpression: 'ADD #code :one SET store_id = :store, expires_epoch = :expires',
+          ExpressionAttributeNames: { '#code': visitAttribute(holder.linkId) },
+          ExpressionAttributeValues: { ':one': 1, ':store': storeId, ':expires': expiresEpoch },
+        }),
       },
     ]);
     return true;

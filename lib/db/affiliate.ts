@@ -1,16 +1,12 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { customerKey } from '#lib/db/customer.ts';
-import { getMany, type Key } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
-import { queryAll } from '#lib/db/query.ts';
+import { customerFromItem, customerKey } from '#lib/db/customer.ts';
+import { fieldsOf, getMany, patchOne, readItem, type Fields, type Key, type PatchCondition, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
+import { queryAll, queryPage } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { storeKey, type Store } from '#lib/db/store.ts';
-import { retrying, StaleRead, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
-import { setExpression } from '#lib/db/update.ts';
+import { storeFromItem, storeKey, type Store } from '#lib/db/store.ts';
+import { putNewItem, retrying, StaleRead, update, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { HttpError } from '#lib/errors.ts';
-import type { AffiliateTransaction, OperatorAffiliatePatch, WithdrawSettings } from '#lib/schemas/affiliate.ts';
+import { AFFILIATE_STATUSES, affiliateTransaction, PIX_KEY_TYPES, type AffiliateTransaction, type OperatorAffiliatePatch, type WithdrawSettings } from '#lib/schemas/affiliate.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
@@ -73,9 +69,9 @@ export const transactionKey = (storeId: number, customerId: number, transactionI
   pk: storePk(storeId),
   sk: `${entitySk(AFFILIATE, customerId)}#TX#${padId(transactionId)}`,
 });
-export const refCodeKey = (storeId: number, refCode: string) => ({ pk: storePk(storeId), sk: `AFFILIATE_REF#${refCode.toLowerCase()}` });
-const affiliateIdKey = (storeId: number, affiliateId: number) => ({ pk: storePk(storeId), sk: `AFFILIATE_ID#${padId(affiliateId)}` });
-export const commissionKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: `AFFILIATE_COMMISSION#${padId(orderId)}` });
+export const refCodeKey = (storeId: number, refCode: string) => ({ pk: storePk(storeId), sk: `${ENTITY.AFFILIATE_REF}#${refCode.toLowerCase()}` });
+const affiliateIdKey = (storeId: number, affiliateId: number) => ({ pk: storePk(storeId), sk: entitySk(ENTITY.AFFILIATE_ID, affiliateId) });
+export const commissionKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: entitySk(ENTITY.AFFILIATE_COMMISSION, orderId) });
 /** One item per affiliate per UTC day; one attribute per code counts its visits (lib/db/affiliate-link.ts). */
 export const visitCounterKey = (storeId: number, customerId: number, day: string) => ({ pk: storePk(storeId), sk: `AFFILIATE_VISITS#${padId(customerId)}#${day}` });
 const codeIndexPk = (storeId: number) => `${storePk(storeId)}#AFFILIATE_CODE`;
@@ -85,7 +81,77 @@ const emailIndexPk = (storeId: number, email: string) => `${storePk(storeId)}#AF
 export const affiliateNotFound = () => new HttpError(404, { message: 'Affiliate not found' });
 export const refCodeInUse = () => new HttpError(409, { message: 'This ref_code is already in use in this store' });
 
-const pick = <T>(item: Record<string, unknown> | undefined) => (item ? (stripKeys(item) as T) : undefined);
+const linkFromFields = (field: Fields): StoredLink => ({
+  id: field.number('id'),
+  name: field.string('name'),
+  ref_code: field.string('ref_code'),
+  sales: field.number('sales'),
+  revenue: field.number('revenue'),
+  created_at: field.string('created_at'),
+});
+
+/** Affiliates written before links and the main code's own stats have none: no links, nothing sold through the main code yet counted apart. */
+export function affiliateFromItem(item: StoredItem): Affiliate {
+  const field = fieldsOf(item, AFFILIATE);
+  const linkIds = typeof item.links === 'object' && item.links !== null ? Object.keys(item.links) : [];
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    customer_id: field.number('customer_id'),
+    ref_code: field.string('ref_code'),
+    email: field.string('email'),
+    status: field.oneOf('status', AFFILIATE_STATUSES),
+    percent_commission: field.number('percent_commission'),
+    balance: field.number('balance'),
+    min_withdraw: field.numberOrNull('min_withdraw'),
+    withdraw_settings:
+      item.withdraw_settings == null
+        ? null
+        : field.object('withdraw_settings', (settings) => ({
+            full_name: settings.string('full_name'),
+            pix_key: settings.string('pix_key'),
+            pix_key_type: settings.oneOf('pix_key_type', PIX_KEY_TYPES),
+            cpf_cnpj: settings.string('cpf_cnpj'),
+          })),
+    total_sales: field.number('total_sales'),
+    total_amount: field.number('total_amount'),
+    main_sales: field.number('main_sales', 0),
+    main_revenue: field.number('main_revenue', 0),
+    links: linkIds.length === 0 ? {} : field.object('links', (links) => Object.fromEntries(linkIds.map((id) => [id, links.object(id, linkFromFields)]))),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
+}
+
+const OPERATIONS = affiliateTransaction.entries.operation.options;
+
+/** A line of the statement. The item also holds store_id and index keys; only the affiliate's id is read besides the line. */
+export function transactionFromItem(item: StoredItem): AffiliateTransaction & { affiliate_id: number } {
+  const field = fieldsOf(item, ENTITY.AFFILIATE_TRANSACTION);
+  const orderPackage = (line: Fields) => ({ package_id: line.number('package_id'), name: line.string('name'), quantity: line.number('quantity') });
+  return {
+    id: field.number('id'),
+    operation: field.oneOf('operation', OPERATIONS),
+    amount: field.number('amount'),
+    message: field.stringOrNull('message'),
+    order_id: field.numberOrNull('order_id'),
+    ...(item.order_packages === undefined ? {} : { order_packages: field.objects('order_packages', orderPackage) }),
+    ...(item.withdraw_info === undefined
+      ? {}
+      : {
+          withdraw_info: field.object('withdraw_info', (info) => ({
+            full_name: info.string('full_name'),
+            pix_key: info.string('pix_key'),
+            pix_key_type: info.string('pix_key_type'),
+            cpf_cnpj: info.string('cpf_cnpj'),
+          })),
+        }),
+    created_at: field.string('created_at'),
+    affiliate_id: field.number('affiliate_id'),
+  };
+}
+
+const customerOf = (item: StoredItem | undefined): Customer | undefined => (item ? customerFromItem(item) : undefined);
 
 /** What the holder of a code is: an affiliate's main code (`linkId` undefined) or one of its links. */
 export interface RefHolder {
@@ -93,11 +159,17 @@ export interface RefHolder {
   linkId?: number;
 }
 
-const holderOf = (item: Record<string, unknown> | undefined): RefHolder | undefined =>
-  item ? { customerId: item.customer_id as number, ...(item.link_id === undefined ? {} : { linkId: item.link_id as number }) } : undefined;
+/** A ref code's sentinel: the affiliate holding it, and the link when it is not the main code. */
+export function refHolderFromItem(item: StoredItem): RefHolder {
+  const field = fieldsOf(item, ENTITY.AFFILIATE_REF);
+  const linkId = field.optionalNumber('link_id');
+  return { customerId: field.number('customer_id'), ...(linkId === undefined ? {} : { linkId }) };
+}
+
+const holderOf = (item: StoredItem | undefined): RefHolder | undefined => (item ? refHolderFromItem(item) : undefined);
 
 /** Per code id, the visits the counters of the days asked for hold. */
-export type VisitCounters = Record<string, unknown>[];
+export type VisitCounters = StoredItem[];
 
 export interface Membership {
   affiliate: Affiliate | undefined;
@@ -120,9 +192,9 @@ export async function loadMembership(storeId: number, customerId: number, extra:
   const items = await getMany(keys);
   const itemOf = (key: Key | undefined) => (key ? items[keys.indexOf(key)] : undefined);
   return {
-    affiliate: pick<Affiliate>(items[0]),
-    customer: pick<Customer>(items[1]),
-    store: extra.store ? pick<Store>(itemOf(storeKeyValue)) : undefined,
+    affiliate: items[0] ? affiliateFromItem(items[0]) : undefined,
+    customer: customerOf(items[1]),
+    store: extra.store ? storeOf(itemOf(storeKeyValue)) : undefined,
     refHolder: holderOf(itemOf(refKey)),
     visits: dayKeys.flatMap((key) => {
       const item = itemOf(key);
@@ -131,22 +203,23 @@ export async function loadMembership(storeId: number, customerId: number, extra:
   };
 }
 
+const storeOf = (item: StoredItem | undefined): Store | undefined => (item ? storeFromItem(item) : undefined);
+
 /** The customer behind an affiliate id; undefined when the store has no such affiliate. */
 export async function customerOfAffiliate(storeId: number, affiliateId: number): Promise<number | undefined> {
-  const found = await db.send(new GetCommand({ TableName: TABLE, Key: affiliateIdKey(storeId, affiliateId) }));
-  return found.Item?.customer_id as number | undefined;
+  const found = await readItem(affiliateIdKey(storeId, affiliateId));
+  return found ? fieldsOf(found, ENTITY.AFFILIATE_ID).number('customer_id') : undefined;
 }
 
 /** Who holds a code (1 Get); undefined for a code no affiliate or link of the store holds. */
 export async function findRefHolder(storeId: number, refCode: string): Promise<RefHolder | undefined> {
-  const found = await db.send(new GetCommand({ TableName: TABLE, Key: refCodeKey(storeId, refCode) }));
-  return holderOf(found.Item);
+  return holderOf(await readItem(refCodeKey(storeId, refCode)));
 }
 
 /** The affiliate item (consistent), or undefined. */
 export async function findAffiliate(storeId: number, customerId: number): Promise<Affiliate | undefined> {
-  const found = await db.send(new GetCommand({ TableName: TABLE, Key: affiliateKey(storeId, customerId), ConsistentRead: true }));
-  return pick<Affiliate>(found.Item);
+  const found = await readItem(affiliateKey(storeId, customerId), true);
+  return found ? affiliateFromItem(found) : undefined;
 }
 
 /**
@@ -179,24 +252,13 @@ export async function createAffiliate(storeId: number, customer: Customer, refCo
   try {
     await retrying(() =>
       writeGuarded([
+        { item: putNewItem({ ...affiliateKey(storeId, customer.id), entity: AFFILIATE, ...indexes, ...affiliate }), onConditionFailed: () => new WrittenConcurrently() },
         {
-          item: { Put: { TableName: TABLE, Item: { ...affiliateKey(storeId, customer.id), entity: AFFILIATE, ...indexes, ...affiliate }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          onConditionFailed: () => new WrittenConcurrently(),
-        },
-        {
-          item: {
-            Put: {
-              TableName: TABLE,
-              Item: { ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customer.id, ref_code: refCode },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
+          item: putNewItem({ ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customer.id, ref_code: refCode }),
           onConditionFailed: refCodeInUse,
         },
         {
-          item: {
-            Put: { TableName: TABLE, Item: { ...affiliateIdKey(storeId, id), entity: ENTITY.AFFILIATE_ID, store_id: storeId, customer_id: customer.id }, ConditionExpression: 'attribute_not_exists(pk)' },
-          },
+          item: putNewItem({ ...affiliateIdKey(storeId, id), entity: ENTITY.AFFILIATE_ID, store_id: storeId, customer_id: customer.id }),
           onConditionFailed: () => new Error(`affiliate id ${id} allocated twice in store ${storeId}`),
         },
       ]),
@@ -208,47 +270,26 @@ export async function createAffiliate(storeId: number, customer: Customer, refCo
   return affiliate;
 }
 
-async function updateAffiliate(key: Key, sets: string[], names: Record<string, string>, values: Record<string, unknown>): Promise<Affiliate> {
-  try {
-    const result = await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: key,
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
-        ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return stripKeys(result.Attributes ?? {}) as unknown as Affiliate;
-  } catch (error) {
-    if (isConditionalFailure(error)) throw affiliateNotFound();
-    throw error;
-  }
-}
+/** The affiliate must exist; its 404 is the spec's, a message only. */
+const affiliateExists: PatchCondition = { expression: 'attribute_exists(pk)', failure: affiliateNotFound };
 
 export const saveWithdrawSettings = (storeId: number, customerId: number, settings: WithdrawSettings) =>
-  updateAffiliate(affiliateKey(storeId, customerId), ['withdraw_settings = :settings', 'updated_at = :now'], {}, { ':settings': settings, ':now': nowIso() });
+  patchOne(affiliateKey(storeId, customerId), 'Affiliate', { withdraw_settings: settings }, ['withdraw_settings'], affiliateFromItem, { condition: affiliateExists });
 
 /** The operator's change of an affiliate's terms or status (only the fields sent). */
-export function patchAffiliate(storeId: number, customerId: number, patch: OperatorAffiliatePatch): Promise<Affiliate> {
-  const update = setExpression({ ...patch, updated_at: nowIso() }, ['percent_commission', 'min_withdraw', 'status', 'updated_at']);
-  return updateAffiliate(affiliateKey(storeId, customerId), update.sets, update.names, update.values);
-}
+export const patchAffiliate = (storeId: number, customerId: number, patch: OperatorAffiliatePatch): Promise<Affiliate> =>
+  patchOne(affiliateKey(storeId, customerId), 'Affiliate', patch, ['percent_commission', 'min_withdraw', 'status'], affiliateFromItem, { condition: affiliateExists });
 
 /** Affiliates whose main code begins with `prefix` (ignoring case), in code order. */
 export async function listAffiliatesByCode(storeId: number, prefix: string): Promise<Affiliate[]> {
   const items = await queryAll({ pk: codeIndexPk(storeId), skPrefix: `REF#${prefix.toLowerCase()}`, index: 'gsi1' });
-  return items.map((item) => stripKeys(item) as unknown as Affiliate);
+  return items.map(affiliateFromItem);
 }
 
 /** The affiliate of one e-mail (ignoring case), if any. */
 export async function listAffiliatesByEmail(storeId: number, email: string): Promise<Affiliate[]> {
-  const result = await db.send(
-    new QueryCommand({ TableName: TABLE, IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': emailIndexPk(storeId, email) } }),
-  );
-  return (result.Items ?? []).map((item) => stripKeys(item) as unknown as Affiliate);
+  const result = await queryPage({ IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': emailIndexPk(storeId, email) } });
+  return (result.Items ?? []).map(affiliateFromItem);
 }
 
 /** Customers and visit counters for a page of affiliates: one BatchGet per 100 keys. */
@@ -258,23 +299,21 @@ export async function loadPanelsOf(storeId: number, affiliates: readonly Affilia
   const items = await getMany(keys);
   return affiliates.map((affiliate, index) => {
     const own = items.slice(index * perAffiliate, (index + 1) * perAffiliate);
-    return { affiliate, customer: pick<Customer>(own[0]), visits: own.slice(1).flatMap((item) => (item ? [item] : [])) };
+    return { affiliate, customer: customerOf(own[0]), visits: own.slice(1).flatMap((item) => (item ? [item] : [])) };
   });
 }
-
-// The items also hold store_id, affiliate_id and index keys; the response schemas leave them out.
-export const toTransaction = (item: Record<string, unknown>) => stripKeys(item) as unknown as AffiliateTransaction & { affiliate_id: number };
 
 /** The Put of a new line of the affiliate's statement, for the transaction that moves the balance. */
 export function statementEntry(storeId: number, customerId: number, affiliateId: number, transaction: AffiliateTransaction, indexes: Record<string, string> = {}): GuardedWrite {
   return {
-    item: {
-      Put: {
-        TableName: TABLE,
-        Item: { ...transactionKey(storeId, customerId, transaction.id), entity: ENTITY.AFFILIATE_TRANSACTION, store_id: storeId, affiliate_id: affiliateId, ...indexes, ...transaction },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    item: putNewItem({
+      ...transactionKey(storeId, customerId, transaction.id),
+      entity: ENTITY.AFFILIATE_TRANSACTION,
+      store_id: storeId,
+      affiliate_id: affiliateId,
+      ...indexes,
+      ...transaction,
+    }),
     onConditionFailed: () => new Error(`affiliate transaction id ${transaction.id} allocated twice in store ${storeId}`),
   };
 }
@@ -284,7 +323,7 @@ export async function listTransactions(storeId: number, customerId: number): Pro
   const own = affiliateKey(storeId, customerId);
   const items = await queryAll({ pk: own.pk, skPrefix: own.sk, descending: true });
   if (!items.some((item) => item.sk === own.sk)) throw affiliateNotFound();
-  return items.filter((item) => item.sk !== own.sk).map(toTransaction);
+  return items.filter((item) => item.sk !== own.sk).map(transactionFromItem);
 }
 
 export const nextTransactionId = (storeId: number) => nextId(storeId, ENTITY.AFFILIATE_TRANSACTION);
@@ -295,38 +334,38 @@ export const nextTransactionId = (storeId: number) => nextId(storeId, ENTITY.AFF
  * call for the same order credits once. Undefined when the order was already credited; a link
  * deleted since it was read is a StaleRead (the caller reads again and finds the code unknown).
  */
-export async function recordCommission(affiliate: Affiliate, linkId: number | undefined, orderTotal: number, transaction: AffiliateTransaction & { order_id: number }): Promise<AffiliateTransaction | undefined> {
+export async function recordCommission(
+  affiliate: Affiliate,
+  linkId: number | undefined,
+  orderTotal: number,
+  transaction: AffiliateTransaction & { order_id: number },
+): Promise<AffiliateTransaction | undefined> {
   const { store_id: storeId, customer_id: customerId } = affiliate;
   const stats = linkId === undefined ? 'main_sales :one, main_revenue :total' : '#links.#link.sales :one, #links.#link.revenue :total';
   const linkNames = linkId === undefined ? {} : { ExpressionAttributeNames: { '#links': 'links', '#link': String(linkId) } };
   try {
     await writeGuarded([
       {
-        item: {
-          Put: {
-            TableName: TABLE,
-            // customer_id: a reversal finds the credited affiliate here, even after the code was deleted or moved.
-            Item: {
-              ...commissionKey(storeId, transaction.order_id), entity: ENTITY.AFFILIATE_COMMISSION, store_id: storeId,
-              order_id: transaction.order_id, transaction_id: transaction.id, customer_id: customerId,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
+        // customer_id: a reversal finds the credited affiliate here, even after the code was deleted or moved.
+        item: putNewItem({
+          ...commissionKey(storeId, transaction.order_id),
+          entity: ENTITY.AFFILIATE_COMMISSION,
+          store_id: storeId,
+          order_id: transaction.order_id,
+          transaction_id: transaction.id,
+          customer_id: customerId,
+        }),
         // This order's commission is already credited (a repeated approval): nothing to do.
         onConditionFailed: () => new WrittenConcurrently(),
       },
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: affiliateKey(storeId, customerId),
-            UpdateExpression: `ADD balance :amount, total_sales :one, total_amount :total, ${stats} SET updated_at = :now`,
-            ConditionExpression: linkId === undefined ? 'attribute_exists(pk)' : 'attribute_exists(#links.#link)',
-            ...linkNames,
-            ExpressionAttributeValues: { ':amount': transaction.amount, ':one': 1, ':total': orderTotal, ':now': transaction.created_at },
-          },
-        },
+        item: update({
+          Key: affiliateKey(storeId, customerId),
+          UpdateExpression: `ADD balance :amount, total_sales :one, total_amount :total, ${stats} SET updated_at = :now`,
+          ConditionExpression: linkId === undefined ? 'attribute_exists(pk)' : 'attribute_exists(#links.#link)',
+          ...linkNames,
+          ExpressionAttributeValues: { ':amount': transaction.amount, ':one': 1, ':total': orderTotal, ':now': transaction.created_at },
+        }),
         onConditionFailed: () => new StaleRead(),
       },
       statementEntry(storeId, customerId, affiliate.id, transaction),

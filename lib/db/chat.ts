@@ -190,7 +190,12 @@ export async function listBuyerChat(storeId: number, customerId: number, interna
   return chatPage(storeId, internalId, 'buyer', chat, request);
 }
 
-async function putMessage(storeId: number, internalId: string, orderId: number, fields: Pick<MessageItem, 'message' | 'user_type' | 'sender_name' | 'source'>): Promise<ChatMessage> {
+async function putMessage(
+  storeId: number,
+  internalId: string,
+  orderId: number,
+  fields: Pick<MessageItem, 'message' | 'user_type' | 'sender_name' | 'source'>,
+): Promise<ChatMessage> {
   const now = currentTimeMs();
   const item: MessageItem = { id: newMessageId(now), store_id: storeId, order_id: orderId, attachments: [], timestamp: new Date(now).toISOString(), ...fields };
   await putNew(messageItem(internalId, item));

@@ -1,9 +1,8 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { COMMAND, toCommand, toRecord } from '#lib/db/command.ts';
+import { COMMAND, commandFromItem, commandResponse } from '#lib/db/command.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { cursorCodec, isId } from '#lib/db/cursor.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
+import { queryPages, type StartKey } from '#lib/db/query.ts';
 import type { CommandCursorPage, CommandFilters, CommandRecord } from '#lib/schemas/command.ts';
 
 /**
@@ -51,29 +50,28 @@ export async function listCommandsPage(storeId: number, filters: CommandFilters,
   const wanted = pageSize + 1;
   const records: CommandRecord[] = [];
   let examined = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        // `COMMAND$` sorts after every `COMMAND#<id>` (and before `COMMAND_CHAIN#`): the first page starts at the newest.
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        FilterExpression: filtered ? conditions.join(' AND ') : undefined,
-        ExpressionAttributeNames: filtered && filters.status ? names : undefined,
-        ExpressionAttributeValues: values,
-        ScanIndexForward: false,
-        Limit: filtered ? FILTERED_BATCH : wanted - records.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
+  let startKey: StartKey | undefined;
+  const pages = queryPages(
+    {
+      // `COMMAND$` sorts after every `COMMAND#<id>` (and before `COMMAND_CHAIN#`): the first page starts at the newest.
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      FilterExpression: filtered ? conditions.join(' AND ') : undefined,
+      ExpressionAttributeNames: filtered && filters.status ? names : undefined,
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+    },
+    { limit: () => (filtered ? FILTERED_BATCH : wanted - records.length) },
+  );
+  for await (const page of pages) {
     examined += page.ScannedCount ?? 0;
-    records.push(...(page.Items ?? []).map(toRecord));
+    records.push(...(page.Items ?? []).map(commandFromItem));
     startKey = page.LastEvaluatedKey;
-  } while (startKey && records.length < wanted && examined < EXAMINED_MAX);
+    if (records.length >= wanted || examined >= EXAMINED_MAX) break;
+  }
   if (records.length > pageSize) {
     const data = records.slice(0, pageSize);
-    return { data: data.map(toCommand), next_cursor: encodeCommandCursor(storeId, filters, data[data.length - 1]!.id, keys) };
+    return { data: data.map(commandResponse), next_cursor: encodeCommandCursor(storeId, filters, data[data.length - 1]!.id, keys) };
   }
   const lastExamined = startKey ? Number(String(startKey.sk).slice(COMMAND.length + 1)) : undefined;
-  return { data: records.map(toCommand), next_cursor: lastExamined ? encodeCommandCursor(storeId, filters, lastExamined, keys) : null };
+  return { data: records.map(commandResponse), next_cursor: lastExamined ? encodeCommandCursor(storeId, filters, lastExamined, keys) : null };
 }

@@ -1,12 +1,20 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getMany } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { fieldsOf, getMany, readItem, type Fields, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, padId, storePk } from '#lib/db/keys.ts';
+import { queryItems, queryPages, type QueryInput } from '#lib/db/query.ts';
 import { allocateIds } from '#lib/db/sequence.ts';
-import { StaleRead, type GuardedWrite } from '#lib/db/transact.ts';
-import type { Chain, ChainEntry, Command, CommandRecord, PlannedCommand, QueuedCommand, QueuedCommandOrder } from '#lib/schemas/command.ts';
+import { put, putNewItem, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import {
+  COMMAND_STATUSES,
+  type Chain,
+  type ChainEntry,
+  type Command,
+  type CommandRecord,
+  type PlannedCommand,
+  type QueuedCommand,
+  type QueuedCommandOrder,
+} from '#lib/schemas/command.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
+import { COMMAND_STAGES } from '#lib/schemas/package.ts';
 
 /**
  * Delivery commands: what an approved order asks the store's game servers to run, and the chain
@@ -46,10 +54,9 @@ export const QUEUE_BYTES_MAX = 5_000_000;
 
 export const commandKey = (storeId: number, commandId: number) => ({ pk: storePk(storeId), sk: entitySk(COMMAND, commandId) });
 const chainKey = (storeId: number, chainId: number) => ({ pk: storePk(storeId), sk: entitySk(CHAIN, chainId) });
-const pendingPk = (storeId: number) => `${storePk(storeId)}#COMMAND#PENDING`;
-export const queuePk = (storeId: number, serverId: number | null) => `${storePk(storeId)}#QUEUE#${serverId === null ? 'ANY' : `SERVER#${serverId}`}`;
-const claimableAt = (record: CommandRecord) =>
-  record.lease_until !== null && record.lease_until > record.execute_at ? record.lease_until : record.execute_at;
+const pendingPk = (storeId: number) => `${storePk(storeId)}#${COMMAND}#PENDING`;
+export const queuePk = (storeId: number, serverId: number | null) => `${storePk(storeId)}#QUEUE#${serverId === null ? 'ANY' : `${ENTITY.SERVER}#${serverId}`}`;
+const claimableAt = (record: CommandRecord) => (record.lease_until !== null && record.lease_until > record.execute_at ? record.lease_until : record.execute_at);
 const queueSk = (record: CommandRecord) => `${claimableAt(record)}#${padId(record.id)}`;
 
 /**
@@ -64,26 +71,48 @@ function indexAttributes(record: CommandRecord): Record<string, string> {
   return { ...pending, gsi2pk: queuePk(record.store_id, record.any_server ? null : record.server_id), gsi2sk: queueSk(record) };
 }
 
-/** A stored command; commands stored before servers and leases existed read as any-server, unleased. */
-export function toRecord(item: Record<string, unknown>): CommandRecord {
-  const stored = stripKeys(item) as Partial<CommandRecord>;
+const orderFromFields = (field: Fields): QueuedCommandOrder => ({
+  client_identifier: field.string('client_identifier'),
+  client_email: field.string('client_email'),
+  client_name: field.string('client_name'),
+  client_social: field.stringOrNull('client_social'),
+  internal_id: field.string('internal_id'),
+  variables: field.objects('variables', (variable) => ({ name: variable.string('name'), value: variable.string('value') })),
+});
+
+/** A stored command; commands stored before servers, stages, chains and leases existed read as any-server, APPROVED, unchained, unleased. */
+export function commandFromItem(item: StoredItem): CommandRecord {
+  const field = fieldsOf(item, COMMAND);
+  const serverId = field.numberOrNull('server_id');
   return {
-    server_id: null,
-    stage: 'APPROVED',
-    attempt: 0,
-    any_server: stored.server_id === undefined || stored.server_id === null,
-    chain: null,
-    releases: false,
-    waiting: false,
-    lease_id: null,
-    lease_until: null,
-    acked: false,
-    rev: 0,
-    ...stored,
-  } as CommandRecord;
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    order_id: field.number('order_id'),
+    package_id: field.number('package_id'),
+    command: field.string('command'),
+    offline_execute: field.boolean('offline_execute'),
+    execute_at: field.string('execute_at'),
+    status: field.oneOf('status', COMMAND_STATUSES),
+    tries: field.number('tries'),
+    response: field.stringOrNull('response'),
+    server_id: serverId,
+    stage: field.oneOf('stage', COMMAND_STAGES, 'APPROVED'),
+    attempt: field.number('attempt', 0),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+    order: field.object('order', orderFromFields),
+    any_server: field.boolean('any_server', serverId === null),
+    chain: field.numberOrNull('chain'),
+    releases: field.boolean('releases', false),
+    waiting: field.boolean('waiting', false),
+    lease_id: field.stringOrNull('lease_id'),
+    lease_until: field.stringOrNull('lease_until'),
+    acked: field.boolean('acked', false),
+    rev: field.number('rev', 0),
+  };
 }
 
-export const toCommand = (record: CommandRecord): Command => ({
+export const commandResponse = (record: CommandRecord): Command => ({
   id: record.id,
   store_id: record.store_id,
   order_id: record.order_id,
@@ -101,7 +130,8 @@ export const toCommand = (record: CommandRecord): Command => ({
   updated_at: record.updated_at,
 });
 
-export const toQueued = (record: CommandRecord): QueuedCommand => ({
+/** The command as the delivery queue hands it out. */
+export const queuedCommandResponse = (record: CommandRecord): QueuedCommand => ({
   id: record.id,
   store_id: record.store_id,
   command: record.command,
@@ -109,6 +139,14 @@ export const toQueued = (record: CommandRecord): QueuedCommand => ({
   execute_at: record.execute_at,
   order: record.order,
 });
+
+const CHAIN_STATES = ['WAITING', 'RELEASED', 'FINAL'] as const satisfies readonly ChainEntry['state'][];
+
+export function chainFromItem(item: StoredItem, chainId: number): Chain {
+  const field = fieldsOf(item, CHAIN);
+  const entries = field.objects('entries', (entry) => ({ id: entry.number('id'), server: entry.numberOrNull('server'), state: entry.oneOf('state', CHAIN_STATES) }));
+  return { id: chainId, entries, rev: field.number('rev') };
+}
 
 /** The ids of an approval's `count` commands (consecutive, one ADD); returns the first. */
 export const allocateCommandIds = (storeId: number, count: number) => allocateIds(storeId, COMMAND, count);
@@ -155,7 +193,7 @@ export function commandPuts(
       rev: 0,
     };
     return {
-      item: { Put: { TableName: TABLE, Item: { ...commandKey(storeId, id), entity: COMMAND, ...indexAttributes(record), ...record }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      item: putNewItem({ ...commandKey(storeId, id), entity: COMMAND, ...indexAttributes(record), ...record }),
       onConditionFailed: () => new Error(`command id ${id} allocated twice in store ${storeId}`),
     };
   });
@@ -165,14 +203,14 @@ export function commandPuts(
 
 /** The consistent read of one command (undefined when missing). */
 export async function getCommandRecord(storeId: number, commandId: number): Promise<CommandRecord | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: commandKey(storeId, commandId), ConsistentRead: true }));
-  return result.Item ? toRecord(result.Item) : undefined;
+  const item = await readItem(commandKey(storeId, commandId), true);
+  return item ? commandFromItem(item) : undefined;
 }
 
 /** Commands by id, in the order asked (undefined where missing); one BatchGetItem per 100. */
 export async function getCommandRecords(storeId: number, commandIds: readonly number[]): Promise<(CommandRecord | undefined)[]> {
   const items = await getMany(commandIds.map((id) => commandKey(storeId, id)));
-  return items.map((item) => (item ? toRecord(item) : undefined));
+  return items.map((item) => (item ? commandFromItem(item) : undefined));
 }
 
 /** Written only if nobody wrote the command since `readRev` was read. */
@@ -188,40 +226,32 @@ function commandItem(record: CommandRecord, readRev: number) {
 /** The command as changed from the revision read, for a transaction; StaleRead when it changed meanwhile. */
 export function commandWrite(record: CommandRecord, readRev: number): GuardedWrite {
   return {
-    item: { Put: { TableName: TABLE, Item: commandItem(record, readRev), ...revisionCondition(readRev) } },
+    item: put({ Item: commandItem(record, readRev), ...revisionCondition(readRev) }),
     onConditionFailed: () => new StaleRead(),
   };
 }
 
 /** The same change alone (one PutItem, half a transaction's cost); StaleRead when the command changed meanwhile. */
 export async function saveCommand(record: CommandRecord, readRev: number): Promise<CommandRecord> {
-  try {
-    await db.send(new PutCommand({ TableName: TABLE, Item: commandItem(record, readRev), ...revisionCondition(readRev) }));
-    return { ...record, rev: readRev + 1 };
-  } catch (error) {
-    if (isConditionalFailure(error)) throw new StaleRead();
-    throw error;
-  }
+  await writeGuarded([commandWrite(record, readRev)]);
+  return { ...record, rev: readRev + 1 };
 }
 
 export async function getChain(storeId: number, chainId: number): Promise<Chain> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: chainKey(storeId, chainId), ConsistentRead: true }));
-  if (!result.Item) throw new Error(`chain ${chainId} of store ${storeId} is missing`);
-  return { id: chainId, entries: result.Item.entries as ChainEntry[], rev: result.Item.rev as number };
+  const item = await readItem(chainKey(storeId, chainId), true);
+  if (!item) throw new Error(`chain ${chainId} of store ${storeId} is missing`);
+  return chainFromItem(item, chainId);
 }
 
 /** The chain as changed from `chain.rev` (-1: a new chain); StaleRead when another change of the batch came first. */
 export function chainWrite(storeId: number, chain: Chain): GuardedWrite {
   const fresh = chain.rev < 0;
   return {
-    item: {
-      Put: {
-        TableName: TABLE,
-        Item: { ...chainKey(storeId, chain.id), entity: CHAIN, store_id: storeId, entries: chain.entries, rev: chain.rev + 1 },
-        ConditionExpression: fresh ? 'attribute_not_exists(pk)' : 'rev = :rev',
-        ...(fresh ? {} : { ExpressionAttributeValues: { ':rev': chain.rev } }),
-      },
-    },
+    item: put({
+      Item: { ...chainKey(storeId, chain.id), entity: CHAIN, store_id: storeId, entries: chain.entries, rev: chain.rev + 1 },
+      ConditionExpression: fresh ? 'attribute_not_exists(pk)' : 'rev = :rev',
+      ...(fresh ? {} : { ExpressionAttributeValues: { ':rev': chain.rev } }),
+    }),
     onConditionFailed: () => (fresh ? new Error(`chain ${chain.id} of store ${storeId} written twice`) : new StaleRead()),
   };
 }
@@ -234,27 +264,24 @@ const dueBefore = (now: string) => `${now}$`;
  * `pageSize` per partition at a time, only as far as the caller iterates.
  */
 export async function* dueCommands(storeId: number, serverId: number, now: string, pageSize: number): AsyncGenerator<CommandRecord> {
-  const partitions = [queuePk(storeId, serverId), queuePk(storeId, null)].map((partition) => ({
-    partition,
-    buffer: [] as CommandRecord[],
-    startKey: undefined as Record<string, unknown> | undefined,
-    done: false,
-  }));
+  const partitions = [queuePk(storeId, serverId), queuePk(storeId, null)].map((partition) => {
+    const query: QueryInput = {
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :queue AND gsi2sk < :due',
+      ExpressionAttributeValues: { ':queue': partition, ':due': dueBefore(now) },
+    };
+    const buffer: CommandRecord[] = [];
+    return { pages: queryPages(query, { limit: () => pageSize }), buffer, done: false };
+  });
   const fill = async (reader: (typeof partitions)[number]) => {
     if (reader.buffer.length > 0 || reader.done) return;
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :queue AND gsi2sk < :due',
-        ExpressionAttributeValues: { ':queue': reader.partition, ':due': dueBefore(now) },
-        Limit: pageSize,
-        ExclusiveStartKey: reader.startKey,
-      }),
-    );
-    reader.buffer = (page.Items ?? []).map(toRecord);
-    reader.startKey = page.LastEvaluatedKey;
-    reader.done = !page.LastEvaluatedKey;
+    const next = await reader.pages.next();
+    if (next.done) {
+      reader.done = true;
+      return;
+    }
+    reader.buffer = (next.value.Items ?? []).map(commandFromItem);
+    reader.done = !next.value.LastEvaluatedKey;
   };
   for (;;) {
     await Promise.all(partitions.map(fill));
@@ -270,26 +297,23 @@ export async function listQueuedCommands(storeId: number, now: string): Promise<
   const commands: QueuedCommand[] = [];
   // The array's brackets and commas.
   let bytes = 2;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pending AND gsi1sk < :due',
-        ExpressionAttributeValues: { ':pending': pendingPk(storeId), ':due': dueBefore(now) },
-        Limit: QUEUE_MAX - commands.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
+  const pages = queryPages(
+    {
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pending AND gsi1sk < :due',
+      ExpressionAttributeValues: { ':pending': pendingPk(storeId), ':due': dueBefore(now) },
+    },
+    { limit: () => QUEUE_MAX - commands.length },
+  );
+  for await (const page of pages) {
     for (const item of page.Items ?? []) {
-      const queued = toQueued(toRecord(item));
+      const queued = queuedCommandResponse(commandFromItem(item));
       bytes += Buffer.byteLength(JSON.stringify(queued), 'utf8') + 1;
       if (bytes > QUEUE_BYTES_MAX) return commands;
       commands.push(queued);
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && commands.length < QUEUE_MAX);
+    if (commands.length >= QUEUE_MAX) break;
+  }
   return commands;
 }
 
@@ -299,21 +323,11 @@ export async function listQueuedCommands(storeId: number, now: string): Promise<
  * Deleting a server is rare; no index is kept for it.
  */
 export async function pendingCommandsOf(storeId: number, serverId: number): Promise<CommandRecord[]> {
-  const records: CommandRecord[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pending',
-        FilterExpression: 'server_id = :server',
-        ExpressionAttributeValues: { ':pending': pendingPk(storeId), ':server': serverId },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    records.push(...(page.Items ?? []).map(toRecord));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return records;
+  const items = await queryItems({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pending',
+    FilterExpression: 'server_id = :server',
+    ExpressionAttributeValues: { ':pending': pendingPk(storeId), ':server': serverId },
+  });
+  return items.map(commandFromItem);
 }

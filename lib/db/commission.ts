@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { affiliateKey, commissionKey, nextTransactionId, refCodeKey, statementEntry, toTransaction, transactionKey } from '#lib/db/affiliate.ts';
-import { db, TABLE } from '#lib/db/client.ts';
-import { getMany } from '#lib/db/entity.ts';
-import { writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import { affiliateKey, commissionKey, nextTransactionId, refHolderFromItem, refCodeKey, statementEntry, transactionFromItem, transactionKey } from '#lib/db/affiliate.ts';
+import { fieldsOf, getMany, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { update, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import type { AffiliateTransaction } from '#lib/schemas/affiliate.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
  * Taking back the commission of a refunded or charged-back order (extensions section 10), next to
@@ -21,15 +20,23 @@ import type { AffiliateTransaction } from '#lib/schemas/affiliate.ts';
  *
  * Once per order: the mark on the sentinel and the new line are one transaction.
  */
+/** The sentinel of an order's credited commission: its line, its affiliate (absent on credits older than that) and whether it was reversed. */
+function creditFromItem(item: StoredItem) {
+  const field = fieldsOf(item, ENTITY.AFFILIATE_COMMISSION);
+  return { transactionId: field.number('transaction_id'), customerId: field.optionalNumber('customer_id'), reversed: item.reversed_transaction_id !== undefined };
+}
+
 export async function reverseCommission(storeId: number, orderId: number, refCode: string, now: string): Promise<AffiliateTransaction | undefined> {
-  const [sentinel, holder] = await getMany([commissionKey(storeId, orderId), refCodeKey(storeId, refCode)]);
+  const [sentinelItem, holder] = await getMany([commissionKey(storeId, orderId), refCodeKey(storeId, refCode)]);
+  if (!sentinelItem) return undefined;
+  const sentinel = creditFromItem(sentinelItem);
   // The credit names its affiliate; credits written before it did are found through the code's holder.
-  const customerId = (sentinel?.customer_id ?? holder?.customer_id) as number | undefined;
-  if (!sentinel || sentinel.reversed_transaction_id !== undefined || customerId === undefined) return undefined;
-  const credited = await db.send(new GetCommand({ TableName: TABLE, Key: transactionKey(storeId, customerId, sentinel.transaction_id as number), ConsistentRead: true }));
+  const customerId = sentinel.customerId ?? (holder ? refHolderFromItem(holder).customerId : undefined);
+  if (sentinel.reversed || customerId === undefined) return undefined;
+  const credited = await readItem(transactionKey(storeId, customerId, sentinel.transactionId), true);
   // The code changed hands since the credit: the line is not where the holder says.
-  if (!credited.Item || credited.Item.order_id !== orderId) return undefined;
-  const credit = toTransaction(credited.Item);
+  if (!credited || credited.order_id !== orderId) return undefined;
+  const credit = transactionFromItem(credited);
   const transaction: AffiliateTransaction = {
     id: await nextTransactionId(storeId),
     operation: 'COMMISSION_REVERSED',
@@ -42,28 +49,22 @@ export async function reverseCommission(storeId: number, orderId: number, refCod
   try {
     await writeGuarded([
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: commissionKey(storeId, orderId),
-            UpdateExpression: 'SET reversed_transaction_id = :id',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(reversed_transaction_id)',
-            ExpressionAttributeValues: { ':id': transaction.id },
-          },
-        },
+        item: update({
+          Key: commissionKey(storeId, orderId),
+          UpdateExpression: 'SET reversed_transaction_id = :id',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(reversed_transaction_id)',
+          ExpressionAttributeValues: { ':id': transaction.id },
+        }),
         // Reversed by a concurrent call for the same order.
         onConditionFailed: () => new WrittenConcurrently(),
       },
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: affiliateKey(storeId, customerId),
-            UpdateExpression: 'ADD balance :amount SET updated_at = :now',
-            ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':amount': transaction.amount, ':now': now },
-          },
-        },
+        item: update({
+          Key: affiliateKey(storeId, customerId),
+          UpdateExpression: 'ADD balance :amount SET updated_at = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':amount': transaction.amount, ':now': now },
+        }),
         onConditionFailed: () => new Error(`affiliate ${customerId} of store ${storeId} vanished while its commission was reversed`),
       },
       statementEntry(storeId, customerId, credit.affiliate_id, transaction),

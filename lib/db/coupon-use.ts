@@ -49,7 +49,9 @@ export const couponUseKeys = (storeId: number, discountId: number, client: Clien
 ];
 
 /** The coupon and this client's use counts from the items of `couponUseKeys`; undefined when the coupon was deleted after its sentinel was read. */
-export function couponUseOf([couponItem, emailCounter, identifierCounter]: readonly (StoredItem | undefined)[]): { record: StoredDiscount; clientUses: Record<Criteria, number> } | undefined {
+export function couponUseOf([couponItem, emailCounter, identifierCounter]: readonly (StoredItem | undefined)[]):
+  | { record: StoredDiscount; clientUses: Record<Criteria, number> }
+  | undefined {
   if (!couponItem) return undefined;
   const uses = (counter: StoredItem | undefined) => (counter ? fieldsOf(counter, ENTITY.COUPON_CLIENT).number('uses', 0) : 0);
   return { record: discountFromItem(couponItem), clientUses: { CLIENT_EMAIL: uses(emailCounter), CLIENT_IDENTIFIER: uses(identifierCounter) } };

@@ -100,8 +100,17 @@ export function discountFromItem(item: StoredItem): StoredDiscount {
 }
 
 const PATCHABLE = [
-  'coupon', 'type', 'value', 'applies_to', 'max_uses', 'max_uses_per_client', 'expires_in', 'min_price',
-  'limit_criteria', 'restricted_to_criteria', 'restricted_to',
+  'coupon',
+  'type',
+  'value',
+  'applies_to',
+  'max_uses',
+  'max_uses_per_client',
+  'expires_in',
+  'min_price',
+  'limit_criteria',
+  'restricted_to_criteria',
+  'restricted_to',
 ] as const;
 
 const couponInUse = () => conflict('A discount with this coupon code already exists in this store', 'coupon');
@@ -127,12 +136,7 @@ export async function insertDiscount(storeId: number, fields: DiscountFields): P
   const couponLower = fields.coupon.toLowerCase();
   const item: StoredDiscount = { id, store_id: storeId, ...fields, uses: 0, created_at: now, updated_at: now, coupon_lower: couponLower, revision: 0 };
   await retrying(() =>
-    writeGuarded([
-      newItemWrite(discountItem(item)),
-      claimCoupon(storeId, fields.coupon, id),
-      ...packageChecks(storeId, fields.applies_to),
-      countMove(storeId, DISCOUNT, 1),
-    ]),
+    writeGuarded([newItemWrite(discountItem(item)), claimCoupon(storeId, fields.coupon, id), ...packageChecks(storeId, fields.applies_to), countMove(storeId, DISCOUNT, 1)]),
   );
   return item;
 }
@@ -142,15 +146,12 @@ export const getStoredDiscount = (storeId: number, discountId: number) => getOne
 /** Every discount of the store, or every one whose code starts with `codePrefix`, in no particular order. */
 export async function listStoredDiscounts(storeId: number, codePrefix: string | undefined): Promise<StoredDiscount[]> {
   const prefix = codePrefix?.toLowerCase();
-  const items = prefix
-    ? await queryAll({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix })
-    : await queryAll({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
+  const items = prefix ? await queryAll({ index: 'gsi1', pk: couponIndexPk(storeId), skPrefix: prefix }) : await queryAll({ pk: storePk(storeId), skPrefix: `${DISCOUNT}#` });
   return items.map(discountFromItem);
 }
 
 /** A page of the store's discounts, unfiltered, in id order, and their total. */
-export const storedDiscountPage = (storeId: number, page: number, limit: number) =>
-  countedPage(storeId, storeList(storeId, DISCOUNT), page, limit, discountFromItem);
+export const storedDiscountPage = (storeId: number, page: number, limit: number) => countedPage(storeId, storeList(storeId, DISCOUNT), page, limit, discountFromItem);
 
 /**
  * Writes a PATCH read from `current` whose merged result the coupon rules accepted, conditioned
@@ -165,10 +166,7 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
   merged.revision = current.revision + 1;
   const renamed = merged.coupon_lower !== current.coupon_lower;
   const sentinelMoves: GuardedWrite[] = renamed
-    ? [
-        { item: remove({ Key: couponKey(storeId, current.coupon_lower) }), onConditionFailed: () => new StaleRead() },
-        claimCoupon(storeId, merged.coupon, discountId),
-      ]
+    ? [{ item: remove({ Key: couponKey(storeId, current.coupon_lower) }), onConditionFailed: () => new StaleRead() }, claimCoupon(storeId, merged.coupon, discountId)]
     : [];
   const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
 

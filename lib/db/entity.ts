@@ -1,7 +1,8 @@
-import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import { countMove } from '#lib/db/list-count.ts';
+import { readItem } from '#lib/db/query.ts';
 import { putNewItem, remove, retrying, update, writeGuarded, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { notFound, unavailable } from '#lib/errors.ts';
@@ -80,8 +81,7 @@ export interface Fields {
 }
 
 export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
-  const damaged = (name: string, expected: string) =>
-    new DamagedItem(`${entity} item ${String(item.pk)} / ${String(item.sk)}: ${name} is not ${expected}`);
+  const damaged = (name: string, expected: string) => new DamagedItem(`${entity} item ${String(item.pk)} / ${String(item.sk)}: ${name} is not ${expected}`);
   const read = <T>(name: string, is: (value: unknown) => value is T, expected: string, fallback?: T): T => {
     const value = item[name];
     if (is(value)) return value;
@@ -115,7 +115,8 @@ export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
     optionalString: (name) => (item[name] === undefined ? undefined : read(name, isString, 'a string')),
     numbers: (name) => many(name, isNumber, 'numbers'),
     strings: (name) => many(name, isString, 'strings'),
-    oneOf: (name, values, fallback) => read(name, (value): value is (typeof values)[number] => values.some((allowed) => allowed === value), `one of ${values.join(', ')}`, fallback),
+    oneOf: (name, values, fallback) =>
+      read(name, (value): value is (typeof values)[number] => values.some((allowed) => allowed === value), `one of ${values.join(', ')}`, fallback),
     object: (name, inner) => inner(fieldsOf(read(name, isObject, 'an object'), entity)),
     objects: (name, inner) => many(name, isObject, 'objects').map((element) => inner(fieldsOf(element, entity))),
     list: (name) => many(name, (value): value is unknown => true, 'values'),
@@ -123,11 +124,8 @@ export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
   };
 }
 
-/** The item under `key` (consistent when asked), raw, or undefined. */
-export async function readItem(key: Key, consistent = false): Promise<StoredItem | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: key, ...(consistent ? { ConsistentRead: true } : {}) }));
-  return result.Item;
-}
+// The read of one item lives with the Query helpers, below lib/db/list-count.ts, which this module's counted writes use.
+export { readItem };
 
 export async function getOne<T>(key: Key, what: string, read: ItemReader<T>): Promise<T> {
   const item = await readItem(key);
@@ -201,14 +199,7 @@ export function patchWrite(key: Key, what: string, patch: Record<string, unknown
 }
 
 /** `patchWrite` alone, answering the item as it now is. */
-export async function patchOne<T>(
-  key: Key,
-  what: string,
-  patch: Record<string, unknown>,
-  allowed: readonly string[],
-  read: ItemReader<T>,
-  options: PatchOptions = {},
-): Promise<T> {
+export async function patchOne<T>(key: Key, what: string, patch: Record<string, unknown>, allowed: readonly string[], read: ItemReader<T>, options: PatchOptions = {}): Promise<T> {
   return read((await writeReturning(patchWrite(key, what, patch, allowed, options), 'ALL_NEW')) ?? {});
 }
 

@@ -4,7 +4,7 @@ export function isConditionalFailure(error: unknown): boolean {
 }
 
 /** An item as DynamoDB returns it on a failed condition: not unmarshalled. */
-export type RawItem = Record<string, { N?: string; S?: string; NULL?: boolean; BOOL?: boolean } | undefined>;
+export type RawItem = Record<string, { N?: string; S?: string; NS?: string[]; NULL?: boolean; BOOL?: boolean } | undefined>;
 
 const isRawItem = (value: unknown): value is RawItem => typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -1,8 +1,11 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
+import { DamagedItem, fieldsOf, type StoredItem } from '#lib/db/entity.ts';
+import type { RawItem } from '#lib/db/errors.ts';
+import type { HeldClaim } from '#lib/db/request-effects.ts';
 import { IDEMPOTENCY_PK_PREFIX } from '#lib/db/table.ts';
+import { remove, update, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
+import { HttpError } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -10,16 +13,32 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  *
  * | access pattern                  | key                                                        | calls |
  * |---------------------------------|------------------------------------------------------------|-------|
- * | claim a key, or read its record | PutItem `IDEMPOTENCY#<digest> / #IDEMPOTENCY`, conditioned on no live record; on failure ALL_OLD gives the record | 1 |
+ * | claim a key, or read its record | UpdateItem `IDEMPOTENCY#<digest> / #IDEMPOTENCY`, conditioned on no live record, a dead claim of the same body, or our own claim; ALL_OLD gives what an earlier holder left, or on failure the record | 1 |
  * | keep the answer (status < 500)  | UpdateItem conditioned on the claim's owner                | 1     |
- * | release the claim (5xx)         | DeleteItem conditioned on the claim's owner                | 1     |
+ * | record the order placed         | one Update inside the order's own TransactWrite (`orderPlacedWrite`) | 0 |
+ * | settle a 5xx                    | DeleteItem conditioned on the owner and no recorded order, or UpdateItem marking it settled | 1 |
  *
- * `<digest>` is a SHA-256 of the store, method, path and key, so each key is a partition of its
+ * `<digest>` is a SHA-256 of the caller, method, path and key, so each key is a partition of its
  * own (no hot partition, whatever a store sends) under a prefix IAM can grant on its own
  * (`dynamodb:LeadingKeys`), and the key itself is never stored. A record is live until
  * `expires_epoch` (24 hours; TTL deletes it later, so the claim's condition checks the time
- * itself); a RUNNING record whose `running_until` has passed belongs to a request that died and
- * may be claimed again.
+ * itself); a RUNNING record whose `running_until` has passed belongs to a request that died (or
+ * ended without an answer to keep) and may be claimed again by the same body.
+ *
+ * A request is never run twice once its effect may have landed (issue 28):
+ * - `owner` is a random claim id. The SDK retries a claim whose answer was lost; the retry finds
+ *   our own claim and succeeds (`#owner = :owner`), instead of reporting it as someone else's.
+ * - An order's transaction carries `orderPlacedWrite`: `order_id` lands with the order or not at
+ *   all, and only while the claim is ours (a request that outlived its claim cannot place it).
+ *   The retry that takes the key over reads it back and answers that order; without `order_id`
+ *   it knows no order was placed and may place it.
+ * - A 5xx releases the key only when the request wrote nothing (lib/db/request-effects.ts) and no
+ *   order is recorded; otherwise the record is marked settled (and `maybe_wrote` when it may have
+ *   written) and opened to the retry at once. A holder that never settled (it died, or DynamoDB
+ *   failed it then) may have written too. Where the effect is not recorded with the key, such a
+ *   retry is answered 409 `IDEMPOTENCY_ANSWER_LOST` rather than run again (lib/http/idempotency.ts).
+ * The marks carry the retention of the record that made them (`*_until`): a record claimed again
+ * after it expired ignores the marks of its earlier life.
  */
 const SK = '#IDEMPOTENCY';
 export const idempotencyPk = (digest: string) => `${IDEMPOTENCY_PK_PREFIX}${digest}`;
@@ -28,77 +47,172 @@ export interface IdempotencyRecord {
   store_id: number;
   status: 'RUNNING' | 'DONE';
   fingerprint: string;
+  owner?: string;
+  running_until?: number;
   /** The kept answer, sealed (lib/http/idempotency.ts): only a holder of the key can open it. A string on records kept before answers were bytes. */
   answer?: Uint8Array | string;
+  expires_epoch: number;
+  /** Set with the order, in its own transaction (`orderPlacedWrite`). */
+  order_id?: number;
+  order_until?: number;
+  /** Set when a holder ended without an answer (`settleUnanswered`), and whether it may have written. */
+  settled_until?: number;
+  maybe_wrote_until?: number;
 }
 
-export interface Claim {
-  pk: string;
-  owner: string;
+const IDEMPOTENCY = ENTITY.IDEMPOTENCY;
+const RECORD_STATUSES = ['RUNNING', 'DONE'] as const satisfies readonly IdempotencyRecord['status'][];
+
+export function idempotencyFromItem(item: StoredItem): IdempotencyRecord {
+  const field = fieldsOf(item, IDEMPOTENCY);
+  const answer = item.answer;
+  if (!(answer === undefined || typeof answer === 'string' || answer instanceof Uint8Array)) {
+    throw new DamagedItem(`${IDEMPOTENCY} item ${String(item.pk)}: answer is neither bytes nor a string`);
+  }
+  return {
+    store_id: field.number('store_id'),
+    status: field.oneOf('status', RECORD_STATUSES),
+    fingerprint: field.string('fingerprint'),
+    owner: field.optionalString('owner'),
+    running_until: field.optionalNumber('running_until'),
+    answer,
+    expires_epoch: field.number('expires_epoch'),
+    order_id: field.optionalNumber('order_id'),
+    order_until: field.optionalNumber('order_until'),
+    settled_until: field.optionalNumber('settled_until'),
+    maybe_wrote_until: field.optionalNumber('maybe_wrote_until'),
+  };
 }
 
-/** Claims the key for this request, or answers the live record that holds it. */
+export type Claim = HeldClaim;
+
+const recordKey = (claim: Claim) => ({ pk: claim.pk, sk: SK });
+
+/**
+ * The failure of a claim: the live record that holds the key, as DynamoDB sent it back with the
+ * failed condition (in AttributeValue form: the document client does not translate it).
+ */
+class KeyHeld extends Error {
+  constructor(readonly held: RawItem | undefined) {
+    super('idempotency key held');
+  }
+}
+
+const isAttributeMap = (item: unknown): item is Record<string, AttributeValue> =>
+  typeof item === 'object' && item !== null && Object.values(item).every((value) => typeof value === 'object' && value !== null);
+
+/** What an earlier holder of the key left, when this request took it over. */
+export interface EarlierAttempt {
+  /** The order it placed (recorded in the order's own transaction). */
+  orderId?: number;
+  /** It may have written: it said so when it settled, or it never settled (it died, or DynamoDB failed it then). */
+  maybeWrote: boolean;
+}
+
+/** Claims the key for this request (a new key, a dead claim of the same body, or our own claim retried), or answers the live record that holds it. */
 export async function claimIdempotencyKey(
   claim: Claim,
   record: { store_id: number; fingerprint: string },
   nowEpoch: number,
   runningUntil: number,
-  expiresEpoch: number,
-): Promise<{ claimed: true } | { claimed: false; record: IdempotencyRecord }> {
+): Promise<{ claimed: true; earlier: EarlierAttempt } | { claimed: false; record: IdempotencyRecord }> {
+  let old: IdempotencyRecord | undefined;
   try {
-    await db.send(
-      new PutCommand({
-        TableName: TABLE,
-        Item: {
-          pk: claim.pk, sk: SK, entity: ENTITY.IDEMPOTENCY, store_id: record.store_id, status: 'RUNNING', fingerprint: record.fingerprint,
-          owner: claim.owner, running_until: runningUntil, expires_epoch: expiresEpoch,
-        },
-        ConditionExpression: 'attribute_not_exists(pk) OR expires_epoch < :now OR (#status = :running AND running_until < :now)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':now': nowEpoch, ':running': 'RUNNING' },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+    const previous = await writeReturning(
+      {
+        item: update({
+          Key: recordKey(claim),
+          UpdateExpression:
+            'SET entity = :entity, store_id = :store, #status = :running, fingerprint = :fingerprint, #owner = :owner, running_until = :runningUntil, expires_epoch = :expires REMOVE answer, settled_until',
+          ConditionExpression:
+            'attribute_not_exists(pk) OR expires_epoch < :now OR (#status = :running AND running_until < :now AND fingerprint = :fingerprint) OR (#status = :running AND #owner = :owner)',
+          ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+          ExpressionAttributeValues: {
+            ':entity': IDEMPOTENCY,
+            ':store': record.store_id,
+            ':running': 'RUNNING',
+            ':fingerprint': record.fingerprint,
+            ':owner': claim.owner,
+            ':runningUntil': runningUntil,
+            ':expires': claim.expiresEpoch,
+            ':now': nowEpoch,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        onConditionFailed: (held) => new KeyHeld(held),
+      },
+      'ALL_OLD',
     );
-    return { claimed: true };
+    old = previous ? idempotencyFromItem(previous) : undefined;
   } catch (error) {
-    // The document client does not translate the item an error carries: it is in AttributeValue form.
-    const old = (error as { Item?: Parameters<typeof unmarshall>[0] }).Item;
-    if (isConditionalFailure(error) && old) return { claimed: false, record: unmarshall(old) as IdempotencyRecord };
-    throw error;
+    if (!(error instanceof KeyHeld)) throw error;
+    if (!isAttributeMap(error.held)) throw new Error(`idempotency claim of ${claim.pk} refused without its record`);
+    return { claimed: false, record: idempotencyFromItem(unmarshall(error.held)) };
   }
+  // A new key, an expired record (its marks belong to its earlier life), or our own claim that the SDK sent again.
+  if (!old || old.expires_epoch < nowEpoch || old.owner === claim.owner) return { claimed: true, earlier: { maybeWrote: false } };
+  const live = (until: number | undefined) => (until ?? 0) >= nowEpoch;
+  return {
+    claimed: true,
+    earlier: { orderId: live(old.order_until) ? old.order_id : undefined, maybeWrote: live(old.maybe_wrote_until) || !live(old.settled_until) },
+  };
 }
 
 /** Keeps the first answer for the rest of the retention; a claim taken over meanwhile is left alone. */
 export async function keepAnswer(claim: Claim, answer: Uint8Array): Promise<void> {
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: { pk: claim.pk, sk: SK },
-        UpdateExpression: 'SET #status = :done, answer = :answer REMOVE running_until',
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-        ExpressionAttributeValues: { ':done': 'DONE', ':answer': answer, ':owner': claim.owner },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+  await writeIf(
+    update({
+      Key: recordKey(claim),
+      UpdateExpression: 'SET #status = :done, answer = :answer REMOVE running_until',
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+      ExpressionAttributeValues: { ':done': 'DONE', ':answer': answer, ':owner': claim.owner },
+    }),
+  );
 }
 
-/** Forgets the claim (the answer was a 5xx): the next request with this key runs again. */
-export async function releaseClaim(claim: Claim): Promise<void> {
-  try {
-    await db.send(
-      new DeleteCommand({
-        TableName: TABLE,
-        Key: { pk: claim.pk, sk: SK },
-        ConditionExpression: '#owner = :owner',
+/**
+ * Settles a request that has no answer to keep (a 5xx). When it wrote nothing and no order is
+ * recorded, the key is forgotten: the retry runs as new. Otherwise the record says it settled,
+ * and whether it may have written, and its running window is closed, so that the retry takes it
+ * over at once and finds the order or the mark. A claim taken over meanwhile is left alone.
+ */
+export async function settleUnanswered(claim: Claim, nowEpoch: number, maybeWrote: boolean): Promise<void> {
+  // A failed delete: an order recorded by this claim (kept for the retry, below), or someone else's claim (left alone).
+  const forgotten =
+    !maybeWrote &&
+    (await writeIf(
+      remove({
+        Key: recordKey(claim),
+        ConditionExpression: '#owner = :owner AND attribute_not_exists(order_id)',
         ExpressionAttributeNames: { '#owner': 'owner' },
         ExpressionAttributeValues: { ':owner': claim.owner },
       }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+    ));
+  if (forgotten) return;
+  await writeIf(
+    update({
+      Key: recordKey(claim),
+      UpdateExpression: `SET running_until = :closed, settled_until = :expires${maybeWrote ? ', maybe_wrote_until = :expires' : ''}`,
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':owner': claim.owner, ':closed': nowEpoch - 1, ':expires': claim.expiresEpoch },
+    }),
+  );
+}
+
+/** The write an order's transaction carries to record, with the order, which order this key placed. */
+export function orderPlacedWrite(claim: Claim, orderId: number): GuardedWrite {
+  return {
+    item: update({
+      Key: recordKey(claim),
+      UpdateExpression: 'SET order_id = :order, order_until = :expires',
+      ConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'owner' },
+      ExpressionAttributeValues: { ':order': orderId, ':expires': claim.expiresEpoch, ':owner': claim.owner },
+    }),
+    // The claim was taken over (this request outlived its running window): its order must not land too.
+    onConditionFailed: () =>
+      new HttpError(409, { message: 'A request with this Idempotency-Key is still running; retry shortly', code: 'IDEMPOTENCY_KEY_IN_USE' }, { 'retry-after': '1' }),
+  };
 }

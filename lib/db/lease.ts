@@ -1,6 +1,6 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
+import { fieldsOf, type StoredItem } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { put, writeGuarded } from '#lib/db/transact.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -18,7 +18,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * TTL after a week.
  */
 const KEEP_SECONDS = 7 * 24 * 3600;
-export const leaseKey = (storeId: number, leaseId: string) => ({ pk: storePk(storeId), sk: `LEASE#${leaseId}` });
+export const leaseKey = (storeId: number, leaseId: string) => ({ pk: storePk(storeId), sk: `${ENTITY.LEASE}#${leaseId}` });
 
 export interface LeaseRecord {
   id: string;
@@ -29,11 +29,23 @@ export interface LeaseRecord {
 
 export async function putLease(storeId: number, lease: LeaseRecord): Promise<void> {
   const expiresEpoch = Math.floor(Date.parse(lease.expires_at) / 1000) + KEEP_SECONDS;
-  await db.send(new PutCommand({ TableName: TABLE, Item: { ...leaseKey(storeId, lease.id), entity: ENTITY.LEASE, store_id: storeId, ...lease, expires_epoch: expiresEpoch } }));
+  await writeGuarded([{ item: put({ Item: { ...leaseKey(storeId, lease.id), entity: ENTITY.LEASE, store_id: storeId, ...lease, expires_epoch: expiresEpoch } }) }]);
 }
 
-/** A lease item as read (undefined when missing, or past its TTL but not yet deleted). */
-export function toLease(item: Record<string, unknown> | undefined, nowEpochSeconds: number): LeaseRecord | undefined {
-  if (!item || (item.expires_epoch as number) <= nowEpochSeconds) return undefined;
-  return { id: item.id as string, server_id: item.server_id as number, expires_at: item.expires_at as string, command_ids: item.command_ids as number[] };
+export function leaseFromItem(item: StoredItem): LeaseRecord & { expires_epoch: number } {
+  const field = fieldsOf(item, ENTITY.LEASE);
+  return {
+    id: field.string('id'),
+    server_id: field.number('server_id'),
+    expires_at: field.string('expires_at'),
+    command_ids: field.numbers('command_ids'),
+    expires_epoch: field.number('expires_epoch'),
+  };
+}
+
+/** A lease item as read (undefined when missing, or past its TTL but not yet deleted: TTL deletion lags). */
+export function liveLease(item: StoredItem | undefined, nowEpochSeconds: number): LeaseRecord | undefined {
+  if (!item) return undefined;
+  const { expires_epoch: expiresEpoch, ...lease } = leaseFromItem(item);
+  return expiresEpoch <= nowEpochSeconds ? undefined : lease;
 }

@@ -1,9 +1,8 @@
-import { GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { storePk, stripKeys } from '#lib/db/keys.ts';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { storePk } from '#lib/db/keys.ts';
+import { queryPages, readItem, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import { LIST_COUNT_PK_PREFIX, type IndexName } from '#lib/db/table.ts';
-import type { GuardedWrite } from '#lib/db/transact.ts';
+import { putNewItem, update, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ORDER_STATUSES } from '#lib/schemas/order.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
@@ -20,17 +19,18 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | a page (page N > 1)                    | Query `Select COUNT`, `Limit` = (N-1)*limit (the skip, 1 per MB)| 1 + skip calls    |
  * |                                        | + Query `Limit` = limit from where the skip ended               |                   |
  * | first count of a list (data older than | Query `Select COUNT` of the list (consistent, 1 per MB) +       | 1 per MB + 1      |
- * | its counter)                           | UpdateItem SET n, counted conditioned on the count read         |                   |
+ * | its counter)                           | UpdateItem SET n, counted if no move landed meanwhile           |                   |
  *
- * A counter item is `{n, counted}`. Every write that adds an item to a list or takes one out
- * (a create, a delete, a status change) ADDs to `n` in its own transaction, so the count and the
- * list never disagree: parallel writers queue on the counter item (TransactionConflict is retried,
- * lib/db/transact.ts) and a failed write moves neither. Stores that held items before counters
- * existed have a counter that is absent or not `counted` (ADDs made since are only a delta): the
- * first read of such a list counts it once and writes `n` with `counted`, conditioned on `n` being
- * what it read before counting, so that a write landing in between makes the write fail (the
- * answer is still the fresh count; the next read counts again) instead of storing a wrong total.
- * The count is read from the table itself, consistently, never from an index that lags.
+ * A counter item is `{n, counted, moves}`. Every write that adds an item to a list or takes one
+ * out (a create, a delete, a status change) ADDs to `n` in its own transaction, so the count and
+ * the list never disagree: parallel writers queue on the counter item (TransactionConflict is
+ * retried, lib/db/transact.ts) and a failed write moves neither. Stores that held items before
+ * counters existed have a counter that is absent or not `counted` (ADDs made since are only a
+ * delta), so their first read counts the list. That count is stored only if no move landed while
+ * it ran, and `n` alone cannot tell (a +1 and a -1 leave it unchanged): each move also raises
+ * `moves`, and the store of the count is conditioned on it. Otherwise the reader keeps its fresh
+ * answer and stores nothing; the next read counts again. The count is read from the table
+ * itself, consistently, never from an index that lags.
  *
  * One counter item may hold several counts, one attribute each (`field`): the order list keeps
  * all orders (`n`) and each status (`n_<STATUS>`, flag `counted_<STATUS>`) in one item, so that a
@@ -72,12 +72,23 @@ export interface CountedList {
  * counters ever pay a first count. A list missing here still answers right, after one count.
  */
 export const STORE_WIDE_LISTS = [
-  ENTITY.TAG, ENTITY.CATEGORY, ENTITY.PACKAGE, `${ENTITY.PACKAGE}#ENABLED`, ENTITY.PROMO, ENTITY.VARIABLE, ENTITY.DISCOUNT, ENTITY.SERVER, ENTITY.WEBHOOK,
-  ENTITY.WITHDRAWAL, `${ENTITY.WITHDRAWAL}#PENDING`, `${ENTITY.WITHDRAWAL}#PAID`, `${ENTITY.WITHDRAWAL}#REJECTED`,
+  ENTITY.TAG,
+  ENTITY.CATEGORY,
+  ENTITY.PACKAGE,
+  `${ENTITY.PACKAGE}#ENABLED`,
+  ENTITY.PROMO,
+  ENTITY.VARIABLE,
+  ENTITY.DISCOUNT,
+  ENTITY.SERVER,
+  ENTITY.WEBHOOK,
+  ENTITY.WITHDRAWAL,
+  `${ENTITY.WITHDRAWAL}#PENDING`,
+  `${ENTITY.WITHDRAWAL}#PAID`,
+  `${ENTITY.WITHDRAWAL}#REJECTED`,
 ] as const;
 
 /** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
-export const enabledInCategoryCounter = (categoryId: number) => `PACKAGE#ENABLED#CATEGORY#${categoryId}`;
+export const enabledInCategoryCounter = (categoryId: number) => `${ENTITY.PACKAGE}#ENABLED#${ENTITY.CATEGORY}#${categoryId}`;
 
 /** The order list's counter item: all orders and each status (see the header). */
 export const ORDER_COUNTER = ENTITY.ORDER;
@@ -92,17 +103,14 @@ export function startCounted(storeId: number, counter: string, fields: readonly 
   const counts = Object.fromEntries(
     fields.flatMap((field) => {
       const names = countAttributes(field);
-      return [[names.n, 0], [names.counted, true]];
+      return [
+        [names.n, 0],
+        [names.counted, true],
+      ];
     }),
   );
   return {
-    item: {
-      Put: {
-        TableName: TABLE,
-        Item: { ...listCounterKey(storeId, counter), ...counts, store_id: storeId },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    item: putNewItem({ ...listCounterKey(storeId, counter), ...counts, store_id: storeId }),
     onConditionFailed: () => new Error(`list counter ${counter} of store ${storeId} started twice`),
   };
 }
@@ -114,24 +122,24 @@ export const countMove = (storeId: number, counter: string, delta: number): Guar
 export function countMoves(storeId: number, counter: string, moves: readonly { field?: string; delta: number }[]): GuardedWrite {
   const adds = moves.map((_, index) => `#n${index} :d${index}, #m${index} :one`);
   return {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: listCounterKey(storeId, counter),
-        UpdateExpression: `ADD ${adds.join(', ')} SET store_id = :store`,
-        ExpressionAttributeNames: Object.fromEntries(
-          moves.flatMap(({ field }, index) => [[`#n${index}`, countAttributes(field).n], [`#m${index}`, countAttributes(field).moves]]),
-        ),
-        ExpressionAttributeValues: { ...Object.fromEntries(moves.map(({ delta }, index) => [`:d${index}`, delta])), ':one': 1, ':store': storeId },
-      },
-    },
+    item: update({
+      Key: listCounterKey(storeId, counter),
+      UpdateExpression: `ADD ${adds.join(', ')} SET store_id = :store`,
+      ExpressionAttributeNames: Object.fromEntries(
+        moves.flatMap(({ field }, index) => [
+          [`#n${index}`, countAttributes(field).n],
+          [`#m${index}`, countAttributes(field).moves],
+        ]),
+      ),
+      ExpressionAttributeValues: { ...Object.fromEntries(moves.map(({ delta }, index) => [`:d${index}`, delta])), ':one': 1, ':store': storeId },
+    }),
   };
 }
 
 /** A new store's order counts, all exact at 0. */
 export const startOrderCounts = (storeId: number): GuardedWrite => startCounted(storeId, ORDER_COUNTER, ORDER_COUNT_FIELDS);
 
-function keyCondition(range: ListRange) {
+function keyCondition(range: ListRange): QueryInput & { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> } {
   const pkName = range.index ? `${range.index}pk` : 'pk';
   const skName = range.index ? `${range.index}sk` : 'sk';
   const names: Record<string, string> = { '#pk': pkName };
@@ -141,7 +149,6 @@ function keyCondition(range: ListRange) {
     values[':prefix'] = range.skPrefix;
   }
   return {
-    TableName: TABLE,
     IndexName: range.index,
     KeyConditionExpression: range.skPrefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
     ExpressionAttributeNames: names,
@@ -154,22 +161,15 @@ function keyCondition(range: ListRange) {
 async function countRange(range: CountedList['count']): Promise<number> {
   const base = keyCondition(range);
   let count = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(
-      new QueryCommand({
-        ...base,
-        Select: 'COUNT',
-        ConsistentRead: true,
-        FilterExpression: range.filter?.FilterExpression,
-        ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...range.filter?.ExpressionAttributeNames },
-        ExpressionAttributeValues: { ...base.ExpressionAttributeValues, ...range.filter?.ExpressionAttributeValues },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    count += page.Count ?? 0;
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  const pages = queryPages({
+    ...base,
+    Select: 'COUNT',
+    ConsistentRead: true,
+    FilterExpression: range.filter?.FilterExpression,
+    ExpressionAttributeNames: { ...base.ExpressionAttributeNames, ...range.filter?.ExpressionAttributeNames },
+    ExpressionAttributeValues: { ...base.ExpressionAttributeValues, ...range.filter?.ExpressionAttributeValues },
+  });
+  for await (const page of pages) count += page.Count ?? 0;
   return count;
 }
 
@@ -177,35 +177,29 @@ async function countRange(range: CountedList['count']): Promise<number> {
 async function listTotal(storeId: number, list: CountedList): Promise<number> {
   const key = listCounterKey(storeId, list.counter);
   const names = countAttributes(list.field);
-  const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: key, ConsistentRead: true }));
-  if (Item?.[names.counted] === true) return Number(Item[names.n]);
-  const seen = Item?.[names.n] === undefined ? undefined : Number(Item[names.n]);
-  const seenMoves = Item?.[names.moves] === undefined ? undefined : Number(Item[names.moves]);
+  const stored = await readItem(key, true);
+  if (stored?.[names.counted] === true) return Number(stored[names.n]);
+  const seen = stored?.[names.n] === undefined ? undefined : Number(stored[names.n]);
+  const seenMoves = stored?.[names.moves] === undefined ? undefined : Number(stored[names.moves]);
   const counted = await countRange(list.count);
   // Unchanged since the read: no move at all (`moves`), nor one by a writer older than `moves` (`n`).
-  const unchanged = [
-    seenMoves === undefined ? 'attribute_not_exists(#moves)' : '#moves = :moves',
-    seen === undefined ? 'attribute_not_exists(#n)' : '#n = :seen',
-  ];
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: key,
-        UpdateExpression: 'SET #n = :counted, #counted = :true, store_id = :store',
-        ConditionExpression: ['attribute_not_exists(#counted)', ...unchanged].join(' AND '),
-        ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted, '#moves': names.moves },
-        ExpressionAttributeValues: {
-          ':counted': counted, ':true': true, ':store': storeId,
-          ...(seen === undefined ? {} : { ':seen': seen }),
-          ...(seenMoves === undefined ? {} : { ':moves': seenMoves }),
-        },
-      }),
-    );
-  } catch (error) {
-    // A write moved the counter while we counted (or another reader counted first): keep the answer, store nothing.
-    if (!isConditionalFailure(error)) throw error;
-  }
+  const unchanged = [seenMoves === undefined ? 'attribute_not_exists(#moves)' : '#moves = :moves', seen === undefined ? 'attribute_not_exists(#n)' : '#n = :seen'];
+  // A failed condition: a write moved the counter while we counted (or another reader counted first): keep the answer, store nothing.
+  await writeIf(
+    update({
+      Key: key,
+      UpdateExpression: 'SET #n = :counted, #counted = :true, store_id = :store',
+      ConditionExpression: ['attribute_not_exists(#counted)', ...unchanged].join(' AND '),
+      ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted, '#moves': names.moves },
+      ExpressionAttributeValues: {
+        ':counted': counted,
+        ':true': true,
+        ':store': storeId,
+        ...(seen === undefined ? {} : { ':seen': seen }),
+        ...(seenMoves === undefined ? {} : { ':moves': seenMoves }),
+      },
+    }),
+  );
   return counted;
 }
 
@@ -216,44 +210,40 @@ const SKIP_BATCH_MAX = 1_000_000;
  * The key the page starts after: page N skips (N-1)*limit items with Select COUNT queries (read
  * units for what is skipped, nothing sent back), or null when the list ends before.
  */
-async function skipTo(range: ListRange, skip: number): Promise<Record<string, unknown> | null> {
-  let startKey: Record<string, unknown> | undefined;
+async function skipTo(range: ListRange, skip: number): Promise<StartKey | null> {
   let left = skip;
-  while (left > 0) {
-    // `page` may be any positive integer: DynamoDB refuses a Limit past a 32-bit integer, and one
-    // COUNT response stops at 1 MB anyway, so a skip beyond the list ends when the range does.
-    const batch = Math.min(left, SKIP_BATCH_MAX);
-    const page = await db.send(new QueryCommand({ ...keyCondition(range), Select: 'COUNT', Limit: batch, ExclusiveStartKey: startKey }));
+  // `page` may be any positive integer: DynamoDB refuses a Limit past a 32-bit integer, and one
+  // COUNT response stops at 1 MB anyway, so a skip beyond the list ends when the range does.
+  const pages = queryPages({ ...keyCondition(range), Select: 'COUNT' }, { limit: () => Math.min(left, SKIP_BATCH_MAX) });
+  for await (const page of pages) {
     left -= page.Count ?? 0;
-    startKey = page.LastEvaluatedKey;
     // No key to go on from: the range has nothing after what was skipped.
-    if (!startKey) return null;
+    if (!page.LastEvaluatedKey) return null;
+    if (left <= 0) return page.LastEvaluatedKey;
   }
-  return startKey ?? null;
+  return null;
 }
 
 /** `limit` items of the range from `startKey` (a response stops at 1 MB: read on until the page is full or the range ends). */
-async function readItems(range: ListRange, limit: number, startKey: Record<string, unknown> | undefined): Promise<Record<string, unknown>[]> {
+async function readItems(range: ListRange, limit: number, startKey: StartKey | undefined): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  let next = startKey;
-  do {
-    const page = await db.send(new QueryCommand({ ...keyCondition(range), Limit: limit - items.length, ExclusiveStartKey: next }));
+  for await (const page of queryPages(keyCondition(range), { startKey, limit: () => limit - items.length })) {
     items.push(...(page.Items ?? []));
-    next = page.LastEvaluatedKey;
-  } while (next && items.length < limit);
+    if (items.length >= limit) break;
+  }
   return items;
 }
 
 /**
- * Page `page` of a counted list: its items (each through `present`; by default the stored item
- * without its keys) and the list's total, the counter read in parallel with the page.
+ * Page `page` of a counted list: its items (each through `present`, the entity's reader) and the
+ * list's total, the counter read in parallel with the page.
  */
 export async function countedPage<T>(
   storeId: number,
   list: CountedList,
   page: number,
   limit: number,
-  present: (item: Record<string, unknown>) => T = (item) => stripKeys(item) as T,
+  present: (item: Record<string, unknown>) => T,
 ): Promise<{ total: number; data: T[] }> {
   const readPage = async () => {
     const startKey = page === 1 ? undefined : await skipTo(list.page, (page - 1) * limit);

@@ -1,11 +1,10 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
 import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { countedPage, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
-import { allOrdersPk, buyerPk, clientPk, fromItem, listSk, orderKey, statusPk, toOrder, type OrderItem } from '#lib/db/order.ts';
+import { allOrdersPk, buyerPk, clientPk, internalIdFromItem, listSk, orderFromItem, orderKey, orderResponse, statusPk, type OrderItem } from '#lib/db/order.ts';
+import { queryPages, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { customerUnauthenticated } from '#lib/errors.ts';
 import { type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
@@ -62,7 +61,10 @@ type ListFilters = OrderFilters & { buyer?: string };
 
 /** The filters a cursor is bound to; the newer ones only when given, so that cursors issued before them stay valid. */
 const listFilters = (filters: ListFilters) => [
-  filters.status ?? null, filters.from ?? null, filters.to ?? null, filters.package ?? null,
+  filters.status ?? null,
+  filters.from ?? null,
+  filters.to ?? null,
+  filters.package ?? null,
   ...(filters.buyer === undefined ? [] : [filters.buyer]),
   ...(filters.email === undefined && filters.client_identifier === undefined ? [] : [{ email: filters.email ?? null, client_identifier: filters.client_identifier ?? null }]),
 ];
@@ -96,7 +98,7 @@ const justBelow = (sortKey: string) => `${sortKey.slice(0, -1)}${String.fromChar
 interface Batch {
   orders: Order[];
   examined: number;
-  lastKey: Record<string, unknown> | undefined;
+  lastKey: StartKey | undefined;
 }
 
 /**
@@ -108,10 +110,13 @@ function listRead(storeId: number, filters: ListFilters, after?: Position) {
   const bySentinel = email === undefined && filters.client_identifier !== undefined;
   const index = email !== undefined || bySentinel ? ('gsi3' as const) : filters.status ? ('gsi2' as const) : ('gsi1' as const);
   const partition =
-    email !== undefined ? buyerPk(storeId, email)
-    : bySentinel ? clientPk(storeId, filters.client_identifier!)
-    : filters.status ? statusPk(storeId, filters.status)
-    : allOrdersPk(storeId);
+    email !== undefined
+      ? buyerPk(storeId, email)
+      : bySentinel
+        ? clientPk(storeId, filters.client_identifier!)
+        : filters.status
+          ? statusPk(storeId, filters.status)
+          : allOrdersPk(storeId);
   const names: Record<string, string> = { '#pk': `${index}pk` };
   const values: Record<string, unknown> = { ':pk': partition };
   // `<to>$` sorts after every `<to>#<id>`: `to` is inclusive; a position is below `to` (decodeCursor).
@@ -146,8 +151,7 @@ function listRead(storeId: number, filters: ListFilters, after?: Position) {
     conditions.push('client_identifier = :client');
     values[':client'] = filters.client_identifier;
   }
-  const input: QueryCommandInput = {
-    TableName: TABLE,
+  const input: QueryInput = {
     IndexName: index,
     KeyConditionExpression: `#pk = :pk${range}`,
     FilterExpression: conditions.length > 0 ? conditions.join(' AND ') : undefined,
@@ -155,22 +159,30 @@ function listRead(storeId: number, filters: ListFilters, after?: Position) {
     ExpressionAttributeValues: values,
     ScanIndexForward: false,
   };
-  /** One Query from `startKey` (and, for a client's list, the BatchGet of the orders its sentinels name). */
-  const read = async (startKey: Record<string, unknown> | undefined, limit?: number): Promise<Batch> => {
-    const page = await db.send(new QueryCommand({ ...input, Limit: limit, ExclusiveStartKey: startKey }));
-    const items = page.Items ?? [];
-    const orders = bySentinel
-      ? (await getMany(items.map((sentinel) => orderKey(storeId, sentinel.order_id as number)))).flatMap((item) => (item ? [fromItem(item)] : []))
-      : items.map(fromItem);
-    return { orders: orders.filter((order) => matches.every((match) => match(order))).map(toOrder), examined: page.ScannedCount ?? items.length, lastKey: page.LastEvaluatedKey };
-  };
+  /**
+   * The batches of the read, one Query each (and, for a client's list, the BatchGet of the orders
+   * its sentinels name), each Query's Limit asked of `limit` before it is sent.
+   */
+  async function* batches(limit?: () => number | undefined): AsyncGenerator<Batch> {
+    for await (const page of queryPages(input, { limit })) {
+      const items = page.Items ?? [];
+      const orders = bySentinel
+        ? (await getMany(items.map((sentinel) => orderKey(storeId, internalIdFromItem(sentinel).order_id)))).flatMap((item) => (item ? [orderFromItem(item)] : []))
+        : items.map(orderFromItem);
+      yield {
+        orders: orders.filter((order) => matches.every((match) => match(order))).map(orderResponse),
+        examined: page.ScannedCount ?? items.length,
+        lastKey: page.LastEvaluatedKey,
+      };
+    }
+  }
   /** The position of a LastEvaluatedKey: its index sort key is `<created_at>#<id>`. */
-  const positionOf = (key: Record<string, unknown>): Position => {
+  const positionOf = (key: StartKey): Position => {
     const sortKey = String(key[`${index}sk`]);
     const separator = sortKey.lastIndexOf('#');
     return { created_at: sortKey.slice(0, separator), id: Number(sortKey.slice(separator + 1)) };
   };
-  return { read, positionOf, filtered: conditions.length + matches.length > 0 };
+  return { batches, positionOf, filtered: conditions.length + matches.length > 0 };
 }
 
 /**
@@ -178,14 +190,8 @@ function listRead(storeId: number, filters: ListFilters, after?: Position) {
  * and range (and, for a client's list, one BatchGet per 100 of its orders).
  */
 async function listOrders(storeId: number, filters: OrderFilters): Promise<Order[]> {
-  const { read } = listRead(storeId, filters);
   const orders: Order[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const batch = await read(startKey);
-    orders.push(...batch.orders);
-    startKey = batch.lastKey;
-  } while (startKey);
+  for await (const batch of listRead(storeId, filters).batches()) orders.push(...batch.orders);
   return orders;
 }
 
@@ -217,7 +223,7 @@ function countedOrders(storeId: number, status: OrderStatus | undefined): Counte
 export async function orderPage(storeId: number, filters: OrderFilters, page: number, limit: number): Promise<{ total: number; data: Order[] }> {
   const { from, to, package: packageId, email, client_identifier: clientIdentifier } = filters;
   if ([from, to, packageId, email, clientIdentifier].every((filter) => filter === undefined)) {
-    return countedPage(storeId, countedOrders(storeId, filters.status), page, limit, (item) => toOrder(fromItem(item)));
+    return countedPage(storeId, countedOrders(storeId, filters.status), page, limit, (item) => orderResponse(orderFromItem(item)));
   }
   const orders = await listOrders(storeId, filters);
   return { total: orders.length, data: orders.slice((page - 1) * limit, page * limit) };
@@ -231,17 +237,17 @@ const EXAMINED_MAX = 1000;
 /** One page in cursor mode: `cursor` empty on the first call; `keys` make and check the cursors (lib/server-secret.ts). */
 export async function listOrdersByCursor(storeId: number, filters: ListFilters, cursor: string, pageSize: number, keys: ServerKeys): Promise<OrderCursorPage> {
   const after = cursor === '' ? undefined : decodeCursor(storeId, filters, cursor, keys);
-  const { read, positionOf, filtered } = listRead(storeId, filters, after);
+  const { batches, positionOf, filtered } = listRead(storeId, filters, after);
   const wanted = pageSize + 1;
   const orders: Order[] = [];
   let examined = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const batch = await read(startKey, filtered ? FILTERED_BATCH : wanted - orders.length);
+  let startKey: StartKey | undefined;
+  for await (const batch of batches(() => (filtered ? FILTERED_BATCH : wanted - orders.length))) {
     examined += batch.examined;
     orders.push(...batch.orders);
     startKey = batch.lastKey;
-  } while (startKey && orders.length < wanted && examined < EXAMINED_MAX);
+    if (orders.length >= wanted || examined >= EXAMINED_MAX) break;
+  }
   if (orders.length > pageSize) {
     const data = orders.slice(0, pageSize);
     return { data, next_cursor: encodeCursor(storeId, filters, data[data.length - 1]!, keys) };

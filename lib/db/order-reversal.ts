@@ -1,7 +1,5 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { orderCountMove, orderKey, statusPk, type OrderItem, type ReversalMarks } from '#lib/db/order.ts';
-import { StaleRead, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
+import { clearOrderMark, orderCountMove, orderKey, statusPk, type OrderItem, type ReversalMarks } from '#lib/db/order.ts';
+import { StaleRead, update, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 
 /**
@@ -40,27 +38,31 @@ export async function markReversed(
 ): Promise<OrderItem> {
   const storeId = order.store_id;
   const commission = order.ref_code !== null;
-  const marks: ReversalMarks = { reversal_first_command_id: owed.firstCommandId, ...(owed.commands ? { reversal_commands: true } : {}), ...(commission ? { reversal_commission: true } : {}) };
+  const marks: ReversalMarks = {
+    reversal_first_command_id: owed.firstCommandId,
+    ...(owed.commands ? { reversal_commands: true } : {}),
+    ...(commission ? { reversal_commission: true } : {}),
+  };
   const sets = Object.keys(marks).map((name) => `${name} = :${name}`);
   // An approval that could not move the counts left them on `count_owed` (lib/db/order.ts): this move starts from there, once.
   const countedAs = order.count_owed ?? 'APPROVED';
   await writeGuarded([
     {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: orderKey(storeId, order.id),
-          UpdateExpression: `SET #status = :target, ${timestampOf(target)} = :now, updated_at = :now, gsi2pk = :statusPk, ${sets.join(', ')}${order.count_owed ? ' REMOVE count_owed' : ''}`,
-          ConditionExpression: `#status = :approved AND ${order.count_owed ? 'count_owed = :owed' : 'attribute_not_exists(count_owed)'}`,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':target': target, ':approved': 'APPROVED', ':now': owed.at, ':statusPk': statusPk(storeId, target),
-            ...Object.fromEntries(Object.entries(marks).map(([name, value]) => [`:${name}`, value])),
-            ...(order.count_owed ? { ':owed': order.count_owed } : {}),
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      item: update({
+        Key: orderKey(storeId, order.id),
+        UpdateExpression: `SET #status = :target, ${timestampOf(target)} = :now, updated_at = :now, gsi2pk = :statusPk, ${sets.join(', ')}${order.count_owed ? ' REMOVE count_owed' : ''}`,
+        ConditionExpression: `#status = :approved AND ${order.count_owed ? 'count_owed = :owed' : 'attribute_not_exists(count_owed)'}`,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':target': target,
+          ':approved': 'APPROVED',
+          ':now': owed.at,
+          ':statusPk': statusPk(storeId, target),
+          ...Object.fromEntries(Object.entries(marks).map(([name, value]) => [`:${name}`, value])),
+          ...(order.count_owed ? { ':owed': order.count_owed } : {}),
         },
-      },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
       onConditionFailed: (current) => (current ? new StaleRead() : notFound('Order')),
     },
     ...releases,
@@ -78,16 +80,13 @@ export async function markReversed(
 export async function finishCommandReversal(order: OrderItem, queuedIds: readonly number[], writes: readonly GuardedWrite[]): Promise<void> {
   await writeGuarded([
     {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: orderKey(order.store_id, order.id),
-          // The queued commands join the order's, so the order's command list shows them.
-          UpdateExpression: 'SET command_ids = list_append(command_ids, :ids) REMOVE reversal_commands',
-          ConditionExpression: 'reversal_commands = :true',
-          ExpressionAttributeValues: { ':true': true, ':ids': queuedIds },
-        },
-      },
+      item: update({
+        Key: orderKey(order.store_id, order.id),
+        // The queued commands join the order's, so the order's command list shows them.
+        UpdateExpression: 'SET command_ids = list_append(command_ids, :ids) REMOVE reversal_commands',
+        ConditionExpression: 'reversal_commands = :true',
+        ExpressionAttributeValues: { ':true': true, ':ids': queuedIds },
+      }),
       onConditionFailed: () => new WrittenConcurrently(),
     },
     ...writes,
@@ -95,8 +94,4 @@ export async function finishCommandReversal(order: OrderItem, queuedIds: readonl
 }
 
 /** The commission has been reversed (or there was none to reverse): nothing is owed any more. */
-export async function clearCommissionReversal(order: OrderItem): Promise<void> {
-  await db.send(
-    new UpdateCommand({ TableName: TABLE, Key: orderKey(order.store_id, order.id), UpdateExpression: 'REMOVE reversal_commission', ConditionExpression: 'attribute_exists(pk)' }),
-  );
-}
+export const clearCommissionReversal = (order: OrderItem): Promise<void> => clearOrderMark(order.store_id, order.id, 'reversal_commission');

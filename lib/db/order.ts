@@ -1,17 +1,15 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
 import { commandPuts } from '#lib/db/command.ts';
 import { customerKey } from '#lib/db/customer.ts';
-import { getMany } from '#lib/db/entity.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { fieldsOf, getMany, newItemWrite, readItem, type Fields, type StoredItem } from '#lib/db/entity.ts';
+import { entitySk, padId, storePk } from '#lib/db/keys.ts';
 import { countMoves, ORDER_COUNTER } from '#lib/db/list-count.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { putNewItem, StaleRead, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { ChainEntry, PlannedCommand } from '#lib/schemas/command.ts';
-import type { Order, OrderPackageLine, OrderStatus, PlacedOrder, StoredOrder } from '#lib/schemas/order.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
+import { ORDER_STATUSES, type CheckoutExtras, type Delivery, type Order, type OrderPackageLine, type OrderStatus, type PlacedOrder, type Reserved } from '#lib/schemas/order.ts';
+import { COMMAND_STAGES } from '#lib/schemas/package.ts';
 
 /**
  * The order item and its status changes. The use cases (read, decide, write) are in
@@ -75,10 +73,10 @@ const ORDER = ENTITY.ORDER;
 
 export const orderKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: entitySk(ORDER, orderId) });
 /** The sort key of an order's internal_id sentinel; chat messages live under it (lib/db/chat.ts). */
-export const internalIdSk = (internalId: string) => `ORDER_INTERNAL#${internalId}`;
+export const internalIdSk = (internalId: string) => `${ENTITY.ORDER_INTERNAL}#${internalId}`;
 const internalIdKey = (storeId: number, internalId: string) => ({ pk: storePk(storeId), sk: internalIdSk(internalId) });
-export const allOrdersPk = (storeId: number) => `${storePk(storeId)}#ORDER`;
-export const statusPk = (storeId: number, status: OrderStatus) => `${storePk(storeId)}#ORDER#${status}`;
+export const allOrdersPk = (storeId: number) => `${storePk(storeId)}#${ORDER}`;
+export const statusPk = (storeId: number, status: OrderStatus) => `${storePk(storeId)}#${ORDER}#${status}`;
 export const buyerPk = (storeId: number, email: string) => `${storePk(storeId)}#BUYER#${email.toLowerCase()}`;
 /** gsi3 partition of the internal_id sentinels of one client_identifier (exact: identifiers are case-sensitive). */
 export const clientPk = (storeId: number, clientIdentifier: string) => `${storePk(storeId)}#CLIENT#${clientIdentifier}`;
@@ -86,7 +84,16 @@ export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${pa
 
 /** An order enters the lists (`from` null) or moves from one status's list to another's: the counts' write, for its transaction. */
 export const orderCountMove = (storeId: number, from: OrderStatus | null, to: OrderStatus): GuardedWrite =>
-  countMoves(storeId, ORDER_COUNTER, from === null ? [{ delta: 1 }, { field: to, delta: 1 }] : [{ field: from, delta: -1 }, { field: to, delta: 1 }]);
+  countMoves(
+    storeId,
+    ORDER_COUNTER,
+    from === null
+      ? [{ delta: 1 }, { field: to, delta: 1 }]
+      : [
+          { field: from, delta: -1 },
+          { field: to, delta: 1 },
+        ],
+  );
 
 /** A TransactWrite holds at most 100 items. */
 const TRANSACTION_ITEMS_MAX = 100;
@@ -108,57 +115,122 @@ export interface OrderItem extends PlacedOrder, ReversalMarks {
   count_owed?: OrderStatus;
 }
 
-/** A line stored before the pricing breakdown existed: no options, no promo, its coupon share unknown. */
-const LEGACY_LINE = { options_price: 0, promo_discount: 0, promo_id: null, coupon_discount: 0 };
-
-const toLine = (line: OrderPackageLine): Order['packages'][number] => {
-  const stored = { ...LEGACY_LINE, ...line };
-  const subtotal = stored.subtotal ?? Math.round(stored.price * stored.quantity * 100) / 100;
+/** A line stored before the pricing breakdown existed: no options, no promo, its coupon share unknown, its subtotal price x quantity. */
+function lineFromFields(field: Fields): OrderPackageLine {
+  const price = field.number('price');
+  const quantity = field.number('quantity');
+  const subtotal = field.number('subtotal', Math.round(price * quantity * 100) / 100);
   return {
-    package_id: stored.package_id,
-    name: stored.name,
-    price: stored.price,
-    quantity: stored.quantity,
-    options_price: stored.options_price,
+    package_id: field.number('package_id'),
+    name: field.string('name'),
+    price,
+    quantity,
+    options_price: field.number('options_price', 0),
     subtotal,
-    promo_discount: stored.promo_discount,
-    promo_id: stored.promo_id,
-    coupon_discount: stored.coupon_discount,
-    total: stored.total ?? subtotal,
-    expires_at: stored.expires_at ?? null,
-  };
-};
-
-/** The response shape, field by field: nothing internal leaves this module. */
-export function toOrder(item: StoredOrder): Order {
-  return {
-    id: item.id,
-    store_id: item.store_id,
-    internal_id: item.internal_id,
-    status: item.status,
-    subtotal: item.subtotal,
-    promo_discount: item.promo_discount ?? 0,
-    coupon_discount: item.coupon_discount ?? item.discount,
-    discount: item.discount,
-    total: item.total,
-    client_identifier: item.client_identifier,
-    client_email: item.client_email,
-    client_name: item.client_name,
-    client_social: item.client_social,
-    packages: item.packages.map(toLine),
-    variables: item.variables.map(({ name, value }) => ({ name, value })),
-    coupon: item.coupon,
-    ref_code: item.ref_code,
-    approved_at: item.approved_at,
-    canceled_at: item.canceled_at,
-    refunded_at: item.refunded_at ?? null,
-    chargeback_at: item.chargeback_at ?? null,
-    created_at: item.created_at,
-    updated_at: item.updated_at,
+    promo_discount: field.number('promo_discount', 0),
+    promo_id: field.numberOrNull('promo_id'),
+    coupon_discount: field.number('coupon_discount', 0),
+    total: field.number('total', subtotal),
+    expires_at: field.stringOrNull('expires_at'),
   };
 }
 
-export const fromItem = (item: Record<string, unknown>) => stripKeys(item) as unknown as OrderItem;
+/** A delivery rendered before servers and stages existed keeps them absent: any server, APPROVED (lib/db/command.ts). */
+const deliveryFromFields = (field: Fields): Delivery => ({
+  package_id: field.number('package_id'),
+  command: field.string('command'),
+  offline_execute: field.boolean('offline_execute'),
+  delay_seconds: field.number('delay_seconds'),
+  ...(field.raw('servers') === undefined ? {} : { servers: field.raw('servers') === null ? null : field.numbers('servers') }),
+  ...(field.raw('stage') === undefined ? {} : { stage: field.oneOf('stage', COMMAND_STAGES) }),
+});
+
+const reservedFromFields = (field: Fields): Reserved => ({ package_id: field.number('package_id'), units: field.number('units') });
+
+const checkoutFromFields = (field: Fields): CheckoutExtras => ({
+  client_document: field.stringOrNull('client_document'),
+  client_phone: field.stringOrNull('client_phone'),
+  gateway: field.stringOrNull('gateway'),
+  terms: field.raw('terms') == null ? null : field.boolean('terms'),
+  customer_id: field.numberOrNull('customer_id'),
+});
+
+/**
+ * The stored order. Orders placed before the pricing breakdown lack its discounts (no promo, the
+ * whole discount the coupon's) and their reservations (nothing to give back).
+ */
+export function orderFromItem(item: StoredItem): OrderItem {
+  const field = fieldsOf(item, ORDER);
+  const discount = field.number('discount');
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    internal_id: field.string('internal_id'),
+    status: field.oneOf('status', ORDER_STATUSES),
+    subtotal: field.number('subtotal'),
+    promo_discount: field.number('promo_discount', 0),
+    coupon_discount: field.number('coupon_discount', discount),
+    discount,
+    total: field.number('total'),
+    client_identifier: field.string('client_identifier'),
+    client_email: field.string('client_email'),
+    client_name: field.string('client_name'),
+    client_social: field.stringOrNull('client_social'),
+    packages: field.objects('packages', lineFromFields),
+    variables: field.objects('variables', (variable) => ({ name: variable.string('name'), value: variable.string('value') })),
+    coupon: field.stringOrNull('coupon'),
+    ref_code: field.stringOrNull('ref_code'),
+    approved_at: field.stringOrNull('approved_at'),
+    canceled_at: field.stringOrNull('canceled_at'),
+    refunded_at: field.stringOrNull('refunded_at'),
+    chargeback_at: field.stringOrNull('chargeback_at'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+    package_ids: field.numbers('package_ids'),
+    deliveries: field.objects('deliveries', deliveryFromFields),
+    discount_id: field.numberOrNull('discount_id'),
+    stock_reserved: field.objects('stock_reserved', reservedFromFields),
+    limit_reserved: field.objects('limit_reserved', reservedFromFields),
+    ...(item.expiry_days === undefined ? {} : { expiry_days: field.objects('expiry_days', (entry) => ({ package_id: entry.number('package_id'), days: entry.number('days') })) }),
+    checkout: item.checkout == null ? null : field.object('checkout', checkoutFromFields),
+    coupon_counters: field.strings('coupon_counters'),
+    command_ids: field.numbers('command_ids'),
+    ...(item.commission_pending === undefined ? {} : { commission_pending: field.boolean('commission_pending') }),
+    ...(item.count_owed === undefined ? {} : { count_owed: field.oneOf('count_owed', ORDER_STATUSES) }),
+    ...(item.reversal_commands === undefined ? {} : { reversal_commands: field.boolean('reversal_commands') }),
+    ...(item.reversal_commission === undefined ? {} : { reversal_commission: field.boolean('reversal_commission') }),
+    ...(item.reversal_first_command_id === undefined ? {} : { reversal_first_command_id: field.number('reversal_first_command_id') }),
+  };
+}
+
+/** The response shape, field by field: nothing internal leaves this module. */
+export function orderResponse(order: OrderItem): Order {
+  return {
+    id: order.id,
+    store_id: order.store_id,
+    internal_id: order.internal_id,
+    status: order.status,
+    subtotal: order.subtotal,
+    promo_discount: order.promo_discount,
+    coupon_discount: order.coupon_discount,
+    discount: order.discount,
+    total: order.total,
+    client_identifier: order.client_identifier,
+    client_email: order.client_email,
+    client_name: order.client_name,
+    client_social: order.client_social,
+    packages: order.packages.map((line) => ({ ...line, expires_at: line.expires_at ?? null })),
+    variables: order.variables.map(({ name, value }) => ({ name, value })),
+    coupon: order.coupon,
+    ref_code: order.ref_code,
+    approved_at: order.approved_at,
+    canceled_at: order.canceled_at,
+    refunded_at: order.refunded_at ?? null,
+    chargeback_at: order.chargeback_at ?? null,
+    created_at: order.created_at,
+    updated_at: order.updated_at,
+  };
+}
 
 export const nextOrderId = (storeId: number) => nextId(storeId, ORDER);
 
@@ -170,20 +242,25 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
   const storeId = order.store_id;
   const item: OrderItem = { ...order, coupon_counters: [...couponCounters], command_ids: [] };
   const sortKey = listSk(item.created_at, item.id);
-  const indexes = { gsi1pk: allOrdersPk(storeId), gsi1sk: sortKey, gsi2pk: statusPk(storeId, 'PENDING'), gsi2sk: sortKey, gsi3pk: buyerPk(storeId, item.client_email), gsi3sk: sortKey };
+  const indexes = {
+    gsi1pk: allOrdersPk(storeId),
+    gsi1sk: sortKey,
+    gsi2pk: statusPk(storeId, 'PENDING'),
+    gsi2sk: sortKey,
+    gsi3pk: buyerPk(storeId, item.client_email),
+    gsi3sk: sortKey,
+  };
   await writeGuarded([
+    newItemWrite({ ...orderKey(storeId, item.id), entity: ORDER, ...indexes, ...item }),
     {
-      item: { Put: { TableName: TABLE, Item: { ...orderKey(storeId, item.id), entity: ORDER, ...indexes, ...item }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      onConditionFailed: () => new Error(`order id ${item.id} allocated twice in store ${storeId}`),
-    },
-    {
-      item: {
-        Put: {
-          TableName: TABLE,
-          Item: { ...internalIdKey(storeId, item.internal_id), entity: ENTITY.ORDER_INTERNAL, store_id: storeId, order_id: item.id, client_email: item.client_email, ...clientIndex(storeId, item) },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
+      item: putNewItem({
+        ...internalIdKey(storeId, item.internal_id),
+        entity: ENTITY.ORDER_INTERNAL,
+        store_id: storeId,
+        order_id: item.id,
+        client_email: item.client_email,
+        ...clientIndex(storeId, item),
+      }),
       onConditionFailed: () => new Error('internal_id collision'),
     },
     orderCountMove(storeId, null, 'PENDING'),
@@ -208,42 +285,40 @@ const clientIndex = (storeId: number, order: Pick<PlacedOrder, 'client_identifie
 export async function indexOrderClient(order: Pick<PlacedOrder, 'store_id' | 'internal_id' | 'client_identifier' | 'created_at' | 'id'>): Promise<boolean> {
   const index = clientIndex(order.store_id, order);
   if (!index.gsi3pk) return false;
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: internalIdKey(order.store_id, order.internal_id),
-        UpdateExpression: 'SET gsi3pk = :pk, gsi3sk = :sk',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(gsi3pk)',
-        ExpressionAttributeValues: { ':pk': index.gsi3pk, ':sk': index.gsi3sk },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalFailure(error)) return false;
-    throw error;
-  }
+  return writeIf(
+    update({
+      Key: internalIdKey(order.store_id, order.internal_id),
+      UpdateExpression: 'SET gsi3pk = :pk, gsi3sk = :sk',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(gsi3pk)',
+      ExpressionAttributeValues: { ':pk': index.gsi3pk, ':sk': index.gsi3sk },
+    }),
+  );
 }
 
 export async function getOrderItem(storeId: number, orderId: number): Promise<OrderItem> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: orderKey(storeId, orderId), ConsistentRead: true }));
-  if (!result.Item) throw notFound('Order');
-  return fromItem(result.Item);
+  const item = await readItem(orderKey(storeId, orderId), true);
+  if (!item) throw notFound('Order');
+  return orderFromItem(item);
 }
 
 /** The order with this id in this store; 404 `Order not found` otherwise (another store's included). */
 export async function getOrder(storeId: number, orderId: number): Promise<Order> {
-  return toOrder(await getOrderItem(storeId, orderId));
+  return orderResponse(await getOrderItem(storeId, orderId));
 }
 
 const INTERNAL_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** The internal_id sentinel: the order it names, and the e-mail a buyer must match. */
+export function internalIdFromItem(item: StoredItem): { order_id: number; client_email: string } {
+  const field = fieldsOf(item, ENTITY.ORDER_INTERNAL);
+  return { order_id: field.number('order_id'), client_email: field.string('client_email') };
+}
+
 async function orderIdOf(storeId: number, internalId: string): Promise<number> {
   if (!INTERNAL_ID.test(internalId)) throw notFound('Order');
-  const sentinel = await db.send(new GetCommand({ TableName: TABLE, Key: internalIdKey(storeId, internalId), ConsistentRead: true }));
-  const orderId = sentinel.Item?.order_id as number | undefined;
-  if (orderId === undefined) throw notFound('Order');
-  return orderId;
+  const sentinel = await readItem(internalIdKey(storeId, internalId), true);
+  if (!sentinel) throw notFound('Order');
+  return internalIdFromItem(sentinel).order_id;
 }
 
 /** The order with this internal_id in this store; 404 `Order not found` otherwise. */
@@ -270,12 +345,13 @@ export async function getBuyerOrderItem(storeId: number, customerId: number, int
   if (!INTERNAL_ID.test(internalId)) throw notFound('Order');
   const [sentinel, customer] = await getMany([internalIdKey(storeId, internalId), customerKey(storeId, customerId)]);
   if (!sentinel) throw notFound('Order');
-  assertBuyerOwns(customer, sentinel.client_email);
-  return getOrderItem(storeId, sentinel.order_id as number);
+  const { order_id: orderId, client_email: clientEmail } = internalIdFromItem(sentinel);
+  assertBuyerOwns(customer, clientEmail);
+  return getOrderItem(storeId, orderId);
 }
 
 export async function getBuyerOrder(storeId: number, customerId: number, internalId: string): Promise<Order> {
-  return toOrder(await getBuyerOrderItem(storeId, customerId, internalId));
+  return orderResponse(await getBuyerOrderItem(storeId, customerId, internalId));
 }
 
 const orderChanged = (current: unknown) => (current ? new StaleRead() : notFound('Order'));
@@ -309,33 +385,46 @@ export async function markApproved(
   // The order, its commands and the counts fit one transaction, except for orders placed with 98 commands before the counts existed.
   const countsFit = 1 + puts.length + 1 <= TRANSACTION_ITEMS_MAX;
   const sets = [
-    '#status = :approved', 'approved_at = :now', 'updated_at = :now', 'gsi2pk = :statusPk', 'command_ids = :ids', 'packages = :packages',
+    '#status = :approved',
+    'approved_at = :now',
+    'updated_at = :now',
+    'gsi2pk = :statusPk',
+    'command_ids = :ids',
+    'packages = :packages',
     ...(commissionPending ? ['commission_pending = :true'] : []),
     ...(countsFit ? [] : ['count_owed = :pending']),
   ];
   await writeGuarded([
     {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: orderKey(storeId, order.id),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':approved': 'APPROVED', ':pending': 'PENDING', ':now': approvedAt, ':statusPk': statusPk(storeId, 'APPROVED'), ':ids': commandIds, ':packages': packages,
-            ...(commissionPending ? { ':true': true } : {}),
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      item: update({
+        Key: orderKey(storeId, order.id),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':approved': 'APPROVED',
+          ':pending': 'PENDING',
+          ':now': approvedAt,
+          ':statusPk': statusPk(storeId, 'APPROVED'),
+          ':ids': commandIds,
+          ':packages': packages,
+          ...(commissionPending ? { ':true': true } : {}),
         },
-      },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
       onConditionFailed: orderChanged,
     },
     ...puts,
     ...(countsFit ? [orderCountMove(storeId, 'PENDING', 'APPROVED')] : []),
   ]);
   return {
-    ...order, status: 'APPROVED', approved_at: approvedAt, updated_at: approvedAt, command_ids: commandIds, commission_pending: commissionPending, packages: [...packages],
+    ...order,
+    status: 'APPROVED',
+    approved_at: approvedAt,
+    updated_at: approvedAt,
+    command_ids: commandIds,
+    commission_pending: commissionPending,
+    packages: [...packages],
     ...(countsFit ? {} : { count_owed: 'PENDING' as const }),
   };
 }
@@ -350,16 +439,13 @@ export async function settleOrderCount(order: OrderItem): Promise<void> {
   try {
     await writeGuarded([
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: orderKey(order.store_id, order.id),
-            UpdateExpression: 'REMOVE count_owed',
-            ConditionExpression: 'count_owed = :owed AND #status = :status',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':owed': order.count_owed, ':status': order.status },
-          },
-        },
+        item: update({
+          Key: orderKey(order.store_id, order.id),
+          UpdateExpression: 'REMOVE count_owed',
+          ConditionExpression: 'count_owed = :owed AND #status = :status',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':owed': order.count_owed, ':status': order.status },
+        }),
         onConditionFailed: () => new StaleRead(),
       },
       orderCountMove(order.store_id, order.count_owed, order.status),
@@ -370,33 +456,31 @@ export async function settleOrderCount(order: OrderItem): Promise<void> {
   }
 }
 
-/** The commission of an approved order has been credited: nothing is owed any more. */
-export async function clearCommissionPending(storeId: number, orderId: number): Promise<void> {
-  await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: orderKey(storeId, orderId),
-      UpdateExpression: 'REMOVE commission_pending',
-      ConditionExpression: 'attribute_exists(pk)',
-    }),
-  );
+/** A mark of what the order still owed (`commission_pending`, `reversal_commission`) is paid: the order no longer carries it. */
+export async function clearOrderMark(storeId: number, orderId: number, mark: 'commission_pending' | 'reversal_commission'): Promise<void> {
+  await writeGuarded([
+    {
+      item: update({ Key: orderKey(storeId, orderId), UpdateExpression: `REMOVE ${mark}`, ConditionExpression: 'attribute_exists(pk)' }),
+      onConditionFailed: () => new Error(`order ${orderId} of store ${storeId} is gone`),
+    },
+  ]);
 }
+
+/** The commission of an approved order has been credited: nothing is owed any more. */
+export const clearCommissionPending = (storeId: number, orderId: number) => clearOrderMark(storeId, orderId, 'commission_pending');
 
 /** PENDING -> CANCELED in one transaction with `releases` (the coupon's); answers the canceled item. */
 export async function markCanceled(storeId: number, order: OrderItem, releases: readonly GuardedWrite[], canceledAt: string): Promise<OrderItem> {
   await writeGuarded([
     {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: orderKey(storeId, order.id),
-          UpdateExpression: 'SET #status = :canceled, canceled_at = :now, updated_at = :now, gsi2pk = :statusPk',
-          ConditionExpression: '#status = :pending',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':canceled': 'CANCELED', ':pending': 'PENDING', ':now': canceledAt, ':statusPk': statusPk(storeId, 'CANCELED') },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      },
+      item: update({
+        Key: orderKey(storeId, order.id),
+        UpdateExpression: 'SET #status = :canceled, canceled_at = :now, updated_at = :now, gsi2pk = :statusPk',
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':canceled': 'CANCELED', ':pending': 'PENDING', ':now': canceledAt, ':statusPk': statusPk(storeId, 'CANCELED') },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
       onConditionFailed: orderChanged,
     },
     orderCountMove(storeId, 'PENDING', 'CANCELED'),

@@ -114,7 +114,9 @@ const present = (pkg: StoredPackage, storeTags: readonly Tag[]): Package => ({ .
 
 function assertTagsExist(ids: readonly number[], storeTags: readonly Tag[]): void {
   const existing = new Set(storeTags.map((tag) => tag.id));
-  const missing = ids.flatMap((id, index): ErrorDetail[] => (existing.has(id) ? [] : [{ message: `Tag ${id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `tags.${index}` }]));
+  const missing = ids.flatMap((id, index): ErrorDetail[] =>
+    existing.has(id) ? [] : [{ message: `Tag ${id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `tags.${index}` }],
+  );
   if (missing.length > 0) throw new HttpError(422, missing);
 }
 
@@ -157,10 +159,7 @@ function countedReference(storeId: number, kind: ReferableKind, id: number, coun
       },
       ...(mustBeTopLevel ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
     }),
-    onConditionFailed: (current) =>
-      current
-        ? unprocessable(`Package ${id} is itself a variation; a variation cannot be a parent`, field)
-        : missingReference({ kind, id, field }),
+    onConditionFailed: (current) => (current ? unprocessable(`Package ${id} is itself a variation; a variation cannot be a parent`, field) : missingReference({ kind, id, field })),
   };
 }
 
@@ -270,7 +269,11 @@ export async function getPackage(storeId: number, packageId: number): Promise<Pa
 /** A page of the store's packages, in id order, and their total (the apply-all tag ids read in parallel, then the tags the page shows). */
 export async function packagePage(storeId: number, page: number, limit: number): Promise<{ total: number; data: Package[] }> {
   const [{ total, data }, applyAll] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, packageFromItem), applyAllTagIds(storeId)]);
-  const shown = await tagsFor(storeId, data.flatMap((pkg) => pkg.tags), applyAll);
+  const shown = await tagsFor(
+    storeId,
+    data.flatMap((pkg) => pkg.tags),
+    applyAll,
+  );
   return { total, data: data.map((pkg) => present(pkg, shown)) };
 }
 
@@ -303,9 +306,7 @@ export async function updatePackage(storeId: number, packageId: number, patch: P
   const checked = patch.tags && (await sentTags(storeId, patch.tags));
   // Commands move server references: they need the templates as they were, like a placement change.
   const movesPlacement = patch.category_id !== undefined || patch.parent_id !== undefined || patch.enabled !== undefined || patch.commands !== undefined;
-  const write = movesPlacement
-    ? updatePlacement(storeId, packageId, patch)
-    : patchOne(packageKey(storeId, packageId), 'Package', patch, PATCHABLE, packageFromItem);
+  const write = movesPlacement ? updatePlacement(storeId, packageId, patch) : patchOne(packageKey(storeId, packageId), 'Package', patch, PATCHABLE, packageFromItem);
   // Tags sent were read (and checked) before the write; otherwise the apply-all ids are read alongside it.
   const [updated, applyAll] = await Promise.all([write, checked ? undefined : applyAllTagIds(storeId)]);
   return present(updated, checked || (await tagsFor(storeId, updated.tags, applyAll ?? [])));
@@ -334,11 +335,7 @@ function updatePlacement(storeId: number, packageId: number, patch: PackagePatch
     const removed = INDEX_ATTRIBUTES.filter((name) => index[name] === undefined);
     const values: Record<string, unknown> = { ...parts.values, ':was_updated_at': current.updated_at };
     // The counts below come from the placement just read; updated_at also keeps the returned package exact.
-    const conditions = [
-      'updated_at = :was_updated_at',
-      unchanged('category_id', current.category_id, values),
-      unchanged('parent_id', current.parent_id, values),
-    ];
+    const conditions = ['updated_at = :was_updated_at', unchanged('category_id', current.category_id, values), unchanged('parent_id', current.parent_id, values)];
     if (becomesVariation) {
       conditions.push('(attribute_not_exists(variation_count) OR variation_count <= :zero)');
       values[':zero'] = 0;

@@ -100,13 +100,7 @@ const withoutVersion = ({ version: _, ...promo }: StoredPromo): Promo => promo;
 
 /** Stores a new promo (judged by the rules) and counts its references. */
 export async function insertPromo(storeId: number, promo: Promo, references: readonly Reference[]): Promise<void> {
-  await retrying(() =>
-    writeGuarded([
-      newItemWrite(promoItem(storeId, promo, 1)),
-      ...referenceWrites(storeId, [], references),
-      countMove(storeId, PROMO, 1),
-    ]),
-  );
+  await retrying(() => writeGuarded([newItemWrite(promoItem(storeId, promo, 1)), ...referenceWrites(storeId, [], references), countMove(storeId, PROMO, 1)]));
 }
 
 export const getStoredPromo = (storeId: number, promoId: number) => getOne(promoKey(storeId, promoId), 'Promo', promoFromItem);
@@ -118,7 +112,8 @@ export async function listPromos(storeId: number): Promise<Promo[]> {
 }
 
 /** A page of the store's promos, in id order, and their total. */
-export const promoPage = (storeId: number, page: number, limit: number) => countedPage(storeId, storeList(storeId, PROMO), page, limit, (item) => withoutVersion(promoFromItem(item)));
+export const promoPage = (storeId: number, page: number, limit: number) =>
+  countedPage(storeId, storeList(storeId, PROMO), page, limit, (item) => withoutVersion(promoFromItem(item)));
 
 /** The write only lands on the version we read; otherwise read again (or 404 when it is gone). */
 const sameVersion = (version: number) => ({

@@ -1,4 +1,4 @@
-import { QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import type { IndexName } from '#lib/db/table.ts';
 
@@ -8,6 +8,12 @@ import type { IndexName } from '#lib/db/table.ts';
  * and `queryBetween` are its two common shapes.
  */
 export type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Limit'>;
+
+/** The item under `key` (consistent when asked), raw, or undefined (lib/db/entity.ts re-exports it beside its typed single reads). */
+export async function readItem(key: { pk: string; sk: string }, consistent = false): Promise<Record<string, unknown> | undefined> {
+  const result = await db.send(new GetCommand({ TableName: TABLE, Key: key, ...(consistent ? { ConsistentRead: true } : {}) }));
+  return result.Item;
+}
 export type StartKey = Record<string, unknown>;
 
 export interface PagingOptions {

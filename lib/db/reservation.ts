@@ -63,7 +63,11 @@ function takeStock(storeId: number, taken: Reserved, field: string): GuardedWrit
       const stock = current?.stock?.N;
       // Deleted, disabled or made unlimited since the read: read again and decide again.
       if (!current || current.enabled?.BOOL === false || stock === undefined) return new StaleRead();
-      return unprocessable(Number(stock) === 0 ? `Package ${taken.package_id} is out of stock` : `Package ${taken.package_id} has only ${stock} unit(s) left`, field, 'OUT_OF_STOCK');
+      return unprocessable(
+        Number(stock) === 0 ? `Package ${taken.package_id} is out of stock` : `Package ${taken.package_id} has only ${stock} unit(s) left`,
+        field,
+        'OUT_OF_STOCK',
+      );
     },
   };
 }
@@ -126,20 +130,24 @@ export function releasePackages(storeId: number, order: HeldByOrder, gone: Set<s
   return [
     ...stock
       .filter(({ key }) => !gone.has(key.sk))
-      .map(({ key, taken }): GuardedWrite => ({
-        item: update({
-          Key: key,
-          UpdateExpression: 'ADD stock :units',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_type(stock, :number)',
-          ExpressionAttributeValues: { ':units': taken.units, ':number': 'N' },
+      .map(
+        ({ key, taken }): GuardedWrite => ({
+          item: update({
+            Key: key,
+            UpdateExpression: 'ADD stock :units',
+            ConditionExpression: 'attribute_exists(pk) AND attribute_type(stock, :number)',
+            ExpressionAttributeValues: { ':units': taken.units, ':number': 'N' },
+          }),
+          onConditionFailed: skipIfGone(key.sk),
         }),
-        onConditionFailed: skipIfGone(key.sk),
-      })),
+      ),
     ...limits
       .filter(({ key }) => !gone.has(key.sk))
-      .map(({ key, held }): GuardedWrite => ({
-        item: update({ Key: key, UpdateExpression: 'ADD units :minus', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':minus': -held.units } }),
-        onConditionFailed: skipIfGone(key.sk),
-      })),
+      .map(
+        ({ key, held }): GuardedWrite => ({
+          item: update({ Key: key, UpdateExpression: 'ADD units :minus', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':minus': -held.units } }),
+          onConditionFailed: skipIfGone(key.sk),
+        }),
+      ),
   ];
 }

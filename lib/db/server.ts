@@ -1,13 +1,10 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
 import { credentialKey, newDeliveryKey } from '#lib/db/credential.ts';
-import { getMany, getOne, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, getOne, patchOne, putNewCounted, type StoredItem } from '#lib/db/entity.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, nowIso, padId, storePk, stripKeys } from '#lib/db/keys.ts';
+import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { retrying, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { check, put, remove, retrying, update, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { conflict, notFound, unauthenticated, unprocessable } from '#lib/errors.ts';
 import type { Server, ServerCreate, ServerPatch } from '#lib/schemas/server.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
@@ -35,18 +32,26 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  */
 const SERVER = ENTITY.SERVER;
 export const serverKey = (storeId: number, serverId: number) => ({ pk: storePk(storeId), sk: entitySk(SERVER, serverId) });
-const keyIndexPrefix = (serverId: number) => `SERVER_KEY#${padId(serverId)}#`;
+const keyIndexPrefix = (serverId: number) => `${ENTITY.SERVER_KEY}#${padId(serverId)}#`;
 
-type ServerItem = Server & { ref_packages?: Set<number> };
+/** A server; one never seen by a claim (or stored before claims noted it) has no last_seen_at. Its `ref_packages` stay in the table. */
+export function serverFromItem(item: StoredItem): Server {
+  const field = fieldsOf(item, SERVER);
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    name: field.string('name'),
+    last_seen_at: field.stringOrNull('last_seen_at'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
+}
 
-const toServer = (item: ServerItem): Server => ({
-  id: item.id,
-  store_id: item.store_id,
-  name: item.name,
-  last_seen_at: item.last_seen_at ?? null,
-  created_at: item.created_at,
-  updated_at: item.updated_at,
-});
+/** A key's index item: where its credential is, so that deleting the server revokes it. */
+function serverKeyFromItem(item: StoredItem) {
+  const field = fieldsOf(item, ENTITY.SERVER_KEY);
+  return { key: { pk: field.string('pk'), sk: field.string('sk') }, credentialHash: field.string('credential_hash') };
+}
 
 export async function createServer(storeId: number, input: ServerCreate): Promise<Server> {
   const id = await nextId(storeId, SERVER);
@@ -56,56 +61,55 @@ export async function createServer(storeId: number, input: ServerCreate): Promis
   return server;
 }
 
-export const getServer = async (storeId: number, serverId: number) => getOne(serverKey(storeId, serverId), 'Server', (item) => toServer(stripKeys(item) as ServerItem));
+export const getServer = async (storeId: number, serverId: number) => getOne(serverKey(storeId, serverId), 'Server', serverFromItem);
 
 /** A page of the store's game servers, in id order, and their total. */
-export const serverPage = (storeId: number, page: number, limit: number) =>
-  countedPage(storeId, storeList(storeId, SERVER), page, limit, (item) => toServer(stripKeys(item) as ServerItem));
+export const serverPage = (storeId: number, page: number, limit: number) => countedPage(storeId, storeList(storeId, SERVER), page, limit, serverFromItem);
 
-export const updateServer = async (storeId: number, serverId: number, patch: ServerPatch) =>
-  patchOne(serverKey(storeId, serverId), 'Server', patch, ['name'], (item) => toServer(stripKeys(item) as ServerItem));
+export const updateServer = async (storeId: number, serverId: number, patch: ServerPatch) => patchOne(serverKey(storeId, serverId), 'Server', patch, ['name'], serverFromItem);
 
 /** The names of these servers of the store (a deleted one is absent). */
 export async function serverNames(storeId: number, serverIds: readonly number[]): Promise<Map<number, string>> {
   const unique = [...new Set(serverIds)];
   const items = unique.length === 0 ? [] : await getMany(unique.map((id) => serverKey(storeId, id)));
-  return new Map(items.flatMap((item) => (item ? [[item.id as number, item.name as string] as const] : [])));
+  return new Map(items.flatMap((item) => (item ? [serverFromItem(item)] : [])).map((server) => [server.id, server.name] as const));
 }
 
 /** A claim by one of the server's keys: the server was seen now. A deleted server's key is no credential any more (401). */
 export async function touchServer(storeId: number, serverId: number, now: string): Promise<void> {
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
+  await writeGuarded([
+    {
+      item: update({
         Key: serverKey(storeId, serverId),
         UpdateExpression: 'SET last_seen_at = :now',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':now': now },
       }),
-    );
-  } catch (error) {
-    if (isConditionalFailure(error)) throw unauthenticated('Unknown or revoked credential');
-    throw error;
-  }
+      onConditionFailed: () => unauthenticated('Unknown or revoked credential'),
+    },
+  ]);
 }
 
 /** A new `delivery` key for the server (404 when the server does not exist). */
 export async function createServerKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number }> {
-  const { key, credential_id, hash, put } = await newDeliveryKey(storeId, serverId);
+  const { key, credential_id, hash, put: credentialPut } = await newDeliveryKey(storeId, serverId);
   await writeGuarded([
     {
-      item: { ConditionCheck: { TableName: TABLE, Key: serverKey(storeId, serverId), ConditionExpression: 'attribute_exists(pk)' } },
+      item: check({ Key: serverKey(storeId, serverId), ConditionExpression: 'attribute_exists(pk)' }),
       onConditionFailed: () => notFound('Server'),
     },
-    put,
+    credentialPut,
     {
-      item: {
-        Put: {
-          TableName: TABLE,
-          Item: { pk: storePk(storeId), sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`, entity: ENTITY.SERVER_KEY, store_id: storeId, server_id: serverId, credential_hash: hash },
+      item: put({
+        Item: {
+          pk: storePk(storeId),
+          sk: `${keyIndexPrefix(serverId)}${padId(credential_id)}`,
+          entity: ENTITY.SERVER_KEY,
+          store_id: storeId,
+          server_id: serverId,
+          credential_hash: hash,
         },
-      },
+      }),
     },
   ]);
   return { key, credential_id };
@@ -123,17 +127,14 @@ export async function deleteServer(storeId: number, serverId: number): Promise<v
   await retrying(() =>
     writeGuarded([
       {
-        item: {
-          Delete: {
-            TableName: TABLE,
-            Key: serverKey(storeId, serverId),
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ref_packages)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
+        item: remove({
+          Key: serverKey(storeId, serverId),
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(ref_packages)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
         onConditionFailed: (stored) => {
           if (!stored) return notFound('Server');
-          const named = (stored as { ref_packages?: { NS?: string[] } }).ref_packages?.NS ?? [];
+          const named = stored.ref_packages?.NS ?? [];
           const packages = named.map(Number).sort((a, b) => a - b);
           return conflict(`Server ${serverId} is named by the command templates of package(s) ${packages.join(', ')}; change those templates first`);
         },
@@ -141,23 +142,20 @@ export async function deleteServer(storeId: number, serverId: number): Promise<v
       countMove(storeId, SERVER, -1),
     ]),
   );
-  const keys = await queryAll({ pk: storePk(storeId), skPrefix: keyIndexPrefix(serverId) });
+  const keys = (await queryAll({ pk: storePk(storeId), skPrefix: keyIndexPrefix(serverId) })).map(serverKeyFromItem);
   for (let start = 0; start < keys.length; start += KEYS_PER_TRANSACTION) {
     await writeGuarded(
-      keys.slice(start, start + KEYS_PER_TRANSACTION).flatMap((item) => [
+      keys.slice(start, start + KEYS_PER_TRANSACTION).flatMap(({ key, credentialHash }) => [
         {
           // A key is revoked only as this store's (as every revoke, lib/db/credential.ts); gone already is fine.
-          item: {
-            Delete: {
-              TableName: TABLE,
-              Key: credentialKey(item.credential_hash as string),
-              ConditionExpression: 'attribute_not_exists(pk) OR store_id = :store',
-              ExpressionAttributeValues: { ':store': storeId },
-            },
-          },
+          item: remove({
+            Key: credentialKey(credentialHash),
+            ConditionExpression: 'attribute_not_exists(pk) OR store_id = :store',
+            ExpressionAttributeValues: { ':store': storeId },
+          }),
           onConditionFailed: () => new Error(`server key index of store ${storeId} names another store's credential`),
         },
-        { item: { Delete: { TableName: TABLE, Key: { pk: item.pk as string, sk: item.sk as string } } } },
+        { item: remove({ Key: key }) },
       ]),
     );
   }
@@ -181,24 +179,26 @@ export function serverMentions(commands: readonly { servers?: readonly number[] 
 export function serverReferenceWrites(storeId: number, packageId: number, before: ServerMentions, after: ServerMentions): GuardedWrite[] {
   const added = [...after].filter(([id]) => !before.has(id));
   const dropped = [...before.keys()].filter((id) => !after.has(id));
-  const change = (serverId: number, action: 'ADD' | 'DELETE', condition: string) => ({
-    Update: {
-      TableName: TABLE,
+  const change = (serverId: number, action: 'ADD' | 'DELETE', condition: string) =>
+    update({
       Key: serverKey(storeId, serverId),
       UpdateExpression: `${action} ref_packages :package`,
       ConditionExpression: condition,
       ExpressionAttributeValues: { ':package': new Set([packageId]) },
-    },
-  });
+    });
   return [
-    ...added.map(([serverId, field]): GuardedWrite => ({
-      item: change(serverId, 'ADD', 'attribute_exists(pk)'),
-      onConditionFailed: () => unprocessable(`Server ${serverId} does not exist in this store`, field),
-    })),
+    ...added.map(
+      ([serverId, field]): GuardedWrite => ({
+        item: change(serverId, 'ADD', 'attribute_exists(pk)'),
+        onConditionFailed: () => unprocessable(`Server ${serverId} does not exist in this store`, field),
+      }),
+    ),
     // A server cannot be deleted while named, so it exists; the condition keeps DELETE from creating an item.
-    ...dropped.map((serverId): GuardedWrite => ({
-      item: change(serverId, 'DELETE', 'attribute_exists(pk)'),
-      onConditionFailed: () => new Error(`server ${serverId} named by package ${packageId} is missing`),
-    })),
+    ...dropped.map(
+      (serverId): GuardedWrite => ({
+        item: change(serverId, 'DELETE', 'attribute_exists(pk)'),
+        onConditionFailed: () => new Error(`server ${serverId} named by package ${packageId} is missing`),
+      }),
+    ),
   ];
 }

@@ -1,10 +1,4 @@
-import {
-  DeleteCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { cancellationReasons, failedConditions, isConditionalFailure, isTransactionConflict, storedOnFailure, type RawItem } from '#lib/db/errors.ts';
 import { HttpError, unavailable } from '#lib/errors.ts';
@@ -171,6 +165,9 @@ export async function writeGuarded(writes: readonly GuardedWrite[]): Promise<voi
     const references = errors.filter(isReference);
     const other = errors.find((e) => !isReference(e));
     if (other) throw other;
-    throw new HttpError(422, references.flatMap((e) => e.details));
+    throw new HttpError(
+      422,
+      references.flatMap((e) => e.details),
+    );
   }
 }

@@ -1,9 +1,7 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { getMany } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, type StoredItem } from '#lib/db/entity.ts';
 import { padId, storePk } from '#lib/db/keys.ts';
-import type { GuardedWrite } from '#lib/db/transact.ts';
+import { queryItems } from '#lib/db/query.ts';
+import { put, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -26,25 +24,22 @@ import { ENTITY } from '#lib/schemas/entity.ts';
 /** A due item outlives its minute by a week: long enough for a job that was down to catch up. */
 const DUE_ITEM_TTL_SECONDS = 7 * 24 * 3600;
 
-const duePk = (minute: string) => `UNPAID#${minute}`;
+const duePk = (minute: string) => `${ENTITY.UNPAID}#${minute}`;
 
 /** The due item of an order, for the checkout's transaction; `minute` is the bucket of `dueAt` (lib/domain/unpaid.ts). */
 export function fileUnpaid(storeId: number, orderId: number, dueAt: number, minute: string): GuardedWrite {
   return {
-    item: {
-      Put: {
-        TableName: TABLE,
-        Item: {
-          pk: duePk(minute),
-          sk: `${storePk(storeId)}#ORDER#${padId(orderId)}`,
-          entity: ENTITY.UNPAID,
-          store_id: storeId,
-          order_id: orderId,
-          due_at: new Date(dueAt).toISOString(),
-          expires_epoch: Math.ceil(dueAt / 1000) + DUE_ITEM_TTL_SECONDS,
-        },
+    item: put({
+      Item: {
+        pk: duePk(minute),
+        sk: `${storePk(storeId)}#${ENTITY.ORDER}#${padId(orderId)}`,
+        entity: ENTITY.UNPAID,
+        store_id: storeId,
+        order_id: orderId,
+        due_at: new Date(dueAt).toISOString(),
+        expires_epoch: Math.ceil(dueAt / 1000) + DUE_ITEM_TTL_SECONDS,
       },
-    },
+    }),
   };
 }
 
@@ -53,16 +48,14 @@ export interface DueOrder {
   order_id: number;
 }
 
+export function dueOrderFromItem(item: StoredItem): DueOrder {
+  const field = fieldsOf(item, ENTITY.UNPAID);
+  return { store_id: field.number('store_id'), order_id: field.number('order_id') };
+}
+
 /** The orders filed under one minute. */
 export async function dueIn(minute: string): Promise<DueOrder[]> {
-  const due: DueOrder[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': duePk(minute) }, ExclusiveStartKey: startKey }));
-    due.push(...(page.Items ?? []).map((item) => ({ store_id: Number(item.store_id), order_id: Number(item.order_id) })));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return due;
+  return (await queryItems({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': duePk(minute) } })).map(dueOrderFromItem);
 }
 
 const jobStateKey = (job: string) => ({ pk: `#JOB#${job}`, sk: '#STATE' });
@@ -70,21 +63,16 @@ const jobStateKey = (job: string) => ({ pk: `#JOB#${job}`, sk: '#STATE' });
 /** The last minute the job has handled, or undefined on its first run. */
 export async function jobDoneThrough(job: string): Promise<string | undefined> {
   const [item] = await getMany([jobStateKey(job)]);
-  return item?.done_through as string | undefined;
+  return item ? fieldsOf(item, ENTITY.JOB_STATE).optionalString('done_through') : undefined;
 }
 
 /** Moves the job's state forward to `minute`; a concurrent run that got further wins (never moved back). */
 export async function markJobDoneThrough(job: string, minute: string): Promise<void> {
-  try {
-    await db.send(
-      new PutCommand({
-        TableName: TABLE,
-        Item: { ...jobStateKey(job), entity: ENTITY.JOB_STATE, done_through: minute },
-        ConditionExpression: 'attribute_not_exists(done_through) OR done_through < :minute',
-        ExpressionAttributeValues: { ':minute': minute },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+  await writeIf(
+    put({
+      Item: { ...jobStateKey(job), entity: ENTITY.JOB_STATE, done_through: minute },
+      ConditionExpression: 'attribute_not_exists(done_through) OR done_through < :minute',
+      ExpressionAttributeValues: { ':minute': minute },
+    }),
+  );
 }

@@ -9,11 +9,7 @@ export interface UpdateParts {
   values: Record<string, unknown>;
 }
 
-export function setExpression(
-  patch: Record<string, unknown>,
-  allowed: readonly string[],
-  nested: readonly string[] = [],
-): UpdateParts {
+export function setExpression(patch: Record<string, unknown>, allowed: readonly string[], nested: readonly string[] = []): UpdateParts {
   const parts: UpdateParts = { sets: [], names: {}, values: {} };
   for (const name of allowed) {
     const value = patch[name];

@@ -95,8 +95,7 @@ export function variableResponse(item: VariableItem): Variable {
   return variable;
 }
 
-const references = (appliesTo: readonly number[] | null): Reference[] =>
-  (appliesTo ?? []).map((id, index) => ({ kind: ENTITY.PACKAGE, id, field: `applies_to.${index}` }));
+const references = (appliesTo: readonly number[] | null): Reference[] => (appliesTo ?? []).map((id, index) => ({ kind: ENTITY.PACKAGE, id, field: `applies_to.${index}` }));
 
 const nameInUse = () => conflict('A variable with this name already exists in this store', 'name');
 
@@ -159,10 +158,7 @@ export async function writeVariable(storeId: number, current: VariableItem, merg
   };
   const related: GuardedWrite[] = [
     ...(written.name_lower !== current.name_lower
-      ? [
-          { item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() },
-          claimName(storeId, written.name, variableId),
-        ]
+      ? [{ item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() }, claimName(storeId, written.name, variableId)]
       : []),
     ...referenceWrites(storeId, references(current.applies_to), references(written.applies_to)),
   ];

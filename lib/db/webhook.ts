@@ -1,16 +1,14 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { cursorCodec, isId } from '#lib/db/cursor.ts';
-import { deleteOneCounted, getMany, patchOne, putNewCounted } from '#lib/db/entity.ts';
+import { DamagedItem, deleteOneCounted, fieldsOf, getMany, patchOne, putNewCounted, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { countedPage, storeList } from '#lib/db/list-count.ts';
-import { isConditionalFailure } from '#lib/db/errors.ts';
-import { entitySk, padId, storePk, stripKeys } from '#lib/db/keys.ts';
-import { queryAll } from '#lib/db/query.ts';
+import { entitySk, padId, storePk } from '#lib/db/keys.ts';
+import { queryAll, queryPage } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { writeGuarded } from '#lib/db/transact.ts';
+import { put, putNewItem, update, writeGuarded, writeIf } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import {
+  WEBHOOK_EVENT_TYPES,
   type Webhook,
   type WebhookCreate,
   type WebhookDelivery,
@@ -47,8 +45,8 @@ const DELIVERY = ENTITY.WEBHOOK_DELIVERY;
 export const WEBHOOK_LOG_RETENTION_SECONDS = 30 * 24 * 60 * 60;
 
 export const webhookKey = (storeId: number, webhookId: number) => ({ pk: storePk(storeId), sk: entitySk(WEBHOOK, webhookId) });
-const eventKey = (storeId: number, eventId: string) => ({ pk: storePk(storeId), sk: `WEBHOOK_EVENT#${eventId}` });
-const taskKey = (storeId: number, eventId: string, webhookId: number) => ({ pk: storePk(storeId), sk: `WEBHOOK_TASK#${eventId}#${padId(webhookId)}` });
+const eventKey = (storeId: number, eventId: string) => ({ pk: storePk(storeId), sk: `${ENTITY.WEBHOOK_EVENT}#${eventId}` });
+const taskKey = (storeId: number, eventId: string, webhookId: number) => ({ pk: storePk(storeId), sk: `${ENTITY.WEBHOOK_TASK}#${eventId}#${padId(webhookId)}` });
 const deliveryPrefix = (webhookId: number) => `${DELIVERY}#${padId(webhookId)}#`;
 const deliveryKey = (storeId: number, webhookId: number, deliveryId: number) => ({ pk: storePk(storeId), sk: `${deliveryPrefix(webhookId)}${padId(deliveryId)}` });
 
@@ -74,90 +72,129 @@ export interface TaskItem {
   status: 'PENDING' | 'DELIVERED' | 'FAILED';
 }
 
+const TASK_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const satisfies readonly TaskItem['status'][];
+
+const isEventType = (value: string): value is WebhookEventType => WEBHOOK_EVENT_TYPES.some((type) => type === value);
+
+function eventTypes(item: StoredItem, events: string[]): WebhookEventType[] {
+  if (!events.every(isEventType)) throw new DamagedItem(`${WEBHOOK} item ${String(item.pk)} / ${String(item.sk)}: events holds an unknown event type`);
+  return events;
+}
+
+export function webhookFromItem(item: StoredItem): WebhookItem {
+  const field = fieldsOf(item, WEBHOOK);
+  return {
+    id: field.number('id'),
+    store_id: field.number('store_id'),
+    url: field.string('url'),
+    events: eventTypes(item, field.strings('events')),
+    enabled: field.boolean('enabled'),
+    description: field.stringOrNull('description'),
+    secret: field.string('secret'),
+    failed_streak: field.number('failed_streak'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
+}
+
+export function eventFromItem(item: StoredItem): EventItem {
+  const field = fieldsOf(item, ENTITY.WEBHOOK_EVENT);
+  return { id: field.string('id'), store_id: field.number('store_id'), type: field.oneOf('type', WEBHOOK_EVENT_TYPES), body: field.string('body') };
+}
+
+export function taskFromItem(item: StoredItem): TaskItem {
+  const field = fieldsOf(item, ENTITY.WEBHOOK_TASK);
+  return { event_id: field.string('event_id'), webhook_id: field.number('webhook_id'), attempts: field.number('attempts'), status: field.oneOf('status', TASK_STATUSES) };
+}
+
 /** The API shape: never the secret. */
-export function toWebhook(item: WebhookItem): Webhook {
+export function webhookResponse(item: WebhookItem): Webhook {
   return { id: item.id, url: item.url, events: item.events, enabled: item.enabled, description: item.description, created_at: item.created_at, updated_at: item.updated_at };
 }
 
 export async function createWebhook(storeId: number, input: WebhookCreate, secret: string, now: string): Promise<WebhookItem> {
   const id = await nextId(storeId, WEBHOOK);
   const item: WebhookItem = {
-    id, store_id: storeId, url: input.url, events: input.events, enabled: input.enabled, description: input.description, secret, failed_streak: 0, created_at: now, updated_at: now,
+    id,
+    store_id: storeId,
+    url: input.url,
+    events: input.events,
+    enabled: input.enabled,
+    description: input.description,
+    secret,
+    failed_streak: 0,
+    created_at: now,
+    updated_at: now,
   };
   await putNewCounted({ ...webhookKey(storeId, id), entity: WEBHOOK, ...item }, storeId, WEBHOOK);
   return item;
 }
 
 export async function getWebhook(storeId: number, webhookId: number): Promise<Webhook> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: webhookKey(storeId, webhookId), ConsistentRead: true }));
-  if (!result.Item) throw notFound('Webhook');
-  return toWebhook(result.Item as WebhookItem);
+  const item = await readItem(webhookKey(storeId, webhookId), true);
+  if (!item) throw notFound('Webhook');
+  return webhookResponse(webhookFromItem(item));
 }
 
 /** Every webhook of the store, secrets included (the router's subscribers); id order. */
 export async function listWebhookItems(storeId: number): Promise<WebhookItem[]> {
-  return (await queryAll({ pk: storePk(storeId), skPrefix: `${WEBHOOK}#` })).map((item) => stripKeys(item) as unknown as WebhookItem);
+  return (await queryAll({ pk: storePk(storeId), skPrefix: `${WEBHOOK}#` })).map(webhookFromItem);
 }
 
 /** A page of the store's webhooks (as the API shows them, no secret), in id order, and their total. */
 export const webhookPage = (storeId: number, page: number, limit: number) =>
-  countedPage(storeId, storeList(storeId, WEBHOOK), page, limit, (item) => toWebhook(item as unknown as WebhookItem));
+  countedPage(storeId, storeList(storeId, WEBHOOK), page, limit, (item) => webhookResponse(webhookFromItem(item)));
 
 /** Re-enabling a webhook starts its count of failed events again. */
 export async function updateWebhook(storeId: number, webhookId: number, patch: WebhookPatch): Promise<Webhook> {
   const extraSets = patch.enabled === true ? { failed_streak: 0 } : undefined;
-  return patchOne(webhookKey(storeId, webhookId), 'Webhook', patch, ['url', 'events', 'description', 'enabled'], (stored) => toWebhook(stripKeys(stored) as unknown as WebhookItem), { extraSets });
+  return patchOne(webhookKey(storeId, webhookId), 'Webhook', patch, ['url', 'events', 'description', 'enabled'], (stored) => webhookResponse(webhookFromItem(stored)), {
+    extraSets,
+  });
 }
 
 /** Its events, tasks and log expire on their own; a task whose webhook is gone is dropped by the sender. */
 export const deleteWebhook = (storeId: number, webhookId: number) => deleteOneCounted(webhookKey(storeId, webhookId), 'Webhook', storeId, WEBHOOK);
 
-async function putIfAbsent(item: Record<string, unknown>): Promise<boolean> {
-  try {
-    await db.send(new PutCommand({ TableName: TABLE, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
-    return true;
-  } catch (error) {
-    if (isConditionalFailure(error)) return false;
-    throw error;
-  }
-}
+/** False when the item is there already (a replayed stream batch). */
+const putIfAbsent = (item: StoredItem): Promise<boolean> => writeIf(putNewItem(item));
 
 export const putEventIfAbsent = (event: EventItem, expiresEpoch: number) =>
   putIfAbsent({ ...eventKey(event.store_id, event.id), entity: ENTITY.WEBHOOK_EVENT, ...event, expires_epoch: expiresEpoch });
 
 export const putTaskIfAbsent = (storeId: number, eventId: string, webhookId: number, expiresEpoch: number) =>
   putIfAbsent({
-    ...taskKey(storeId, eventId, webhookId), entity: ENTITY.WEBHOOK_TASK, store_id: storeId, event_id: eventId, webhook_id: webhookId, attempts: 0, status: 'PENDING', expires_epoch: expiresEpoch,
-  } satisfies Record<string, unknown> & TaskItem);
+    ...taskKey(storeId, eventId, webhookId),
+    entity: ENTITY.WEBHOOK_TASK,
+    store_id: storeId,
+    event_id: eventId,
+    webhook_id: webhookId,
+    attempts: 0,
+    status: 'PENDING',
+    expires_epoch: expiresEpoch,
+  } satisfies StoredItem & TaskItem);
 
 /** What the sender needs for one attempt: the webhook (with its secret), the event, the task. One BatchGet. */
 export async function readDeliveryState(storeId: number, webhookId: number, eventId: string) {
   const [webhook, event, task] = await getMany([webhookKey(storeId, webhookId), eventKey(storeId, eventId), taskKey(storeId, eventId, webhookId)]);
   return {
-    webhook: webhook && (stripKeys(webhook) as unknown as WebhookItem),
-    event: event && (stripKeys(event) as unknown as EventItem),
-    task: task && (stripKeys(task) as unknown as TaskItem),
+    webhook: webhook && webhookFromItem(webhook),
+    event: event && eventFromItem(event),
+    task: task && taskFromItem(task),
   };
 }
 
 /** Takes attempt `attempt` of a pending task; false when another copy of the message took it already. */
-export async function claimAttempt(storeId: number, eventId: string, webhookId: number, attempt: number): Promise<boolean> {
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: taskKey(storeId, eventId, webhookId),
-        UpdateExpression: 'SET attempts = :attempt',
-        ConditionExpression: 'attempts = :previous AND #status = :pending',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':attempt': attempt, ':previous': attempt - 1, ':pending': 'PENDING' },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalFailure(error)) return false;
-    throw error;
-  }
+export function claimAttempt(storeId: number, eventId: string, webhookId: number, attempt: number): Promise<boolean> {
+  return writeIf(
+    update({
+      Key: taskKey(storeId, eventId, webhookId),
+      UpdateExpression: 'SET attempts = :attempt',
+      ConditionExpression: 'attempts = :previous AND #status = :pending',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':attempt': attempt, ':previous': attempt - 1, ':pending': 'PENDING' },
+    }),
+  );
 }
 
 export interface AttemptRecord extends Omit<WebhookDelivery, 'id'> {
@@ -168,45 +205,47 @@ export interface AttemptRecord extends Omit<WebhookDelivery, 'id'> {
 export async function recordAttempt(storeId: number, attempt: AttemptRecord, taskStatus: TaskItem['status'] | undefined, expiresEpoch: number): Promise<number> {
   const id = await nextId(storeId, DELIVERY);
   const delivery: WebhookDelivery & { webhook_id: number; store_id: number } = {
-    id, event_id: attempt.event_id, type: attempt.type, status_code: attempt.status_code, duration_ms: attempt.duration_ms, error: attempt.error, created_at: attempt.created_at,
-    webhook_id: attempt.webhook_id, store_id: storeId,
+    id,
+    event_id: attempt.event_id,
+    type: attempt.type,
+    status_code: attempt.status_code,
+    duration_ms: attempt.duration_ms,
+    error: attempt.error,
+    created_at: attempt.created_at,
+    webhook_id: attempt.webhook_id,
+    store_id: storeId,
   };
   await writeGuarded([
-    { item: { Put: { TableName: TABLE, Item: { ...deliveryKey(storeId, attempt.webhook_id, id), entity: DELIVERY, ...delivery, expires_epoch: expiresEpoch } } } },
+    { item: put({ Item: { ...deliveryKey(storeId, attempt.webhook_id, id), entity: DELIVERY, ...delivery, expires_epoch: expiresEpoch } }) },
     ...(taskStatus === undefined
       ? []
-      : [{
-          item: {
-            Update: {
-              TableName: TABLE,
+      : [
+          {
+            item: update({
               Key: taskKey(storeId, attempt.event_id, attempt.webhook_id),
               UpdateExpression: 'SET #status = :status',
               ConditionExpression: 'attribute_exists(pk)',
               ExpressionAttributeNames: { '#status': 'status' },
               ExpressionAttributeValues: { ':status': taskStatus },
-            },
+            }),
+            onConditionFailed: () => new Error(`webhook task of ${attempt.event_id} is missing`),
           },
-          onConditionFailed: () => new Error(`webhook task of ${attempt.event_id} is missing`),
-        }]),
+        ]),
   ]);
   return id;
 }
 
 /** A success ends the webhook's run of failed events. */
 export async function clearFailedStreak(storeId: number, webhookId: number): Promise<void> {
-  try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: webhookKey(storeId, webhookId),
-        UpdateExpression: 'SET failed_streak = :zero',
-        ConditionExpression: 'attribute_exists(pk) AND failed_streak > :zero',
-        ExpressionAttributeValues: { ':zero': 0 },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+  // No run to end (or the webhook is gone): nothing to write.
+  await writeIf(
+    update({
+      Key: webhookKey(storeId, webhookId),
+      UpdateExpression: 'SET failed_streak = :zero',
+      ConditionExpression: 'attribute_exists(pk) AND failed_streak > :zero',
+      ExpressionAttributeValues: { ':zero': 0 },
+    }),
+  );
 }
 
 /**
@@ -215,46 +254,44 @@ export async function clearFailedStreak(storeId: number, webhookId: number): Pro
  * whether this call disabled it.
  */
 export async function countFailedEvent(storeId: number, webhookId: number, disableAt: number, now: string): Promise<boolean> {
-  const update = (disable: boolean) =>
-    db.send(
-      new UpdateCommand({
-        TableName: TABLE,
+  const count = (disable: boolean) =>
+    writeIf(
+      update({
         Key: webhookKey(storeId, webhookId),
         UpdateExpression: disable ? 'ADD failed_streak :one SET enabled = :false, updated_at = :now' : 'ADD failed_streak :one',
         ConditionExpression: disable ? 'attribute_exists(pk) AND failed_streak >= :last' : 'attribute_exists(pk)',
         ExpressionAttributeValues: disable ? { ':one': 1, ':false': false, ':now': now, ':last': disableAt - 1 } : { ':one': 1 },
       }),
     );
-  try {
-    await update(true);
-    return true;
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
-  try {
-    await update(false);
-  } catch (error) {
-    if (!isConditionalFailure(error)) throw error;
-  }
+  if (await count(true)) return true;
+  // Below the threshold: count only (a webhook deleted meanwhile: nothing to count).
+  await count(false);
   return false;
 }
 
 /** The delivery log's cursor: the shared codec (lib/db/cursor.ts), bound to the store and the webhook, positioned at the last attempt's id. */
 const deliveryCursor = cursorCodec('webhook-delivery', (payload) => (isId(payload.i) ? { i: payload.i } : undefined));
 
-const toDelivery = (item: Record<string, unknown>): WebhookDelivery => {
-  const d = item as unknown as WebhookDelivery;
-  return { id: d.id, event_id: d.event_id, type: d.type, status_code: d.status_code, duration_ms: d.duration_ms, error: d.error, created_at: d.created_at };
-};
+export function deliveryFromItem(item: StoredItem): WebhookDelivery {
+  const field = fieldsOf(item, DELIVERY);
+  return {
+    id: field.number('id'),
+    event_id: field.string('event_id'),
+    type: field.oneOf('type', WEBHOOK_EVENT_TYPES),
+    status_code: field.numberOrNull('status_code'),
+    duration_ms: field.number('duration_ms'),
+    error: field.stringOrNull('error'),
+    created_at: field.string('created_at'),
+  };
+}
 
 /** A page of the delivery log, newest first; 404 for a webhook that is not the store's. */
 export async function listDeliveries(storeId: number, webhookId: number, cursor: string, pageSize: number, keys: ServerKeys): Promise<WebhookDeliveryPage> {
   const after = cursor === '' ? undefined : deliveryCursor.decode(storeId, [webhookId], cursor, keys).i;
   const [webhook, page] = await Promise.all([
-    db.send(new GetCommand({ TableName: TABLE, Key: webhookKey(storeId, webhookId) })),
-    db.send(
-      new QueryCommand({
-        TableName: TABLE,
+    readItem(webhookKey(storeId, webhookId)),
+    queryPage(
+      {
         KeyConditionExpression: after === undefined ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk AND sk BETWEEN :prefix AND :before',
         ExpressionAttributeValues: {
           ':pk': storePk(storeId),
@@ -262,12 +299,13 @@ export async function listDeliveries(storeId: number, webhookId: number, cursor:
           ...(after === undefined ? {} : { ':before': `${deliveryPrefix(webhookId)}${padId(after - 1)}` }),
         },
         ScanIndexForward: false,
-        Limit: pageSize + 1,
-      }),
+      },
+      undefined,
+      pageSize + 1,
     ),
   ]);
-  if (!webhook.Item) throw notFound('Webhook');
-  const items = (page.Items ?? []).map(toDelivery);
+  if (!webhook) throw notFound('Webhook');
+  const items = (page.Items ?? []).map(deliveryFromItem);
   const data = items.slice(0, pageSize);
   const last = data[data.length - 1];
   return { data, next_cursor: items.length > pageSize && last ? deliveryCursor.encode(storeId, [webhookId], { i: last.id }, keys) : null };
@@ -278,7 +316,7 @@ export async function getDelivery(storeId: number, webhookId: number, deliveryId
   const [webhook, delivery] = await getMany([webhookKey(storeId, webhookId), deliveryKey(storeId, webhookId, deliveryId)]);
   if (!webhook) throw notFound('Webhook');
   if (!delivery) throw notFound('Delivery');
-  return toDelivery(delivery);
+  return deliveryFromItem(delivery);
 }
 
 /**
@@ -287,13 +325,19 @@ export async function getDelivery(storeId: number, webhookId: number, deliveryId
  * and the stream stays the one way into the queue.
  */
 export async function putRedeliveryRequest(storeId: number, webhookId: number, delivery: WebhookDelivery, requestId: string, expiresEpoch: number): Promise<void> {
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: {
-        pk: storePk(storeId), sk: `WEBHOOK_REDELIVERY#${padId(delivery.id)}#${requestId}`, entity: ENTITY.WEBHOOK_REDELIVERY,
-        store_id: storeId, webhook_id: webhookId, event_id: delivery.event_id, expires_epoch: expiresEpoch,
-      },
-    }),
-  );
+  await writeGuarded([
+    {
+      item: put({
+        Item: {
+          pk: storePk(storeId),
+          sk: `${ENTITY.WEBHOOK_REDELIVERY}#${padId(delivery.id)}#${requestId}`,
+          entity: ENTITY.WEBHOOK_REDELIVERY,
+          store_id: storeId,
+          webhook_id: webhookId,
+          event_id: delivery.event_id,
+          expires_epoch: expiresEpoch,
+        },
+      }),
+    },
+  ]);
 }

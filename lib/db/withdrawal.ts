@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
-import { affiliateKey, nextTransactionId, statementEntry, toTransaction, transactionKey, type Affiliate } from '#lib/db/affiliate.ts';
-import { nowIso, padId, storePk } from '#lib/db/keys.ts';
+import { affiliateKey, nextTransactionId, statementEntry, transactionFromItem, transactionKey, type Affiliate } from '#lib/db/affiliate.ts';
+import { fieldsOf, newItemWrite, readItem } from '#lib/db/entity.ts';
+import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, type CountedList } from '#lib/db/list-count.ts';
-import { retrying, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { retrying, StaleRead, update, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
 import type { AffiliateTransaction, WithdrawalStatus, WithdrawSettings } from '#lib/schemas/affiliate.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
@@ -30,9 +29,11 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  */
 export type Withdrawal = AffiliateTransaction & { affiliate_id: number; customer_id: number };
 
-const pointerKey = (storeId: number, transactionId: number) => ({ pk: storePk(storeId), sk: `WITHDRAWAL#${padId(transactionId)}` });
-const allPk = (storeId: number) => `${storePk(storeId)}#WITHDRAWAL`;
-const statusPk = (storeId: number, status: WithdrawalStatus) => `${storePk(storeId)}#WITHDRAWAL#${status}`;
+const WITHDRAWAL = ENTITY.WITHDRAWAL;
+
+const pointerKey = (storeId: number, transactionId: number) => ({ pk: storePk(storeId), sk: entitySk(WITHDRAWAL, transactionId) });
+const allPk = (storeId: number) => `${storePk(storeId)}#${WITHDRAWAL}`;
+const statusPk = (storeId: number, status: WithdrawalStatus) => `${storePk(storeId)}#${WITHDRAWAL}#${status}`;
 
 const OPERATION_OF: Record<WithdrawalStatus, AffiliateTransaction['operation']> = { PENDING: 'WITHDRAW_PENDING', PAID: 'WITHDRAW_PAID', REJECTED: 'WITHDRAW_REJECTED' };
 
@@ -40,18 +41,22 @@ const OPERATION_OF: Record<WithdrawalStatus, AffiliateTransaction['operation']> 
 function withdrawalList(storeId: number, status: WithdrawalStatus | undefined): CountedList {
   if (!status) {
     return {
-      counter: ENTITY.WITHDRAWAL,
+      counter: WITHDRAWAL,
       page: { index: 'gsi1', pk: allPk(storeId), skPrefix: 'TX#', descending: true },
-      count: { pk: storePk(storeId), skPrefix: `${ENTITY.WITHDRAWAL}#` },
+      count: { pk: storePk(storeId), skPrefix: `${WITHDRAWAL}#` },
     };
   }
   return {
-    counter: `WITHDRAWAL#${status}`,
+    counter: `${WITHDRAWAL}#${status}`,
     page: { index: 'gsi2', pk: statusPk(storeId, status), skPrefix: 'TX#', descending: true },
     count: {
       pk: storePk(storeId),
       skPrefix: `${ENTITY.AFFILIATE}#`,
-      filter: { FilterExpression: '#operation = :operation', ExpressionAttributeNames: { '#operation': 'operation' }, ExpressionAttributeValues: { ':operation': OPERATION_OF[status] } },
+      filter: {
+        FilterExpression: '#operation = :operation',
+        ExpressionAttributeNames: { '#operation': 'operation' },
+        ExpressionAttributeValues: { ':operation': OPERATION_OF[status] },
+      },
     },
   };
 }
@@ -65,27 +70,21 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
   await retrying(() =>
     writeGuarded([
       {
-        item: {
-          Update: {
-            TableName: TABLE,
-            Key: affiliateKey(storeId, customerId),
-            UpdateExpression: 'ADD balance :debit SET updated_at = :now',
-            ConditionExpression: 'attribute_exists(pk) AND balance >= :amount AND #status <> :blocked',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':debit': -amount, ':amount': amount, ':now': transaction.created_at, ':blocked': 'blocked' },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          },
-        },
+        item: update({
+          Key: affiliateKey(storeId, customerId),
+          UpdateExpression: 'ADD balance :debit SET updated_at = :now',
+          ConditionExpression: 'attribute_exists(pk) AND balance >= :amount AND #status <> :blocked',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':debit': -amount, ':amount': amount, ':now': transaction.created_at, ':blocked': 'blocked' },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
         onConditionFailed: (current) =>
           current?.status?.S === 'blocked'
             ? forbidden('This affiliate is blocked and cannot withdraw', 'AFFILIATE_BLOCKED')
             : unprocessable('amount is larger than the balance', 'amount', 'INSUFFICIENT_BALANCE'),
       },
       statementEntry(storeId, customerId, affiliate.id, transaction, indexes),
-      {
-        item: { Put: { TableName: TABLE, Item: { ...pointerKey(storeId, id), entity: ENTITY.WITHDRAWAL, store_id: storeId, customer_id: customerId }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        onConditionFailed: () => new Error(`withdrawal id ${id} allocated twice in store ${storeId}`),
-      },
+      newItemWrite({ ...pointerKey(storeId, id), entity: WITHDRAWAL, store_id: storeId, customer_id: customerId }),
       countMove(storeId, withdrawalList(storeId, undefined).counter, 1),
       countMove(storeId, withdrawalList(storeId, 'PENDING').counter, 1),
     ]),
@@ -95,33 +94,30 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
 
 /** A withdrawal of the store by its transaction id; 404 for any other id (a commission, another store's). */
 export async function getWithdrawal(storeId: number, transactionId: number): Promise<Withdrawal> {
-  const pointer = await db.send(new GetCommand({ TableName: TABLE, Key: pointerKey(storeId, transactionId) }));
-  const customerId = pointer.Item?.customer_id as number | undefined;
-  if (customerId === undefined) throw notFound('Withdrawal');
-  const line = await db.send(new GetCommand({ TableName: TABLE, Key: transactionKey(storeId, customerId, transactionId), ConsistentRead: true }));
-  if (!line.Item) throw notFound('Withdrawal');
-  return { ...toTransaction(line.Item), customer_id: customerId };
+  const pointer = await readItem(pointerKey(storeId, transactionId));
+  if (!pointer) throw notFound('Withdrawal');
+  const customerId = fieldsOf(pointer, WITHDRAWAL).number('customer_id');
+  const line = await readItem(transactionKey(storeId, customerId, transactionId), true);
+  if (!line) throw notFound('Withdrawal');
+  return { ...transactionFromItem(line), customer_id: customerId };
 }
 
 /** The line's move out of WITHDRAW_PENDING; a line settled since it was read is a StaleRead. */
 function settleLine(storeId: number, withdrawal: Withdrawal, operation: 'WITHDRAW_PAID' | 'WITHDRAW_REJECTED', message: string | null, now: string): GuardedWrite {
   return {
-    item: {
-      Update: {
-        TableName: TABLE,
-        Key: transactionKey(storeId, withdrawal.customer_id, withdrawal.id),
-        UpdateExpression: 'SET #operation = :operation, message = :message, settled_at = :now, gsi2pk = :statusPk',
-        ConditionExpression: '#operation = :pending',
-        ExpressionAttributeNames: { '#operation': 'operation' },
-        ExpressionAttributeValues: {
-          ':operation': operation,
-          ':message': message,
-          ':now': now,
-          ':statusPk': statusPk(storeId, operation === 'WITHDRAW_PAID' ? 'PAID' : 'REJECTED'),
-          ':pending': 'WITHDRAW_PENDING',
-        },
+    item: update({
+      Key: transactionKey(storeId, withdrawal.customer_id, withdrawal.id),
+      UpdateExpression: 'SET #operation = :operation, message = :message, settled_at = :now, gsi2pk = :statusPk',
+      ConditionExpression: '#operation = :pending',
+      ExpressionAttributeNames: { '#operation': 'operation' },
+      ExpressionAttributeValues: {
+        ':operation': operation,
+        ':message': message,
+        ':now': now,
+        ':statusPk': statusPk(storeId, operation === 'WITHDRAW_PAID' ? 'PAID' : 'REJECTED'),
+        ':pending': 'WITHDRAW_PENDING',
       },
-    },
+    }),
     onConditionFailed: () => new StaleRead(),
   };
 }
@@ -144,15 +140,12 @@ export async function markRejected(storeId: number, withdrawal: Withdrawal, mess
     settleLine(storeId, withdrawal, 'WITHDRAW_REJECTED', message, now),
     ...settledCounts(storeId, 'REJECTED'),
     {
-      item: {
-        Update: {
-          TableName: TABLE,
-          Key: affiliateKey(storeId, withdrawal.customer_id),
-          UpdateExpression: 'ADD balance :amount SET updated_at = :now',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':amount': withdrawal.amount, ':now': now },
-        },
-      },
+      item: update({
+        Key: affiliateKey(storeId, withdrawal.customer_id),
+        UpdateExpression: 'ADD balance :amount SET updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':amount': withdrawal.amount, ':now': now },
+      }),
       onConditionFailed: () => new Error(`affiliate ${withdrawal.customer_id} of store ${storeId} vanished while its withdrawal was rejected`),
     },
   ]);
@@ -161,4 +154,4 @@ export async function markRejected(storeId: number, withdrawal: Withdrawal, mess
 
 /** A page of the store's withdrawals, newest first, all or of one status, and their total. */
 export const withdrawalPage = (storeId: number, status: WithdrawalStatus | undefined, page: number, limit: number) =>
-  countedPage(storeId, withdrawalList(storeId, status), page, limit, toTransaction);
+  countedPage(storeId, withdrawalList(storeId, status), page, limit, transactionFromItem);

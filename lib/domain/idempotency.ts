@@ -14,6 +14,37 @@ export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 60 * 60;
  */
 export const IDEMPOTENCY_RUNNING_SECONDS = 30;
 
+/**
+ * Whose key it is (section 12): a key answers only the caller that sent it. The operator's store
+ * (an API token or key), the buyer (a buyer token or session: the customer, whichever credential
+ * the retry carries), or a guest: the store and the body's `client_email`.
+ */
+export type IdempotencyCaller =
+  | { kind: 'store'; storeId: number }
+  | { kind: 'buyer'; storeId: number; customerId: number }
+  | { kind: 'guest'; storeId: number; email: string }
+  | { kind: 'public' };
+
+/** A guest's e-mail as the schemas normalise it (trimmed, lower case); empty when the body has none. */
+export function guestEmailOf(body: string | undefined): string {
+  try {
+    const email = (JSON.parse(body ?? '') as { client_email?: unknown } | null)?.client_email;
+    return typeof email === 'string' ? email.trim().toLowerCase() : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The text a key's record and its sealed answer are derived from: the caller, the method and the
+ * path as routed (the route's template and its parameters as decoded, so `/order/3/note` and
+ * `/order/%33/note` are one path), and the key.
+ */
+export function idempotencyScope(caller: IdempotencyCaller, request: { method: string; routePath: string; pathParameters: Record<string, string | undefined>; key: string }): string {
+  const params = Object.keys(request.pathParameters).sort().map((name) => [name, request.pathParameters[name] ?? null]);
+  return JSON.stringify([caller, request.method, request.routePath, params, request.key]);
+}
+
 /** Why a presented key is refused, or undefined when it is valid. Characters are UTF-16 code points as JavaScript counts them. */
 export function idempotencyKeyProblem(key: string): string | undefined {
   if (key.length === 0) return 'Idempotency-Key must not be empty';

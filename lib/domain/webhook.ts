@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import type { WebhookEventType } from '#lib/schemas/webhook.ts';
 
@@ -152,8 +153,8 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1']);
 /**
  * Why a webhook URL is refused, or undefined. https only; on the local stack (`localTargets`)
  * also http to localhost/127.0.0.1. Deployed, a host that names a private, loopback, link-local
- * or metadata address is refused here, and the sender checks the address the name resolves to
- * at each send (`isBlockedAddress`), so DNS cannot point an accepted name inward later.
+ * or metadata address is refused here, and the sender checks the address it connects to at
+ * each send (`isPublicAddress`), so DNS cannot point an accepted name inward later.
  */
 export function webhookUrlProblem(text: string, options: { localTargets: boolean }): string | undefined {
   let url: URL;
@@ -172,39 +173,49 @@ export function webhookUrlProblem(text: string, options: { localTargets: boolean
   if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal') || host.endsWith('.local')) {
     return 'url must name a public host';
   }
+  // The URL parser has already written decimal, hex and octal IPv4 forms (`2130706433`, `0x7f.1`) as dotted quads.
   const literal = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (isIpLiteral(literal) && isBlockedAddress(literal)) return 'url must not name a private, loopback, link-local or metadata address';
+  if (ipaddr.isValid(literal) && !isPublicAddress(literal)) return 'url must not name a private, loopback, link-local or metadata address';
   return undefined;
 }
 
-const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
-const isIpLiteral = (host: string) => IPV4.test(host) || host.includes(':');
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 
-function ipv4Blocked(address: string): boolean {
-  const [a, b] = address.split('.').map(Number) as [number, number, number, number];
-  return (
-    a === 0 || a === 10 || a === 127 || // this network, private, loopback
-    (a === 169 && b === 254) || // link-local, the instance metadata service among them
-    (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || // private
-    (a === 100 && b >= 64 && b <= 127) || // carrier-grade NAT
-    (a === 192 && b === 0) || (a === 198 && (b === 18 || b === 19)) || // protocol assignments, benchmarking
-    a >= 224 // multicast, reserved, broadcast
-  );
+/**
+ * The IPv4 address an IPv6 one reaches, in the forms section 12 lists: mapped (`::ffff:a.b.c.d`),
+ * SIIT (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`), 6to4 (`2002:AABB:CCDD::`) and
+ * compatible (`::a.b.c.d`: the first 96 bits zero). `refused` for a form whose IPv4 address we
+ * do not extract (NAT64's local-use 64:ff9b:1::/48), undefined for an address that carries none.
+ */
+function carriedIpv4(address: ipaddr.IPv6): ipaddr.IPv4 | 'refused' | undefined {
+  const parts = address.parts;
+  const fromParts = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255]);
+  switch (address.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return fromParts(parts[6]!, parts[7]!);
+    case 'rfc6052':
+      return address.match(NAT64_WELL_KNOWN) ? fromParts(parts[6]!, parts[7]!) : 'refused';
+    case '6to4':
+      return fromParts(parts[1]!, parts[2]!);
+    default:
+      return parts.slice(0, 6).every((part) => part === 0) ? fromParts(parts[6]!, parts[7]!) : undefined;
+  }
 }
 
-/** Whether an address (as resolved, IPv4 or IPv6) is one a webhook must never reach. */
-export function isBlockedAddress(address: string): boolean {
-  const text = address.toLowerCase();
-  if (IPV4.test(text)) return ipv4Blocked(text);
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (mapped) return ipv4Blocked(mapped[1]!);
-  // The URL parser writes an IPv4-mapped address in hex (`[::ffff:a00:1]` for 10.0.0.1).
-  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
-  if (mappedHex) {
-    const [high, low] = [parseInt(mappedHex[1]!, 16), parseInt(mappedHex[2]!, 16)];
-    return ipv4Blocked(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`);
-  }
-  if (text === '::' || text === '::1') return true;
-  // fc00::/7 unique local, fe80::/10 link-local, fd00:ec2::254 (the metadata service over IPv6) is in fc00::/7, ff00::/8 multicast.
-  return /^(f[cd]|fe[89ab]|ff)/.test(text);
+/**
+ * Whether a webhook may reach an address, as written in a URL or as connected to. An allow-list
+ * over ipaddr.js's ranges: only `unicast` passes, so private, loopback, link-local, carrier-grade
+ * NAT, multicast, reserved, benchmarking, Teredo and every other special range the library knows
+ * is refused without a line of ours. An IPv6 address that carries an IPv4 one is judged by the
+ * IPv4 address it reaches (`::` and `::1` carry 0.0.0.0 and 0.0.0.1: refused too). Anything that
+ * is not an address is refused.
+ */
+export function isPublicAddress(text: string): boolean {
+  if (!ipaddr.isValid(text)) return false;
+  const address = ipaddr.parse(text);
+  if (address.kind() === 'ipv4') return address.range() === 'unicast';
+  const carried = carriedIpv4(address as ipaddr.IPv6);
+  if (carried === 'refused') return false;
+  return (carried ?? address).range() === 'unicast';
 }

@@ -1,4 +1,4 @@
-import { getBuyerOrderItem, toOrder } from '#lib/db/order.ts';
+import { getBuyerOrderItem, orderResponse } from '#lib/db/order.ts';
 import { orderDeliveries } from '#lib/flows/command.ts';
 
 /**
@@ -8,5 +8,5 @@ import { orderDeliveries } from '#lib/flows/command.ts';
  */
 export async function getBuyerOrderWithDeliveries(storeId: number, customerId: number, internalId: string) {
   const order = await getBuyerOrderItem(storeId, customerId, internalId);
-  return { ...toOrder(order), deliveries: await orderDeliveries(storeId, order) };
+  return { ...orderResponse(order), deliveries: await orderDeliveries(storeId, order) };
 }

@@ -1,6 +1,6 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { readCart } from '#lib/db/cart.ts';
-import { toOrder } from '#lib/db/order.ts';
+import { orderResponse } from '#lib/db/order.ts';
 import { newQuoteId, putQuote, quoteIdValid } from '#lib/db/quote.ts';
 import { assessCart, cartSignature, joinFields, type CartRequest } from '#lib/domain/cart.ts';
 import { placeOrder } from '#lib/flows/order.ts';
@@ -73,5 +73,5 @@ export async function checkout(storeId: number, customerId: number | null, body:
     quote: quoteId === null ? null : { id: quoteId, signature },
     checkout: { client_document: body.client_document, client_phone: body.client_phone, gateway: body.gateway, terms: body.terms, customer_id: customerId },
   });
-  return { ...toOrder(order), order_id: order.internal_id };
+  return { ...orderResponse(order), order_id: order.internal_id };
 }

@@ -6,7 +6,7 @@ import {
   getCommandRecord,
   getCommandRecords,
   saveCommand,
-  toCommand,
+  commandResponse,
 } from '#lib/db/command.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { decodeCommandCursor, encodeCommandCursor, listCommandsPage } from '#lib/db/command-list.ts';
@@ -83,7 +83,7 @@ function existing(record: CommandRecord | undefined): CommandRecord {
 const changeBy = (storeId: number, commandId: number, rule: (record: CommandRecord, now: number) => CommandRecord) =>
   changeCommand(storeId, commandId, (read, now) => {
     const next = rule(existing(read), now);
-    return { next, answer: toCommand(next) };
+    return { next, answer: commandResponse(next) };
   });
 
 /** PATCH /v1/app/command/{id}: the operator reports an execution (lib/domain/delivery.ts `reported`). */
@@ -93,7 +93,7 @@ export const reportCommand = (storeId: number, commandId: number, report: Comman
 /** POST /v1/app/command/{id}/retry: a FAILED, DEAD or CANCELED command back on the queue with tries 0. */
 export const retryCommand = (storeId: number, commandId: number): Promise<Command> => changeBy(storeId, commandId, retried);
 
-export const getCommand = async (storeId: number, commandId: number) => toCommand(existing(await getCommandRecord(storeId, commandId)));
+export const getCommand = async (storeId: number, commandId: number) => commandResponse(existing(await getCommandRecord(storeId, commandId)));
 
 /**
  * Resend: every command back to PENDING at its own execute_at, their chains restarted, in one
@@ -123,7 +123,7 @@ async function commandsOf(storeId: number, order: OrderItem): Promise<CommandRec
 
 /** GET /v1/app/order/{id}/command: every command of the order, all stages. */
 export async function listOrderCommands(storeId: number, orderId: number): Promise<Command[]> {
-  return (await commandsOf(storeId, await getOrderItem(storeId, orderId))).map(toCommand);
+  return (await commandsOf(storeId, await getOrderItem(storeId, orderId))).map(commandResponse);
 }
 
 /**
@@ -149,7 +149,7 @@ export async function listCommands(storeId: number, query: CommandListQuery, key
     .reverse();
   const data = matching.slice(0, query.page_size);
   const more = matching.length > query.page_size;
-  return { data: data.map(toCommand), next_cursor: more ? encodeCommandCursor(storeId, filters, data[data.length - 1]!.id, keys) : null };
+  return { data: data.map(commandResponse), next_cursor: more ? encodeCommandCursor(storeId, filters, data[data.length - 1]!.id, keys) : null };
 }
 
 /** What the buyer sees of the order's delivery (never the command text). */

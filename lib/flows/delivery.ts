@@ -1,8 +1,8 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { randomBytes } from 'node:crypto';
-import { commandKey, dueCommands, saveCommand, toQueued, toRecord } from '#lib/db/command.ts';
+import { commandKey, dueCommands, saveCommand, queuedCommandResponse, commandFromItem } from '#lib/db/command.ts';
 import { getMany } from '#lib/db/entity.ts';
-import { leaseKey, putLease, toLease, type LeaseRecord } from '#lib/db/lease.ts';
+import { leaseKey, putLease, liveLease, type LeaseRecord } from '#lib/db/lease.ts';
 import { touchServer } from '#lib/db/server.ts';
 import { StaleRead } from '#lib/db/transact.ts';
 import { ackOutcome, leased, mayHandOut, type AckOutcome, type Lease } from '#lib/domain/delivery.ts';
@@ -77,7 +77,7 @@ export async function claimCommands(storeId: number, serverId: number, input: Cl
   return {
     lease_id: lease.id,
     expires_at: lease.expires_at,
-    commands: handed.map((command) => ({ ...toQueued(command), order_id: command.order_id, attempt: command.attempt })),
+    commands: handed.map((command) => ({ ...queuedCommandResponse(command), order_id: command.order_id, attempt: command.attempt })),
   };
 }
 
@@ -99,10 +99,10 @@ export async function ackCommands(storeId: number, serverId: number, body: AckBo
   if (!LEASE_ID.test(body.lease_id)) throw notFound('Lease');
   const now = currentTimeMs();
   const [leaseItem, ...items] = await getMany([leaseKey(storeId, body.lease_id), ...body.results.map((result) => commandKey(storeId, result.id))]);
-  const lease = toLease(leaseItem, Math.floor(now / 1000));
+  const lease = liveLease(leaseItem, Math.floor(now / 1000));
   if (!lease) throw notFound('Lease');
   if (lease.server_id !== serverId) throw forbidden('This lease belongs to another server', 'FORBIDDEN');
-  const outcomes = await Promise.all(body.results.map((result, index) => ackOne(storeId, lease, result, items[index] && toRecord(items[index]))));
+  const outcomes = await Promise.all(body.results.map((result, index) => ackOne(storeId, lease, result, items[index] && commandFromItem(items[index]))));
   return {
     accepted: body.results.filter((_, index) => outcomes[index]!.accepted).map((result) => result.id),
     rejected: body.results.flatMap((result, index) => {

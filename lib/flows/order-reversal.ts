@@ -2,7 +2,7 @@ import { currentTimeMs } from '#lib/clock.ts';
 import { allocateCommandIds, commandPuts, commandWrite, getCommandRecords } from '#lib/db/command.ts';
 import { reverseCommission } from '#lib/db/commission.ts';
 import { releaseCouponUse } from '#lib/db/coupon-use.ts';
-import { commandContext, getOrderItem, toOrder, type OrderItem } from '#lib/db/order.ts';
+import { commandContext, getOrderItem, orderResponse, type OrderItem } from '#lib/db/order.ts';
 import { clearCommissionReversal, finishCommandReversal, markReversed } from '#lib/db/order-reversal.ts';
 import { releasePackages } from '#lib/db/reservation.ts';
 import { retrying, WrittenConcurrently } from '#lib/db/transact.ts';
@@ -56,7 +56,7 @@ export async function reverseOrder(storeId: number, orderId: number, target: Rev
     await retrying(() => reverseCommission(storeId, order.id, order.ref_code!, at));
     await clearCommissionReversal(order);
   }
-  return toOrder(order);
+  return orderResponse(order);
 }
 
 const reversedAt = (order: OrderItem, target: ReversalStatus) => (target === 'REFUNDED' ? order.refunded_at : order.chargeback_at) ?? order.updated_at;

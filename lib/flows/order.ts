@@ -11,11 +11,13 @@ import {
   nextOrderId,
   putNewOrder,
   settleOrderCount,
-  toOrder,
+  orderResponse,
   type OrderItem,
 } from '#lib/db/order.ts';
 import type { StoredQuote } from '#lib/db/quote.ts';
 import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
+import { orderPlacedWrite } from '#lib/db/idempotency.ts';
+import { requestEffects } from '#lib/db/request-effects.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
@@ -65,8 +67,14 @@ export interface Placement {
 }
 
 /** Reads, decides and writes a new PENDING order: stock, limits and coupon reserved in its own transaction. */
-export function placeOrder(storeId: number, placement: Placement): Promise<OrderItem> {
-  const { request, client, customerId, quote, checkout } = placement;
+export async function placeOrder(storeId: number, placement: Placement): Promise<OrderItem> {
+  const { client, customerId, quote, checkout } = placement;
+  // An earlier attempt of this Idempotency-Key placed its order and lost the answer: that order is the answer.
+  const effects = requestEffects();
+  if (effects?.earlierOrderId !== undefined) return getOrderItem(storeId, effects.earlierOrderId);
+  // With a key, the order's transaction also records it (one more item: lib/db/idempotency.ts orderPlacedWrite).
+  const claim = effects?.claim;
+  const request = claim ? { ...placement.request, extraWrites: placement.request.extraWrites + 1 } : placement.request;
   let orderId: number | undefined;
   const internalId = newPublicId();
   return retrying(async () => {
@@ -91,6 +99,7 @@ export function placeOrder(storeId: number, placement: Placement): Promise<Order
       ...reservePackages(storeId, { packageIds: draft.package_ids, stock: assessed.stock, limits: assessed.limits, email, fieldOf: (id) => fields.get(id) ?? 'packages', now: draft.created_at }),
       ...(coupon?.writes ?? []),
       ...(checkout ? [fileUnpaid(storeId, draft.id, now + UNPAID_AFTER_MS, minuteOf(now + UNPAID_AFTER_MS))] : []),
+      ...(claim ? [orderPlacedWrite(claim, draft.id)] : []),
     ]);
     return { ...draft, coupon_counters: coupon?.counterSks ?? [], command_ids: [] };
   });
@@ -113,7 +122,7 @@ export async function createOrder(storeId: number, input: OrderCreate): Promise<
     quote: null,
     checkout: null,
   });
-  return toOrder(order);
+  return orderResponse(order);
 }
 
 /** Credits the ref_code's affiliate (once per order) and clears the flag that says it is owed. */
@@ -138,7 +147,7 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
   // What an approval too large for the counts left owed (lib/db/order.ts); a repeated call finishes what a crash left.
   await settleOrderCount(approved);
   await settleCommission(storeId, approved);
-  return toOrder(approved);
+  return orderResponse(approved);
 }
 
 /**
@@ -157,7 +166,7 @@ export function cancelPending(storeId: number, orderId: number, decide: (order: 
 }
 
 export async function cancelOrder(storeId: number, orderId: number): Promise<Order> {
-  return toOrder(await cancelPending(storeId, orderId, (order) => cancellation(order.status)));
+  return orderResponse(await cancelPending(storeId, orderId, (order) => cancellation(order.status)));
 }
 
 /** Puts every command of an APPROVED order back on the queue (PENDING, same execute_at). */

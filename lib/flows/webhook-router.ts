@@ -1,18 +1,15 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import * as v from 'valibot';
 import { currentTimeMs, nowIso } from '#lib/clock.ts';
+import { transactionFromItem } from '#lib/db/affiliate.ts';
 import { newMessageOf } from '#lib/db/chat.ts';
-import { commandKey } from '#lib/db/command.ts';
+import { commandFromItem, commandKey, commandResponse } from '#lib/db/command.ts';
 import { getMany } from '#lib/db/entity.ts';
-import { stripKeys } from '#lib/db/keys.ts';
-import { fromItem, getOrderItem, toOrder } from '#lib/db/order.ts';
+import { getOrderItem, orderFromItem, orderResponse } from '#lib/db/order.ts';
 import { listWebhookItems, putEventIfAbsent, putTaskIfAbsent, WEBHOOK_LOG_RETENTION_SECONDS, type WebhookItem } from '#lib/db/webhook.ts';
 import { eventBody, eventIdOf, eventOrigin, eventsOf, eventTime, isOrderDelivered, REDELIVERY_ENTITY, type Image, type PlannedEvent } from '#lib/domain/webhook.ts';
 import { deliveryQueue } from '#lib/queue/index.ts';
 import type { DeliveryQueue } from '#lib/queue/queue.ts';
-import { affiliateTransaction } from '#lib/schemas/affiliate.ts';
-import { commandResource } from '#lib/schemas/command.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -43,16 +40,16 @@ async function dataOf(planned: PlannedEvent, item: Image): Promise<unknown> {
   if (planned.needsDeliveryCheck) {
     const order = await getOrderItem(storeId, Number(item.order_id));
     const commands = (await getMany(order.command_ids.map((id) => commandKey(storeId, id)))).filter((command) => command !== undefined);
-    return isOrderDelivered(commands) ? toOrder(order) : undefined;
+    return isOrderDelivered(commands) ? orderResponse(order) : undefined;
   }
   switch (item.entity) {
     case ENTITY.ORDER:
-      return toOrder(fromItem(item));
+      return orderResponse(orderFromItem(item));
     case ENTITY.COMMAND:
-      // The command as its route answers it: the response schema drops what is internal.
-      return v.parse(commandResource, stripKeys(item));
+      // The command as its route answers it.
+      return commandResponse(commandFromItem(item));
     case ENTITY.AFFILIATE_TRANSACTION:
-      return { ...v.parse(affiliateTransaction, stripKeys(item)), affiliate_id: item.affiliate_id };
+      return transactionFromItem(item);
     default:
       return newMessageOf(item);
   }

@@ -1,7 +1,7 @@
 import { nowIso, currentTimeMs } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import { newSecret } from '#lib/crypto.ts';
-import { createWebhook, getDelivery, putRedeliveryRequest, toWebhook, updateWebhook } from '#lib/db/webhook.ts';
+import { createWebhook, getDelivery, putRedeliveryRequest, webhookResponse, updateWebhook } from '#lib/db/webhook.ts';
 import { webhookUrlProblem } from '#lib/domain/webhook.ts';
 import { unprocessable } from '#lib/errors.ts';
 import { resolvesToPublic } from '#lib/flows/webhook-post.ts';
@@ -25,7 +25,8 @@ import type { Webhook, WebhookCreate, WebhookPatch } from '#lib/schemas/webhook.
 async function assertDeliverableUrl(url: string): Promise<void> {
   const problem = webhookUrlProblem(url, { localTargets: config.webhookLocalTargets });
   if (problem) throw unprocessable(problem, 'url', 'WEBHOOK_URL_REFUSED');
-  if (!config.webhookLocalTargets && !(await resolvesToPublic(new URL(url).hostname))) {
+  // An IPv6 literal's hostname keeps its brackets, which no resolver takes; without them the lookup answers the address itself.
+  if (!config.webhookLocalTargets && !(await resolvesToPublic(new URL(url).hostname.replace(/^\[|\]$/g, '')))) {
     throw unprocessable('url must name a host that resolves to public addresses', 'url', 'WEBHOOK_URL_REFUSED');
   }
 }
@@ -33,7 +34,7 @@ async function assertDeliverableUrl(url: string): Promise<void> {
 export async function createStoreWebhook(storeId: number, input: WebhookCreate): Promise<Webhook & { secret: string }> {
   await assertDeliverableUrl(input.url);
   const item = await createWebhook(storeId, input, newSecret('whsec'), nowIso());
-  return { ...toWebhook(item), secret: item.secret };
+  return { ...webhookResponse(item), secret: item.secret };
 }
 
 export async function updateStoreWebhook(storeId: number, webhookId: number, patch: WebhookPatch): Promise<Webhook> {

@@ -3,6 +3,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { parse, type GenericSchema, type InferOutput } from 'valibot';
 import { isSizeRefusal, isTransactionThrottled } from '#lib/db/errors.ts';
+import { withRequestEffects } from '#lib/db/request-effects.ts';
 import { authenticate, type AuthFor } from '#lib/http/auth.ts';
 import { cors } from '#lib/http/cors.ts';
 import { idempotency } from '#lib/http/idempotency.ts';
@@ -171,5 +172,6 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
     // The response schema fixes the field order and drops anything internal; a mismatch is a bug (500).
     return jsonResponse(route.status ?? 200, route.response ? parse(route.response, result) : result);
   });
-  return withRequestLog(route, handler);
+  // A route that takes a key records what each request holds and writes (lib/db/request-effects.ts).
+  return withRequestLog(route, idempotencyKey ? (event, context) => withRequestEffects(() => handler(event, context)) : handler);
 }

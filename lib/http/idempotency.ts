@@ -1,37 +1,47 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { currentTimeMs } from '#lib/clock.ts';
-import { claimIdempotencyKey, idempotencyPk, keepAnswer, releaseClaim, type Claim } from '#lib/db/idempotency.ts';
+import { claimIdempotencyKey, idempotencyPk, keepAnswer, settleUnanswered, type Claim } from '#lib/db/idempotency.ts';
+import { provesNothingWritten, requestEffects } from '#lib/db/request-effects.ts';
 import {
   bodyFingerprint,
   decideRepeat,
   IDEMPOTENCY_RETENTION_SECONDS,
   IDEMPOTENCY_RUNNING_SECONDS,
+  guestEmailOf,
   idempotencyKeyProblem,
+  idempotencyScope,
   keepsAnswer,
+  type IdempotencyCaller,
 } from '#lib/domain/idempotency.ts';
-import { HttpError } from '#lib/errors.ts';
+import { HttpError, unavailable } from '#lib/errors.ts';
+import type { ApiKeyAuth, BuyerAuth, OperatorAuth, OptionalBuyerAuth, PublicAuth, StoreHostAuth } from '#lib/http/auth.ts';
 import { withCorsHeaders } from '#lib/http/cors.ts';
+import { jsonResponse } from '#lib/http/reply.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 
 /**
- * `Idempotency-Key` on every POST of /v1/app and /v1/webstore (extensions section 12), as two
- * middlewares of the handler stack (lib/http/handler.ts):
- * - `claim` runs after the credential (the key is scoped to the caller's store) and before the
- *   body is parsed, so a first answer that was a 400 or 422 is kept and replayed too. One
- *   conditional PutItem claims the key or, when it is held, returns the record: a replay (early
- *   response, `Idempotent-Replayed: true`), 409 while the first request runs, 422
- *   `IDEMPOTENCY_KEY_REUSED` for another body.
+ * `Idempotency-Key` on the POSTs of /v1/app and /v1/webstore (extensions section 12; not the
+ * credential-issuing /v1/webstore/auth/*), as two middlewares of the handler stack (lib/http/handler.ts):
+ * - `claim` runs after the credential (the key is scoped to the caller: the store, the buyer, or a
+ *   guest's store and client_email) and before the body is parsed, so a first answer that was a
+ *   400 or 422 is kept and replayed too. One conditional UpdateItem claims the key under a random
+ *   claim id or, when it is held, returns the record: a replay (early response,
+ *   `Idempotent-Replayed: true`), 409 while the first request runs, 422 `IDEMPOTENCY_KEY_REUSED`
+ *   for another body. Taking over from a holder that may have written and lost its answer is a
+ *   409 `IDEMPOTENCY_ANSWER_LOST`, unless the route runs again safely (`rerunsAfterLostAnswer`).
  * - `record` sits outside the error envelope, so it sees the final answer, errors included: it
- *   keeps an answer below 500 (one UpdateItem) or releases the claim (one DeleteItem).
+ *   keeps an answer below 500 (one UpdateItem) or settles a 5xx (one DeleteItem when the request
+ *   wrote nothing, else one UpdateItem), and turns its own failure into a 503 with Retry-After.
  *
  * The kept answer may hold a secret (a webhook's signing secret, a buyer's access token), and the
  * table keeps credentials only as hashes: it is sealed with AES-256-GCM under a key derived from
- * the Idempotency-Key itself, and the record is found by another digest of it. Reading the table
- * opens no answer; presenting the key (and the same credential's store) does.
+ * the scope and the Idempotency-Key, and the record is found by another digest of them. Reading
+ * the table opens no answer; presenting the key as the same caller does.
  */
 interface ClaimState extends Claim {
+  runningUntil: number;
   sealKey: Buffer;
 }
 const claims = new WeakMap<APIGatewayProxyEventV2, ClaimState>();
@@ -63,21 +73,67 @@ function open(key: Buffer, kept: Uint8Array | string): APIGatewayProxyStructured
   return { ...JSON.parse(text.slice(0, newline)), body: text.slice(newline + 1) };
 }
 
-const storeOf = (event: APIGatewayProxyEventV2) => (event as { auth?: { storeId?: number } }).auth?.storeId ?? 0;
+type AnyAuth = OperatorAuth | ApiKeyAuth | BuyerAuth | StoreHostAuth | OptionalBuyerAuth | PublicAuth;
 
-async function claimOrAnswer(event: APIGatewayProxyEventV2, requestId: string): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
+/** The caller a key belongs to, from the credential the stack checked before (lib/http/auth.ts). */
+function callerOf(event: APIGatewayProxyEventV2): IdempotencyCaller {
+  const auth = (event as { auth?: AnyAuth }).auth;
+  switch (auth?.kind) {
+    case 'operator':
+    case 'apiKey':
+      return { kind: 'store', storeId: auth.storeId };
+    case 'buyer':
+    case 'session':
+      return { kind: 'buyer', storeId: auth.storeId, customerId: auth.customerId };
+    case 'buyerOptional':
+      if (auth.customerId !== null) return { kind: 'buyer', storeId: auth.storeId, customerId: auth.customerId };
+      return { kind: 'guest', storeId: auth.storeId, email: guestEmailOf(event.body) };
+    case 'buyerStore':
+    case 'storeHost':
+      return { kind: 'guest', storeId: auth.storeId, email: guestEmailOf(event.body) };
+    default:
+      return { kind: 'public' };
+  }
+}
+
+async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
   const key = event.headers?.['idempotency-key'];
   if (key === undefined) return undefined;
   const problem = idempotencyKeyProblem(key);
   if (problem) throw new HttpError(400, { message: problem, code: 'INVALID_IDEMPOTENCY_KEY', field: 'Idempotency-Key' });
-  const storeId = storeOf(event);
-  const scope = JSON.stringify([storeId, event.requestContext.http.method, event.rawPath, key]);
-  const claim: ClaimState = { pk: idempotencyPk(digest('record', scope).toString('base64url')), owner: requestId, sealKey: digest('answer', scope) };
-  const fingerprint = bodyFingerprint(event.body);
+  const caller = callerOf(event);
+  const storeId = caller.kind === 'public' ? 0 : caller.storeId;
+  const scope = idempotencyScope(caller, { method: route.method, routePath: route.path, pathParameters: event.pathParameters ?? {}, key });
   const now = Math.floor(currentTimeMs() / 1000);
-  const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, now + IDEMPOTENCY_RUNNING_SECONDS, now + IDEMPOTENCY_RETENTION_SECONDS);
+  const claim: ClaimState = {
+    pk: idempotencyPk(digest('record', scope).toString('base64url')),
+    // Random per request: the SDK's retry of a claim that landed recognises it as ours.
+    owner: randomUUID(),
+    expiresEpoch: now + IDEMPOTENCY_RETENTION_SECONDS,
+    runningUntil: now + IDEMPOTENCY_RUNNING_SECONDS,
+    sealKey: digest('answer', scope),
+  };
+  const fingerprint = bodyFingerprint(event.body);
+  const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, claim.runningUntil).catch(async (error: unknown) => {
+    // Every attempt failed, and one may have landed (its answer lost): let our claim go, so that
+    // the retry the 503 invites is not refused as running; if that fails too, say how long it holds the key.
+    if (provesNothingWritten(error)) throw error;
+    const released = await settleUnanswered(claim, now, false).then(() => true, () => false);
+    if (released) throw error;
+    throw new HttpError(503, unavailable().details, { 'retry-after': String(IDEMPOTENCY_RUNNING_SECONDS + 1) });
+  });
   if (result.claimed) {
     claims.set(event, claim);
+    const effects = requestEffects();
+    if (effects) Object.assign(effects, { claim, earlierOrderId: result.earlier.orderId });
+    // An earlier holder may have written and lost its answer: unless the route runs again safely
+    // (the order is found, or known never placed; a transition already made is answered as is), running it again could do it twice.
+    if (result.earlier.maybeWrote && result.earlier.orderId === undefined && !route.rerunsAfterLostAnswer) {
+      throw new HttpError(409, {
+        message: 'A request with this Idempotency-Key was carried out, at least in part, but its answer was lost in a fault; it is not run again. Read the resource to see its result',
+        code: 'IDEMPOTENCY_ANSWER_LOST',
+      });
+    }
     return undefined;
   }
   switch (decideRepeat(result.record, fingerprint)) {
@@ -95,13 +151,40 @@ async function claimOrAnswer(event: APIGatewayProxyEventV2, requestId: string): 
   }
 }
 
-async function settle(event: APIGatewayProxyEventV2, response: APIGatewayProxyResultV2 | null | undefined): Promise<void> {
+/**
+ * Keeps the answer, or settles a 5xx (lib/db/idempotency.ts `settleUnanswered`). When DynamoDB
+ * fails here, after the handler ran, the failure stays inside: the answer becomes 503 with
+ * Retry-After and the envelope, and the record is settled as one without an answer (or, when
+ * that fails too, left RUNNING with the order it may have recorded, until its window ends).
+ */
+async function settle(request: { event: APIGatewayProxyEventV2; response: APIGatewayProxyResultV2 | null | undefined }): Promise<void> {
+  const { event } = request;
   const claim = claims.get(event);
   if (!claim) return;
   claims.delete(event);
-  const answer = typeof response === 'object' && response !== null ? response : undefined;
-  if (answer && keepsAnswer(answer.statusCode ?? 200)) await keepAnswer(claim, seal(claim.sealKey, answer));
-  else await releaseClaim(claim);
+  const answer = typeof request.response === 'object' && request.response !== null ? request.response : undefined;
+  const now = Math.floor(currentTimeMs() / 1000);
+  // Without a record of the request's writes, assume it may have written.
+  const maybeWrote = requestEffects()?.maybeWrote ?? true;
+  const kept = answer !== undefined && keepsAnswer(answer.statusCode ?? 200);
+  let failure: unknown;
+  try {
+    if (kept) await keepAnswer(claim, seal(claim.sealKey, answer));
+    else await settleUnanswered(claim, now, maybeWrote);
+    return;
+  } catch (error) {
+    failure = error;
+  }
+  // The answer could not be kept: settle as a request without one, so that the retry the 503
+  // invites can take the key over at once (and find the order); if DynamoDB fails that too, the
+  // key is held until the running window ends, and Retry-After says so.
+  let settled = false;
+  if (kept) settled = await settleUnanswered(claim, now, maybeWrote).then(() => true, () => false);
+  const requestId = event.requestContext?.requestId ?? 'unknown';
+  const error = failure instanceof Error ? { name: failure.name, message: failure.message } : { name: 'unknown', message: String(failure) };
+  console.error(JSON.stringify({ level: 'error', request_id: requestId, message: 'Idempotency-Key not kept', answered: answer?.statusCode ?? null, settled, error }));
+  const retryAfter = settled ? 1 : Math.max(1, claim.runningUntil - now + 1);
+  request.response = jsonResponse(503, { errors: unavailable().details, request_id: requestId }, { 'x-request-id': requestId, 'retry-after': String(retryAfter) });
 }
 
 type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;
@@ -110,10 +193,7 @@ type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>
 export function idempotency(route: RouteSpec): { claim: Middleware; record: Middleware } | undefined {
   if (!takesIdempotencyKey(route)) return undefined;
   return {
-    claim: { before: async (request) => claimOrAnswer(request.event, request.event.requestContext?.requestId ?? request.context.awsRequestId) },
-    record: {
-      after: async (request) => settle(request.event, request.response),
-      onError: async (request) => settle(request.event, request.response),
-    },
+    claim: { before: async (request) => claimOrAnswer(route, request.event) },
+    record: { after: settle, onError: settle },
   };
 }

@@ -59,17 +59,32 @@ export interface RouteSpec {
     body?: unknown;
     file?: { filename: string; contentType: string; content: string };
   };
+  /**
+   * The retry of a request that failed after a fault may simply run again, because running it
+   * twice cannot do it twice: its effect is one transaction that also records its
+   * Idempotency-Key (an order's: lib/flows/order.ts `placeOrder` finds the order again), or it is
+   * a state transition applied once under a condition and answered unchanged when already done
+   * (approve, cancel, refund, chargeback: lib/domain/order.ts). Other routes answer such a retry
+   * 409 `IDEMPOTENCY_ANSWER_LOST` when the first request may have written (lib/http/idempotency.ts).
+   */
+  rerunsAfterLostAnswer?: true;
   /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
   errorStyle?: 'envelope' | 'single';
 }
 
 /**
  * The routes that accept `Idempotency-Key` (extensions section 12): every POST of the operator
- * and buyer APIs. Their functions may write the idempotency item even when their `access` is
- * `read` (lib/db/table.ts `idempotencyTableActions`).
+ * and buyer APIs but the ones that issue a credential or a login code (`/v1/webstore/auth/*`; the
+ * store domain's `/auth/*` are on the other API): a kept answer there would hand the access token
+ * to whoever sends the same e-mail, code and key again, so a key there is ignored. Their
+ * functions may write the idempotency item even when their `access` is `read` (lib/db/table.ts
+ * `idempotencyTableActions`).
  */
 export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'path' | 'api'>) =>
-  spec.api === 'api' && spec.method === 'POST' && (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/'));
+  spec.api === 'api' &&
+  spec.method === 'POST' &&
+  (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/')) &&
+  !spec.path.startsWith('/v1/webstore/auth/');
 
 /**
  * The routes that answer page mode (a response `{meta: <page meta>, data}`, alone or in a union):

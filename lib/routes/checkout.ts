@@ -31,7 +31,7 @@ export const checkoutRoutes = {
     example: { body: { ...CART_EXAMPLE, client_email: 'steve@example.com' } },
   }),
   'webstore-checkout': route({
-    method: 'POST', path: '/v1/webstore/checkout', api: 'api', credential: 'buyerOptional', access: 'write', uses: ['secret'], tag: 'Storefront',
+    method: 'POST', path: '/v1/webstore/checkout', api: 'api', credential: 'buyerOptional', access: 'write', uses: ['secret'], tag: 'Storefront', rerunsAfterLostAnswer: true,
     summary: "Place a PENDING order as a guest or a logged-in buyer: stock, limits and coupon reserved; a quote_id of the same cart keeps the quote's prices; canceled when still unpaid 30 minutes later",
     body: checkoutBody, response: checkoutResource,
     example: { body: { ...CART_EXAMPLE, client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'pix', terms: true } },

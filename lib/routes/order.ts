@@ -7,7 +7,7 @@ import { orderCreateBody, orderCursorPage, orderListQuery, orderResource, resend
 /** Orders and their delivery commands (operator). */
 export const orderRoutes = {
   'order-create': route({
-    method: 'POST', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    method: 'POST', path: '/v1/app/order', api: 'api', credential: 'operator', access: 'write', tag: 'Order', rerunsAfterLostAnswer: true,
     summary: 'Create an order (PENDING): packages priced from the catalog, variables and coupon checked, the coupon use reserved',
     body: orderCreateBody, response: orderResource,
     example: {
@@ -28,26 +28,26 @@ export const orderRoutes = {
     summary: 'Get an order', params: idParams('orderId'), response: orderResource,
   }),
   'order-approve': route({
-    method: 'POST', path: '/v1/app/order/{orderId}/approve', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    method: 'POST', path: '/v1/app/order/{orderId}/approve', api: 'api', credential: 'operator', access: 'write', tag: 'Order', rerunsAfterLostAnswer: true,
     summary: 'Approve a PENDING order, once: queues its commands and credits the ref_code commission (a repeated call changes nothing)',
     params: idParams('orderId'), response: orderResource,
   }),
   'order-cancel': route({
-    method: 'POST', path: '/v1/app/order/{orderId}/cancel', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    method: 'POST', path: '/v1/app/order/{orderId}/cancel', api: 'api', credential: 'operator', access: 'write', tag: 'Order', rerunsAfterLostAnswer: true,
     summary: 'Cancel a PENDING order, giving its coupon use back (a CANCELED order is answered unchanged; APPROVED is a 409)',
     params: idParams('orderId'), response: orderResource,
     // The demo store's order 2 is pending (1 is approved).
     example: { params: { orderId: '2' } },
   }),
   'order-refund': route({
-    method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', tag: 'Order', rerunsAfterLostAnswer: true,
     summary: 'Refund an APPROVED order, once: cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
     params: idParams('orderId'), response: orderResource,
     // Approved orders of their own in the demo seed: 4 for this sample, 3 for order-chargeback.
     example: { params: { orderId: '4' } },
   }),
   'order-chargeback': route({
-    method: 'POST', path: '/v1/app/order/{orderId}/chargeback', api: 'api', credential: 'operator', access: 'write', tag: 'Order',
+    method: 'POST', path: '/v1/app/order/{orderId}/chargeback', api: 'api', credential: 'operator', access: 'write', tag: 'Order', rerunsAfterLostAnswer: true,
     summary: 'Record a chargeback of an APPROVED order, once: as a refund, with the CHARGEBACK-stage commands (a CHARGEBACK order is answered unchanged; other states, REFUNDED included, 409)',
     params: idParams('orderId'), response: orderResource,
     example: { params: { orderId: '3' } },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buyerLogin } from '../support/buyer.ts';
-import { createPackage, orderBody } from '../support/builders.ts';
+import { buyerLogin, mailsTo, requestCode, uniqueEmail } from '../support/buyer.ts';
+import { createOrder, createPackage, orderBody } from '../support/builders.ts';
 import { atTime, call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /** Idempotency-Key on the POST routes of /v1/app and /v1/webstore (extensions section 12). */
@@ -127,5 +127,115 @@ describe('Idempotency-Key', () => {
     expect(dynamoDbCalls(first)).toBe(dynamoDbCalls(plain) + 2);
     const replay = await store.post('/v1/app/tag', { name: 'B', color: '#ef4444' }, { headers });
     expect(dynamoDbCalls(replay)).toBe(2);
+  });
+
+  describe('keys are scoped to the caller (issue 23)', () => {
+    const checkoutOf = (packageId: number, extra: Record<string, unknown> = {}) => ({
+      cart: [{ package_id: packageId, quantity: 1 }], client_name: 'Steve Smith', client_identifier: 'Steve', ...extra,
+    });
+    const checkout = (domain: string, body: unknown, headers: Record<string, string>, token?: string) =>
+      call('POST', '/v1/webstore/checkout', { json: body, token, headers: { ...headers, 'x-store-domain': domain } });
+    const expectOwnOrder = (res: Awaited<ReturnType<typeof checkout>>, not: { order_id: string }) => {
+      expect(res.status, res.text).toBe(200);
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
+      expect(res.body.order_id).not.toBe(not.order_id);
+    };
+
+    it("buyer X's key, sent with the same body by buyer Y and by a buyer of another store, answers neither: each places its own order", async () => {
+      const [store, other] = [await newStore(), await newStore()];
+      const [pkg, otherPkg] = [await createPackage(store, { price: 5 }), await createPackage(other, { price: 5 })];
+      expect(otherPkg.id).toBe(pkg.id);
+      const [x, y, z] = [await buyerLogin(store.domain), await buyerLogin(store.domain), await buyerLogin(other.domain)];
+      const headers = key('checkout');
+      const body = checkoutOf(pkg.id);
+      const ofX = await checkout(store.domain, body, headers, x.token);
+      expect(ofX.status, ofX.text).toBe(200);
+      expectOwnOrder(await checkout(store.domain, body, headers, y.token), ofX.body);
+      expectOwnOrder(await checkout(other.domain, body, headers, z.token), ofX.body);
+      // X's own retry is still X's answer.
+      const again = await checkout(store.domain, body, headers, x.token);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(ofX.body);
+      expect((await store.get('/v1/app/order')).body.meta.total).toBe(2);
+      expect((await other.get('/v1/app/order')).body.meta.total).toBe(1);
+    });
+
+    it("buyer X's key, sent by a guest with X's very body (X's e-mail in it), does not hand X's order to the guest", async () => {
+      const store = await newStore();
+      const pkg = await createPackage(store, { price: 5 });
+      const x = await buyerLogin(store.domain);
+      const headers = key('guest-of-x');
+      const body = checkoutOf(pkg.id, { client_email: x.email });
+      const ofX = await checkout(store.domain, body, headers, x.token);
+      expect(ofX.status, ofX.text).toBe(200);
+      expectOwnOrder(await checkout(store.domain, body, headers), ofX.body);
+    });
+
+    it("a guest's key answers only that guest: another client_email runs its own checkout, the same one (any case) gets the replay", async () => {
+      const store = await newStore();
+      const pkg = await createPackage(store, { price: 5 });
+      const headers = key('guest');
+      const body = checkoutOf(pkg.id, { client_email: 'steve@example.com' });
+      const first = await checkout(store.domain, body, headers);
+      expect(first.status, first.text).toBe(200);
+      const otherGuest = await checkout(store.domain, { ...body, client_email: 'alex@example.com' }, headers);
+      expect(otherGuest.status, otherGuest.text).toBe(200);
+      expect(otherGuest.headers['idempotent-replayed']).toBeUndefined();
+      const sameGuest = await checkout(store.domain, { ...body, client_email: ' STEVE@example.com' }, headers);
+      expect(sameGuest.status).toBe(422);
+      expect(firstError(sameGuest).code).toBe('IDEMPOTENCY_KEY_REUSED');
+      const replay = await checkout(store.domain, body, headers);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(first.body);
+    });
+
+    it("a buyer's key answers the buyer whichever of its tokens the retry carries", async () => {
+      const store = await newStore();
+      const pkg = await createPackage(store, { price: 5 });
+      const email = uniqueEmail();
+      const [first, second] = [await buyerLogin(store.domain, email), await buyerLogin(store.domain, email)];
+      const headers = key('tokens');
+      const body = checkoutOf(pkg.id);
+      const placed = await checkout(store.domain, body, headers, first.token);
+      const retried = await checkout(store.domain, body, headers, second.token);
+      expect(retried.headers['idempotent-replayed']).toBe('true');
+      expect(retried.body).toEqual(placed.body);
+    });
+  });
+
+  it('scopes keys to the path as routed: /order/3/note and /order/%33/note are one path, one note', async () => {
+    const store = await newStore();
+    const order = await createOrder(store);
+    const encoded = `/v1/app/order/${[...String(order.id)].map((digit) => `%3${digit}`).join('')}/note`;
+    const headers = key('note');
+    const first = await store.post(`/v1/app/order/${order.id}/note`, { content: 'Call back' }, { headers });
+    expect(first.status, first.text).toBe(200);
+    const again = await store.post(encoded, { content: 'Call back' }, { headers });
+    expect(again.status, again.text).toBe(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect((await store.get(`/v1/app/order/${order.id}/note`)).body).toHaveLength(1);
+  });
+
+  it('the routes that issue a credential keep no answer: a used code with the same key is refused, never the token again', async () => {
+    const store = await newStore();
+    const email = uniqueEmail();
+    const code = await requestCode(store.domain, email);
+    const headers = { ...key('verify'), 'x-store-domain': store.domain };
+    const first = await call('POST', '/v1/webstore/auth/verify', { json: { email, code }, headers });
+    expect(first.status, first.text).toBe(200);
+    const again = await call('POST', '/v1/webstore/auth/verify', { json: { email, code }, headers });
+    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(again.status).toBeLessThan(500);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.text).not.toContain(first.body.access_token);
+    // The login ignores a key too: the same key and body run again and mail another code.
+    const login = { json: { email }, headers };
+    expect((await call('POST', '/v1/webstore/auth/login', login)).status).toBe(200);
+    const mailed = mailsTo(store.domain, email).length;
+    const second = await call('POST', '/v1/webstore/auth/login', login);
+    expect(second.status, second.text).toBe(200);
+    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    expect(mailsTo(store.domain, email)).toHaveLength(mailed + 1);
   });
 });

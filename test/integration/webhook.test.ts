@@ -2,7 +2,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
+import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { createOrder, createPackage, orderBody, placeOrder } from '../support/builders.ts';
+import { buyerLogin } from '../support/buyer.ts';
 import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /**
@@ -290,6 +292,23 @@ describe('webhook delivery on the local stack', () => {
     await new Promise((done) => setTimeout(done, 300));
     expect(at(pathA).map((r) => r.body.type)).toEqual(['order.approved']);
     expect(at(pathB)).toHaveLength(0);
+  });
+
+  it('sends affiliate.withdrawal_requested with the statement line as the buyer was answered, and its affiliate id', async () => {
+    const store = await newStore();
+    const path = endpoint();
+    await subscribe(store, path, ['affiliate.withdrawal_requested']);
+    const buyer = await buyerLogin(store.domain);
+    const joined = await buyer.post('/v1/webstore/affiliate/join', { ref_code: `wd${process.pid}` });
+    expect(joined.status, joined.text).toBe(200);
+    const credited = await creditOrderCommission(store.storeId, { id: 1, ref_code: `wd${process.pid}`, total: 500, client_email: 'someone.else@example.com', packages: [] });
+    expect(credited).toBeTruthy();
+    const settings = { full_name: 'Ana Souza', pix_key: 'ana@example.com', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' };
+    expect((await buyer.patch('/v1/webstore/affiliate/me', { withdraw_settings: settings })).status).toBe(200);
+    const withdrawal = await buyer.post('/v1/webstore/affiliate/withdraw', { amount: 10 });
+    expect(withdrawal.status, withdrawal.text).toBe(200);
+    const event = await until('affiliate.withdrawal_requested', () => at(path).find((r) => r.body.type === 'affiliate.withdrawal_requested'));
+    expect(event.body.data).toEqual({ ...withdrawal.body, affiliate_id: joined.body.id });
   });
 
   it('sends command.failed on a failure report and order.delivered once, when every command is DONE', async () => {

@@ -21,7 +21,8 @@ const lineOf = (node: ts.Node) => node.getSourceFile().getLineAndCharacterOfPosi
 
 /**
  * The same words with another meaning: a promo's target types (`STORE`, `CATEGORY`) are API
- * vocabulary (the spec's), not the stored entities of those names.
+ * vocabulary (the spec's), and a paid payment's role `ORDER` (the one that pays its order, beside
+ * `DUPLICATE`) is a rule's answer, not the stored entities of those names.
  */
 export const OTHER_MEANINGS: readonly { file: string; text: string }[] = [
   { file: 'lib/schemas/promo.ts', text: 'STORE' },
@@ -32,8 +33,8 @@ export const OTHER_MEANINGS: readonly { file: string; text: string }[] = [
   { file: 'lib/routes/promo.ts', text: 'STORE' },
   { file: 'infra/local/seed.ts', text: 'STORE' },
   // How a paid payment stands to its order (`order_role`: ORDER, DUPLICATE, UNFULFILLED), not the stored order.
-  { file: 'lib/schemas/payment.ts', text: 'ORDER' },
   { file: 'lib/domain/payment.ts', text: 'ORDER' },
+  { file: 'lib/schemas/payment.ts', text: 'ORDER' },
 ];
 
 /** String literals (and the literal heads of templates) that are an entity name or start with `<name>#`. */
@@ -41,8 +42,7 @@ export function entityLiteralViolations(file: string, source: string, names: rea
   const violations: string[] = [];
   const isEntityText = (text: string) => names.some((name) => text === name || text.startsWith(`${name}#`));
   visit(parse(file, source), (node) => {
-    const text =
-      ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) ? node.text : undefined;
+    const text = ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) ? node.text : undefined;
     if (text === undefined || !isEntityText(text)) return;
     // An import path or a property named like an entity is not a name written.
     if (ts.isImportDeclaration(node.parent) || ts.isExportDeclaration(node.parent)) return;

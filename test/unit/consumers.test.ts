@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { passesEntityFilter } from '#infra/local/webhooks.ts';
 import { EVENT_SOURCE_ENTITY, eventsOf, REDELIVERY_ENTITY, type ItemChange } from '#lib/domain/webhook.ts';
 import { consumers, webhookStreamEntities } from '#lib/routes/consumers.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import type { WebhookEventType } from '#lib/schemas/webhook.ts';
 
 /**
@@ -22,7 +23,7 @@ const CHANGE_OF: Record<WebhookEventType, ItemChange> = {
   'order.delivered': { old: command, new: { ...command, status: 'DONE' } },
   'command.failed': { old: command, new: { ...command, status: 'FAILED', tries: 1 } },
   'command.dead': { old: { ...command, tries: 4 }, new: { ...command, status: 'DEAD', tries: 5 } },
-  'affiliate.withdrawal_requested': { new: { entity: 'affiliate_transaction', store_id: 1, operation: 'WITHDRAW_PENDING' } },
+  'affiliate.withdrawal_requested': { new: { entity: ENTITY.AFFILIATE_TRANSACTION, store_id: 1, operation: 'WITHDRAW_PENDING' } },
   'chat.message_created': { new: { entity: 'CHAT_MESSAGE', store_id: 1 } },
 };
 

@@ -23,7 +23,9 @@ describe('the write builders', () => {
     expect(putNewItem(KEY)).toEqual({ Put: { TableName: 'unit-table', Item: KEY, ConditionExpression: 'attribute_not_exists(pk)' } });
     expect(update({ Key: KEY, UpdateExpression: 'SET a = :a' })).toEqual({ Update: { TableName: 'unit-table', Key: KEY, UpdateExpression: 'SET a = :a' } });
     expect(remove({ Key: KEY })).toEqual({ Delete: { TableName: 'unit-table', Key: KEY } });
-    expect(check({ Key: KEY, ConditionExpression: 'attribute_exists(pk)' })).toEqual({ ConditionCheck: { TableName: 'unit-table', Key: KEY, ConditionExpression: 'attribute_exists(pk)' } });
+    expect(check({ Key: KEY, ConditionExpression: 'attribute_exists(pk)' })).toEqual({
+      ConditionCheck: { TableName: 'unit-table', Key: KEY, ConditionExpression: 'attribute_exists(pk)' },
+    });
   });
 });
 
@@ -59,7 +61,10 @@ describe('writeGuarded', () => {
   });
 
   it('reports every failed reference of a transaction together (422); any other failure comes first', async () => {
-    const reference = (field: string) => ({ item: update({ Key: KEY, UpdateExpression: 'ADD ref_count :one' }), onConditionFailed: () => unprocessable(`${field} missing`, field) });
+    const reference = (field: string) => ({
+      item: update({ Key: KEY, UpdateExpression: 'ADD ref_count :one' }),
+      onConditionFailed: () => unprocessable(`${field} missing`, field),
+    });
     send.mockRejectedValueOnce(cancelled(['ConditionalCheckFailed', 'None', 'ConditionalCheckFailed']));
     const error = await writeGuarded([reference('a'), { item: putNewItem(KEY) }, reference('b')]).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 422, details: [{ field: 'a' }, { field: 'b' }] });

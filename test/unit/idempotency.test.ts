@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { bodyFingerprint, canonicalJson, decideRepeat, idempotencyKeyProblem, keepsAnswer } from '#lib/domain/idempotency.ts';
+import { bodyFingerprint, canonicalJson, decideRepeat, idempotencyKeyProblem, idempotencyScope, keepsAnswer } from '#lib/domain/idempotency.ts';
 
 /** The rules of Idempotency-Key (pure), and the middleware's keep/release around a mocked table. */
 process.env.TABLE_NAME ??= 'unit-test-table';
@@ -9,19 +9,24 @@ const table = vi.hoisted(() => ({
   record: undefined as { status: 'RUNNING' | 'DONE'; fingerprint: string; answer?: Uint8Array | string; store_id: number } | undefined,
   kept: [] as Uint8Array[],
   released: 0,
+  /** DynamoDB failing when the answer is kept or the claim settled, after the handler ran. */
+  failSettle: false,
 }));
+const dynamoDbDown = () => Object.assign(new Error('We encountered an internal error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } });
 vi.mock('#lib/db/idempotency.ts', () => ({
   idempotencyPk: (digest: string) => `IDEMPOTENCY#${digest}`,
   claimIdempotencyKey: async (_claim: unknown, record: { fingerprint: string; store_id: number }) => {
     if (table.record) return { claimed: false, record: table.record };
     table.record = { status: 'RUNNING', ...record };
-    return { claimed: true };
+    return { claimed: true, earlier: { maybeWrote: false } };
   },
   keepAnswer: async (_claim: unknown, answer: Uint8Array) => {
+    if (table.failSettle) throw dynamoDbDown();
     table.kept.push(answer);
     table.record = { ...table.record!, status: 'DONE', answer };
   },
-  releaseClaim: async () => {
+  settleUnanswered: async () => {
+    if (table.failSettle) throw dynamoDbDown();
     table.released += 1;
     table.record = undefined;
   },
@@ -75,6 +80,7 @@ describe('idempotency middleware', () => {
     table.record = undefined;
     table.kept = [];
     table.released = 0;
+    table.failSettle = false;
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
   });
 
@@ -117,7 +123,8 @@ describe('idempotency middleware', () => {
 
   it('still replays an answer kept before answers were bytes (base64 of the whole answer as JSON)', async () => {
     const { createCipheriv, createHash, randomBytes } = await import('node:crypto');
-    const key = createHash('sha256').update(`answer:${JSON.stringify([0, 'POST', '/v1/app/thing', 'k1'])}`, 'utf8').digest();
+    const scope = idempotencyScope({ kind: 'public' }, { method: 'POST', routePath: '/v1/app/thing', pathParameters: {}, key: 'k1' });
+    const key = createHash('sha256').update(`answer:${scope}`, 'utf8').digest();
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     const old = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"kept":"before"}' };
@@ -126,5 +133,21 @@ describe('idempotency middleware', () => {
     const replay = await invoke(defineHandler(route, async () => ({ ran: true })));
     expect(replay.statusCode).toBe(201);
     expect(replay.body).toBe('{"kept":"before"}');
+  });
+
+  it.each([
+    ['a 2xx whose answer cannot be kept', async () => ({ ok: true })],
+    ['a 5xx whose claim cannot be settled', async () => {
+      throw new Error('boom');
+    }],
+  ])('%s: 503 with Retry-After and the envelope, never an escaping error', async (_, work) => {
+    table.failSettle = true;
+    const answer = await invoke(defineHandler(route, work));
+    expect(answer.statusCode).toBe(503);
+    expect(Number(answer.headers?.['retry-after'])).toBeGreaterThanOrEqual(1);
+    const body = JSON.parse(answer.body as string);
+    expect(body.errors[0]).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(body.request_id).toEqual(expect.any(String));
+    expect(answer.headers?.['x-request-id']).toBe(body.request_id);
   });
 });

@@ -7,13 +7,12 @@ import {
   eventIdOf,
   eventOrigin,
   eventsOf,
-  isBlockedAddress,
+  isPublicAddress,
   isOrderDelivered,
-  ROUTED_ENTITIES,
   signatureHeader,
   webhookUrlProblem,
 } from '#lib/domain/webhook.ts';
-import { ENTITIES, ENTITY } from '#lib/schemas/entity.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
 
 describe('which changes are events', () => {
@@ -124,28 +123,38 @@ describe('URL safety', () => {
     expect(webhookUrlProblem('http://127.0.0.1:4000/x', deployed)).toContain('https');
   });
 
-  it.each([
-    ['8.8.8.8', false], ['93.184.216.34', false], ['2606:4700::1111', false],
-    ['127.0.0.1', true], ['10.0.0.1', true], ['100.64.0.1', true], ['169.254.169.254', true], ['0.0.0.0', true], ['224.0.0.1', true],
-    ['::1', true], ['::', true], ['fe80::1', true], ['fc00::1', true], ['::ffff:192.168.0.1', true],
-  ])('resolved address %s blocked: %s', (address, blocked) => {
-    expect(isBlockedAddress(address)).toBe(blocked);
-  });
-});
-
-describe('the stream filter (ROUTED_ENTITIES) and the rules read one list', () => {
-  // Changes that are events for some entity: created, a status moving, a try more, a withdrawal request.
-  const changes = (entity: string) => [
-    { new: { entity, status: 'PENDING', operation: 'WITHDRAW_PENDING' } },
-    ...['APPROVED', 'CANCELED', 'REFUNDED', 'CHARGEBACK', 'DONE', 'FAILED', 'DEAD'].map((status) => ({ old: { entity, status: 'PENDING', tries: 0 }, new: { entity, status, tries: 1 } })),
+  // Every written form section 12 lists: an IPv4 address inside an IPv6 one (mapped, SIIT,
+  // compatible, NAT64, 6to4) and the URL's decimal, hex and octal IPv4 forms.
+  const inward = [
+    '::a9fe:a9fe', // compatible: 169.254.169.254
+    '::7f00:1', // compatible: 127.0.0.1
+    '64:ff9b::7f00:1', // NAT64: 127.0.0.1
+    '64:ff9b::a9fe:a9fe', // NAT64: 169.254.169.254
+    '64:ff9b:1::a00:1', // NAT64 local-use prefix
+    '::ffff:0:7f00:1', // SIIT: 127.0.0.1
+    '::ffff:7f00:1', '::ffff:127.0.0.1', '::ffff:192.168.0.1', // mapped
+    '2002:a00:1::', // 6to4: 10.0.0.1
+    '2002:7f00:1::1', // 6to4: 127.0.0.1
+    '2002:a9fe:a9fe::', // 6to4: 169.254.169.254
+    '2001::1', // Teredo
+    '127.0.0.1', '10.0.0.1', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', '255.255.255.255', '198.18.0.1', '192.0.2.1', '240.0.0.1',
+    '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1', '100::1', '2001:db8::1',
   ];
-
-  it.each(ENTITIES.filter((entity) => !(ROUTED_ENTITIES as readonly string[]).includes(entity)))('%s, which the filter leaves out, is never an event', (entity) => {
-    expect(changes(entity).flatMap((change) => eventsOf(change))).toEqual([]);
+  it.each(inward)('refuses %s, as resolved or connected to', (address) => {
+    expect(isPublicAddress(address)).toBe(false);
   });
-
-  it('every entity the filter lets through is an entity with events (or the redelivery request)', () => {
-    const withEvents = ROUTED_ENTITIES.filter((entity) => changes(entity).some((change) => eventsOf(change).length > 0));
-    expect([...withEvents, ENTITY.WEBHOOK_REDELIVERY].sort()).toEqual([...ROUTED_ENTITIES].sort());
+  it.each(['8.8.8.8', '93.184.216.34', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])('lets %s through', (address) => {
+    expect(isPublicAddress(address)).toBe(true);
+  });
+  it('refuses what is not an address at all', () => {
+    expect(isPublicAddress('')).toBe(false);
+    expect(isPublicAddress('hooks.example.com')).toBe(false);
+  });
+  it.each([
+    ...inward.map((address) => `https://[${address}]/x`).filter((url) => url.includes(':')),
+    'https://[::a9fe:a9fe]/latest/meta-data', 'https://[64:ff9b::7f00:1]/x', 'https://[::ffff:0:7f00:1]/x', 'https://[2002:a00:1::]/x',
+    'https://0x7f000001/x', 'https://017700000001/x', 'https://0xa9.0xfe.0xa9.0xfe/x', 'https://2852039166/x', 'https://127.1/x',
+  ].filter((url) => !/\[\d+\.\d+\.\d+\.\d+\]/.test(url)))('deployed: refuses the URL %s', (url) => {
+    expect(webhookUrlProblem(url, deployed)).toContain('private');
   });
 });
