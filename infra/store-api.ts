@@ -23,6 +23,8 @@ export interface StoreApiProps {
   mailFrom?: string;
   /** CloudWatch namespace of the request metrics; `StoreApi/<stage>` by default. */
   metricsNamespace?: string;
+  /** Offer the TEST payment gateway on this stage (section 13); never on prod. */
+  testGateway?: boolean;
   /** Each API's throttle, applied to every one of its routes, and the public storefront routes' own; THROTTLE_DEFAULTS (cdk.json) by default. */
   throttle?: StageThrottle;
   /** Custom domains of the store API; without them the stores' DNS points at the API's own endpoint. */
@@ -70,6 +72,7 @@ export interface StoreApiStacks {
  */
 export function addStoreApiStacks(scope: Construct, props: StoreApiProps): StoreApiStacks {
   const { stage } = props;
+  if (isProduction(stage) && props.testGateway) throw new Error('The TEST payment gateway takes no money: it is never offered on the prod stage (drop -c testGateway=true).');
   if (isProduction(stage) && !props.mailFrom) {
     throw new Error(
       'The prod stage sends login codes through SES and has no sender: deploy it with -c mailFrom=no-reply@your.domain, an address (or domain) verified as an SES identity in this account and region.',
@@ -95,6 +98,7 @@ export function addStoreApiStacks(scope: Construct, props: StoreApiProps): Store
       routes,
       functionsDir: props.functionsDir,
       mailFrom: props.mailFrom,
+      testGateway: props.testGateway,
       data: data.exports,
       apiIds: http.apiIds,
       alarmTopicArn: http.alarmTopicArn,

@@ -50,6 +50,17 @@ export const config = {
   get mercadopagoApiUrl(): string | undefined {
     return optional('MERCADOPAGO_API_URL');
   },
+  /** The TEST payment gateway is offered (section 13): on the local stack, and on a stage deployed with `testGateway=true`. */
+  get testGatewayAllowed(): boolean {
+    return process.env.TEST_GATEWAY === '1';
+  },
+  /**
+   * The API's public base URL (no `/v1`), for the `notification_url` providers call. Set by the local
+   * stack; on AWS unset, and the request's own host (API Gateway's domain name) is used.
+   */
+  get apiBaseUrl(): string | undefined {
+    return optional('API_BASE_URL');
+  },
   /** Point the SDK at DynamoDB Local or another endpoint; unset on AWS. */
   dynamodbEndpoint: optional('DYNAMODB_ENDPOINT'),
   s3Endpoint: optional('S3_ENDPOINT'),

@@ -14,6 +14,7 @@ import { createStoreWebhook, updateStoreWebhook } from '#lib/flows/webhook.ts';
 import { createPromo } from '#lib/flows/promo.ts';
 import { createVariable } from '#lib/flows/variable.ts';
 import { approveOrder, createOrder } from '#lib/flows/order.ts';
+import { putProviderAccount } from '#lib/flows/payment-provider.ts';
 import { createPackage } from '#lib/db/package.ts';
 import { createStore } from '#lib/db/store.ts';
 import { createTag } from '#lib/db/tag.ts';
@@ -143,6 +144,8 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
     }),
   );
   await createDiscount(store.id, v.parse(discountCreateBody, { coupon: 'WELCOME10', type: 'PERCENTAGE', value: 10 }));
+  // The TEST gateway (section 13), so a purchase is paid offline; its notification_url names this stack.
+  await putProviderAccount(store.id, 'test', { enabled: true }, apiUrl.replace(/\/v1\/?$/, ''));
 
   const server = await createServer(store.id, v.parse(serverCreateBody, { name: 'Survival' }));
   const { key: deliveryKey } = await createServerKey(store.id, server.id);

@@ -215,6 +215,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
 
   const apiUrl = `http://${urlHost(host)}:${port}`;
+  // Where providers send notifications (the notification_url of a provider account), and the TEST gateway offered (section 13).
+  process.env.API_BASE_URL ||= apiUrl;
+  process.env.TEST_GATEWAY ||= '1';
   // The API reference the stack serves at /docs is the one `npm run build` ships: written now, from this route table.
   const { writeApiReference } = await import('#infra/docs.ts');
   writeApiReference();

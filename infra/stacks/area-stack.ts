@@ -27,6 +27,8 @@ export interface AreaStackProps extends StageStackProps {
   metricsNamespace: string;
   /** Sender of the mails; its address or domain must be a verified SES identity. */
   mailFrom?: string;
+  /** The stage offers the TEST payment gateway (context `testGateway=true`; section 13). */
+  testGateway?: boolean;
 }
 
 export const toPascalCase = (name: string) => name.replace(/(^|-)([a-z0-9])/g, (_, _dash: string, letter: string) => letter.toUpperCase());
@@ -66,6 +68,9 @@ export class AreaStack extends Stack {
           ...(uses.has('images') && { IMAGES_BUCKET: props.data.imagesBucketName }),
           ...(uses.has('mail') && { MAILER: 'ses', ...(props.mailFrom && { MAIL_FROM: props.mailFrom }) }),
           ...(uses.has('secret') && { SERVER_SECRET_ARN: props.data.serverSecretArn }),
+          // Only where the route table grants the key: any other function has no keyring at all (lib/payments/secrets.ts fails naming it).
+          ...((uses.has('provider-secrets-seal') || uses.has('provider-secrets-open')) && { PAYMENT_SECRETS_KEY_ID: props.data.paymentSecretsKeyArn }),
+          ...(props.testGateway && { TEST_GATEWAY: '1' }),
         },
       });
       this.grantRouteAccess(endpoint, spec);
@@ -127,9 +132,7 @@ export class AreaStack extends Stack {
     const uses = new Set(spec.uses ?? []);
     if (uses.has('images')) {
       // Object level only: upload (also what a presigned POST is checked against), replace, delete.
-      endpoint.role.addToPrincipalPolicy(
-        new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: [`${data.imagesBucketArn}/*`] }),
-      );
+      endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], resources: [`${data.imagesBucketArn}/*`] }));
       // Without ListBucket, S3 answers 403 instead of 404 for a key that is not there (yet).
       endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [data.imagesBucketArn] }));
       Validations.of(endpoint).acknowledge({
@@ -139,6 +142,11 @@ export class AreaStack extends Stack {
     }
     if (uses.has('secret')) {
       endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [data.serverSecretArn] }));
+    }
+    // The payment secrets key: Encrypt for the one route that writes provider secrets, Decrypt for those that call providers with them.
+    const keyActions = [...(uses.has('provider-secrets-seal') ? ['kms:Encrypt'] : []), ...(uses.has('provider-secrets-open') ? ['kms:Decrypt'] : [])];
+    if (keyActions.length > 0) {
+      endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: keyActions, resources: [data.paymentSecretsKeyArn] }));
     }
     if (uses.has('mail')) {
       endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['ses:SendEmail'], resources: this.mailIdentityArns(mailFrom) }));

@@ -2,6 +2,7 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-
 import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -27,6 +28,12 @@ export interface DataExports {
   tableStreamArn: string;
   /** The server secret of the keyed hashes (lib/server-secret.ts), readable only by the functions whose route `uses: ['secret']`. */
   serverSecretArn: string;
+  /**
+   * The customer-managed KMS key of the payment provider secrets (lib/payments/secrets.ts): Encrypt
+   * only for the routes that say `uses: ['provider-secrets-seal']`, Decrypt only for those that say
+   * `provider-secrets-open`.
+   */
+  paymentSecretsKeyArn: string;
   /** The CDN, whose `/docs*` cache the API reference's deployment invalidates (infra/stacks/docs-stack.ts). */
   imagesCdnId: string;
 }
@@ -53,6 +60,7 @@ export class StoreDataStack extends Stack {
   readonly imagesBucket: s3.Bucket;
   readonly imagesCdn: cloudfront.Distribution;
   readonly serverSecret: secretsmanager.Secret;
+  readonly paymentSecretsKey: kms.Key;
   /** The API reference's behaviour on the CDN: its viewer-request function and its response headers. */
   readonly docsIndexFunction: cloudfront.Function;
   readonly docsHeaders: cloudfront.ResponseHeadersPolicy;
@@ -115,6 +123,16 @@ export class StoreDataStack extends Stack {
       reason: 'Rotated by hand in steps (README, "The server secret"): the previous key must stay accepted for a grace period, which a single-step rotation Lambda would not keep.',
     });
 
+    // One customer-managed key of the stage for every store's provider secrets, each ciphertext bound
+    // to its store and provider by the encryption context; every decrypt is in CloudTrail. The key
+    // policy leaves use to IAM: only the routes the route table names get Encrypt or Decrypt.
+    this.paymentSecretsKey = new kms.Key(this, 'PaymentSecretsKey', {
+      description: `${this.stackName}: payment provider secrets (encryption context: purpose, provider, store_id)`,
+      enableKeyRotation: true,
+      // Without the key the stored secrets are lost: kept in every stage, like the buckets.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
     const imagesOrigin = origins.S3BucketOrigin.withOriginAccessControl(this.imagesBucket);
     this.imagesCdn = this.createImagesCdn(imagesOrigin, accessLogsBucket);
     ({ indexFunction: this.docsIndexFunction, headers: this.docsHeaders } = this.addDocsBehavior(imagesOrigin));
@@ -129,6 +147,7 @@ export class StoreDataStack extends Stack {
       imagesBaseUrl: exportAs('ImagesBaseUrl', imagesBaseUrl),
       tableStreamArn: exportAs('TableStreamArn', this.table.tableStreamArn!),
       serverSecretArn: exportAs('ServerSecretArn', this.serverSecret.secretArn),
+      paymentSecretsKeyArn: exportAs('PaymentSecretsKeyArn', this.paymentSecretsKey.keyArn),
       imagesCdnId: exportAs('ImagesCdnId', this.imagesCdn.distributionId),
     };
 

@@ -6,11 +6,12 @@ import type {
   PaymentAttention,
   PaymentSource,
   PaymentStatus,
-  PaymentTransition,
-  Provider,
   ProviderSnapshot,
 } from '#lib/schemas/payment.ts';
 import { GATEWAY_PROVIDER } from '#lib/schemas/payment.ts';
+import type { BindingPart, OrderRole, PaymentRecord } from '#lib/schemas/payment.ts';
+
+export type { BindingPart, OrderRole, PaymentRecord };
 
 /**
  * The rules of a payment (extensions section 13), pure: no I/O, the time a parameter.
@@ -59,42 +60,7 @@ export const wasPaid = (status: PaymentStatus) => STATUS_RANK[status] >= PAID_RA
  */
 const RETRYABLE_CHECKOUTS: ReadonlySet<Gateway> = new Set(['MERCADOPAGO']);
 
-/** How a paid payment stands to its order, decided the first time it is seen paid, and kept. */
-export type OrderRole = 'ORDER' | 'DUPLICATE' | 'UNFULFILLED';
-
 export const HISTORY_MAX = 20;
-
-/** A payment as the rules see it (the stored item minus its keys). Amounts in the store's currency, 2 decimals. */
-export interface PaymentRecord {
-  id: string;
-  store_id: number;
-  order_id: number;
-  gateway: Gateway;
-  provider: Provider;
-  status: PaymentStatus;
-  amount: number;
-  currency: string;
-  /** The provider object created for it (a Mercado Pago PIX payment id, a Checkout Pro preference id). */
-  provider_ref: string | null;
-  /** The provider's id of the money movement that paid it (the Mercado Pago payment): what a refund targets. */
-  charge_ref: string | null;
-  pix_code: string | null;
-  qr_code: string | null;
-  checkout_url: string | null;
-  expires_at: string | null;
-  paid_at: string | null;
-  refunded_amount: number;
-  attention: PaymentAttention | null;
-  /** Which binding part failed (`reference`, `amount`, `currency`, `account`), for the operator. */
-  mismatch: BindingPart | null;
-  dispute: DisputeStage | null;
-  order_role: OrderRole | null;
-  history: PaymentTransition[];
-  /** Raised by every change: the condition of the write that stores a decision. */
-  revision: number;
-  created_at: string;
-  updated_at: string;
-}
 
 /** What `settle` needs of the order: its status and the payment that paid it (null if none, or approved by hand). */
 export interface OrderView {
@@ -147,7 +113,6 @@ export interface SettleDecision {
   events: PaymentEvent[];
 }
 
-export type BindingPart = 'reference' | 'amount' | 'currency' | 'account';
 
 /** Money as whole minor units: the comparisons of rule 2 and the refunded amounts are exact integers. */
 export const toCents = (amount: number) => Math.round(amount * 100);

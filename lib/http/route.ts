@@ -18,10 +18,12 @@ export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'b
 /** `secret`: the server secret of the keyed hashes (lib/server-secret.ts): login codes, cursors, quote ids. */
 /**
  * What a function reaches besides its table `access`: the images bucket, the mailer, the server
- * secret, and `counters` for a read route that may write the COUNT# partitions (see
+ * secret, the stage's payment secrets key (`provider-secrets-seal`: KMS Encrypt, only for the route
+ * that writes provider secrets; `provider-secrets-open`: KMS Decrypt, only for the functions that
+ * call providers with them), and `counters` for a read route that may write the COUNT# partitions (see
  * `writesCountPartitions`) without answering a page.
  */
-export type ResourceUse = 'images' | 'mail' | 'secret' | 'counters';
+export type ResourceUse = 'images' | 'mail' | 'secret' | 'counters' | 'provider-secrets-seal' | 'provider-secrets-open';
 
 export interface RouteSpec {
   /** `OPTIONS` only for CORS preflights (lib/http/cors.ts): served like any route, left out of the OpenAPI document. */

@@ -9,7 +9,7 @@ import {
   type ProviderAdapter,
   type ProviderCredentials,
 } from '#lib/payments/adapter.ts';
-import type { DisputeStage, ProviderSnapshot } from '#lib/schemas/payment.ts';
+import type { ProviderSnapshot, TestCharge, TestChargeStatus } from '#lib/schemas/payment.ts';
 
 /**
  * The TEST gateway (section 13: the local stack, and a stage deployed with `testGateway=true`): a
@@ -30,27 +30,7 @@ import type { DisputeStage, ProviderSnapshot } from '#lib/schemas/payment.ts';
 export const TEST_SIGNATURE_HEADER = 'x-test-signature';
 export const TEST_SIGNATURE_TOLERANCE_S = 300;
 
-export type TestChargeStatus = 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED' | 'CHARGEBACK';
-
-/** A TEST charge as the pretend provider keeps it. Amounts in whole cents, as providers' answers are compared. */
-export interface TestCharge {
-  /** `tst_<payment id>`: one charge per payment, so a repeated create finds the first. */
-  ref: string;
-  /** Our payment id (`external_reference` of this provider). */
-  reference: string;
-  account: string;
-  amount_cents: number;
-  currency: string;
-  status: TestChargeStatus;
-  refunded_cents: number;
-  dispute: DisputeStage | null;
-  paid_at: string | null;
-  expires_at: string | null;
-  notification_url: string | null;
-  return_url: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { TestCharge, TestChargeStatus };
 
 /** Where the TEST provider keeps its charges (lib/db implements it with one item per charge). */
 export interface TestGatewayLedger {

@@ -12,6 +12,7 @@ import { imageRoutes } from '#lib/routes/image.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { noteRoutes } from '#lib/routes/note.ts';
 import { orderRoutes } from '#lib/routes/order.ts';
+import { paymentRoutes } from '#lib/routes/payment.ts';
 import { promoRoutes } from '#lib/routes/promo.ts';
 import { storefrontRoutes } from '#lib/routes/storefront.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
@@ -39,6 +40,7 @@ export const routeAreas = {
   checkout: checkoutRoutes,
   delivery: deliveryRoutes,
   webhook: webhookRoutes,
+  payment: paymentRoutes,
 } as const satisfies Record<string, Record<string, RouteSpec>>;
 
 export type RouteArea = keyof typeof routeAreas;

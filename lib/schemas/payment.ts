@@ -66,3 +66,67 @@ export const paymentTransition = v.object({
   source: v.picklist(PAYMENT_SOURCES),
 });
 export type PaymentTransition = v.InferOutput<typeof paymentTransition>;
+
+/** The TEST gateway (lib/payments/test-gateway.ts): a charge as the pretend provider keeps it (lib/db/test-charge.ts stores it). */
+export type TestChargeStatus = 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED' | 'CHARGEBACK';
+
+/** A TEST charge as the pretend provider keeps it. Amounts in whole cents, as providers' answers are compared. */
+export interface TestCharge {
+  /** `tst_<payment id>`: one charge per payment, so a repeated create finds the first. */
+  ref: string;
+  /** Our payment id (`external_reference` of this provider). */
+  reference: string;
+  account: string;
+  amount_cents: number;
+  currency: string;
+  status: TestChargeStatus;
+  refunded_cents: number;
+  dispute: DisputeStage | null;
+  paid_at: string | null;
+  expires_at: string | null;
+  notification_url: string | null;
+  return_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+
+/** Which part of rule 2's binding failed. */
+export type BindingPart = 'reference' | 'amount' | 'currency' | 'account';
+
+/** How a paid payment stands to its order, decided the first time it is seen paid, and kept. */
+export const ORDER_ROLES = ['ORDER', 'DUPLICATE', 'UNFULFILLED'] as const;
+export type OrderRole = (typeof ORDER_ROLES)[number];
+
+/** A payment as the rules see it (the stored item minus its keys). Amounts in the store's currency, 2 decimals. */
+export interface PaymentRecord {
+  id: string;
+  store_id: number;
+  order_id: number;
+  gateway: Gateway;
+  provider: Provider;
+  status: PaymentStatus;
+  amount: number;
+  currency: string;
+  /** The provider object created for it (a Mercado Pago PIX payment id, a Checkout Pro preference id). */
+  provider_ref: string | null;
+  /** The provider's id of the money movement that paid it (the Mercado Pago payment): what a refund targets. */
+  charge_ref: string | null;
+  pix_code: string | null;
+  qr_code: string | null;
+  checkout_url: string | null;
+  expires_at: string | null;
+  paid_at: string | null;
+  refunded_amount: number;
+  attention: PaymentAttention | null;
+  /** Which binding part failed (`reference`, `amount`, `currency`, `account`), for the operator. */
+  mismatch: BindingPart | null;
+  dispute: DisputeStage | null;
+  order_role: OrderRole | null;
+  history: PaymentTransition[];
+  /** Raised by every change: the condition of the write that stores a decision. */
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+

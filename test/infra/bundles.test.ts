@@ -60,9 +60,19 @@ describe('function bundles', () => {
 
   it('carry the Secrets Manager client exactly in the functions that read the server secret (keyed hashes)', () => {
     expect(functionsUsing('secret')).toEqual(
-      ['auth-login', 'auth-store-login', 'auth-store-verify', 'auth-verify', 'command-list', 'order-list', 'webhook-delivery-list', 'webstore-checkout', 'webstore-order-list', 'webstore-quote'],
+      [
+        'auth-login', 'auth-store-login', 'auth-store-verify', 'auth-verify', 'command-list', 'order-list',
+        'payment-provider-get', 'payment-provider-list', 'payment-provider-put',
+        'webhook-delivery-list', 'webstore-checkout', 'webstore-order-list', 'webstore-quote',
+      ],
     );
     expect(functionsBundling('@aws-sdk/client-secrets-manager')).toEqual(functionsUsing('secret'));
+  });
+
+  it('carry the KMS client (the payment secrets keyring) exactly in the functions granted the payment secrets key', () => {
+    const keyUsers = [...new Set([...functionsUsing('provider-secrets-seal'), ...functionsUsing('provider-secrets-open')])].sort();
+    expect(keyUsers).toEqual(['payment-provider-put']);
+    expect(functionsBundling('@aws-sdk/client-kms')).toEqual(keyUsers);
   });
 
   it('carry the S3 client exactly in the image functions', () => {

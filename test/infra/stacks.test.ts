@@ -13,6 +13,7 @@ import { tableKeys } from '#lib/db/table.ts';
 import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
+import { addStoreApiStacks } from '#infra/store-api.ts';
 import { resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.ts';
 
 /**
@@ -23,7 +24,14 @@ import { resourcesOf, stubBundles, synthesize, type Areas } from './synthesize.t
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, Record<string, string[]>> };
 
 const probe = (method: RouteSpec['method'], path: string, api: RouteSpec['api'], access: RouteSpec['access'], uses?: RouteSpec['uses']): RouteSpec => ({
-  method, path, api, access, uses, credential: 'operator', summary: 'probe', tag: 'Probe',
+  method,
+  path,
+  api,
+  access,
+  uses,
+  credential: 'operator',
+  summary: 'probe',
+  tag: 'Probe',
 });
 const probeAreas: Areas = {
   probe: {
@@ -33,6 +41,8 @@ const probeAreas: Areas = {
     'probe-images': probe('POST', '/v1/app/probe/{probeId}/image', 'api', 'write', ['images']),
     'probe-mail': probe('POST', '/auth/probe', 'store', 'write', ['mail']),
     'probe-secret': probe('GET', '/v1/app/probe/secret', 'api', 'read', ['secret']),
+    'probe-seal': probe('PUT', '/v1/app/probe/provider', 'api', 'write', ['provider-secrets-seal']),
+    'probe-open': probe('POST', '/v1/app/probe/provider/call', 'api', 'write', ['provider-secrets-open']),
     'probe-store-read': probe('GET', '/probe', 'store', 'read'),
     'probe-no-table': probe('GET', '/v1/probe.json', 'api', 'none'),
   },
@@ -112,11 +122,17 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     // Queries on the GSIs are authorized on the index ARNs, each by name.
     for (const index of tableKeys.indexes) expect(statements.includes(`/index/${index.name}"`), name).toBe(spec.access !== 'none');
     const usesImages = spec.uses?.includes('images') ?? false;
-    expect(actions.some((action) => action.startsWith('s3:')), name).toBe(usesImages);
+    expect(
+      actions.some((action) => action.startsWith('s3:')),
+      name,
+    ).toBe(usesImages);
     expect(statements.includes(importOf(area, data.exports.imagesBucketArn)['Fn::ImportValue']), name).toBe(usesImages);
     expect('IMAGES_BUCKET' in environment, name).toBe(usesImages);
     const usesMail = spec.uses?.includes('mail') ?? false;
-    expect(actions.some((action) => action.startsWith('ses:')), name).toBe(usesMail);
+    expect(
+      actions.some((action) => action.startsWith('ses:')),
+      name,
+    ).toBe(usesMail);
     expect(environment.MAILER === 'ses', name).toBe(usesMail);
     const usesSecret = spec.uses?.includes('secret') ?? false;
     const secretGrants = unconditioned.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('secretsmanager:')));
@@ -128,7 +144,25 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     } else {
       expect('SERVER_SECRET_ARN' in environment, name).toBe(false);
     }
-    expect(actions.filter((action) => action.includes('*')), name).toEqual([]);
+    // The payment secrets key: Encrypt only where the route seals provider secrets, Decrypt only where it opens them, on that key alone.
+    const seals = spec.uses?.includes('provider-secrets-seal') ?? false;
+    const opens = spec.uses?.includes('provider-secrets-open') ?? false;
+    const keyGrants = unconditioned.filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')));
+    const keyActions = [...(seals ? ['kms:Encrypt'] : []), ...(opens ? ['kms:Decrypt'] : [])];
+    expect(keyGrants.length, name).toBe(keyActions.length > 0 ? 1 : 0);
+    if (keyActions.length > 0) {
+      expect([keyGrants[0]!.Action].flat(), name).toEqual(keyActions);
+      expect(keyGrants[0]!.Resource, name).toEqual(importOf(area, data.exports.paymentSecretsKeyArn));
+      expect(environment.PAYMENT_SECRETS_KEY_ID, name).toEqual(importOf(area, data.exports.paymentSecretsKeyArn));
+    } else {
+      expect('PAYMENT_SECRETS_KEY_ID' in environment, name).toBe(false);
+    }
+    // A deployed function calls the providers' own hosts and never has a local keyring or the TEST gateway by default.
+    for (const local of ['MERCADOPAGO_API_URL', 'PAYMENT_SECRETS_KEY_FILE', 'API_BASE_URL', 'TEST_GATEWAY']) expect(local in environment, `${name} ${local}`).toBe(false);
+    expect(
+      actions.filter((action) => action.includes('*')),
+      name,
+    ).toEqual([]);
   }
 }
 
@@ -175,11 +209,23 @@ describe('StoreApi stacks from the route table', () => {
 
   it('keeps the name and logical ids of the single stack the data came from, so a stage deployed before keeps its table and buckets', () => {
     expect(synthesized.stacks.data.stackName).toBe('StoreApi-test');
-    const ids = Object.entries(resourcesOf(dataTemplate)).filter(([, resource]) => resource.Type !== 'AWS::CDK::Metadata').map(([id]) => id);
+    const ids = Object.entries(resourcesOf(dataTemplate))
+      .filter(([, resource]) => resource.Type !== 'AWS::CDK::Metadata')
+      .map(([id]) => id);
     // Pinned: a new logical id means CloudFormation replaces the resource, and a new, empty table.
     expect(ids.sort()).toEqual([
-      'AccessLogs8B620ECA', 'AccessLogsPolicyABDC4D2D', 'DocsHeaders1EA4BF85', 'DocsIndex12DEF3DE', 'ImageHeaders1ABF0C54', 'Images2D38C313', 'ImagesCdnBC2AA66B',
-      'ImagesCdnOrigin1S3OriginAccessControl216FD174', 'ImagesPolicyC62327FF', 'ServerSecret43E0D4DF', 'TableCD117FA1',
+      'AccessLogs8B620ECA',
+      'AccessLogsPolicyABDC4D2D',
+      'DocsHeaders1EA4BF85',
+      'DocsIndex12DEF3DE',
+      'ImageHeaders1ABF0C54',
+      'Images2D38C313',
+      'ImagesCdnBC2AA66B',
+      'ImagesCdnOrigin1S3OriginAccessControl216FD174',
+      'ImagesPolicyC62327FF',
+      'PaymentSecretsKey4ABB367E',
+      'ServerSecret43E0D4DF',
+      'TableCD117FA1',
     ]);
   });
 
@@ -189,6 +235,28 @@ describe('StoreApi stacks from the route table', () => {
       Name: Match.absent(),
       GenerateSecretString: { SecretStringTemplate: '{}', GenerateStringKey: 'current', PasswordLength: 64, ExcludePunctuation: true },
     });
+  });
+
+  it('makes one customer-managed KMS key of the stage for the payment provider secrets, rotated and retained, used through IAM by the routes that name it', () => {
+    dataTemplate.resourceCountIs('AWS::KMS::Key', 1);
+    dataTemplate.hasResource('AWS::KMS::Key', { Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain' });
+    // The route table: the provider PUT alone seals; no route of this build opens (the provider-calling flows are the next step).
+    const sealing = routes.filter(([, spec]) => spec.uses?.includes('provider-secrets-seal')).map(([name]) => name);
+    expect(sealing).toEqual(['payment-provider-put']);
+    const put = statementsOf(synthesized, 'payment-provider-put').filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')));
+    expect(put.map((statement) => statement.Action)).toEqual(['kms:Encrypt']);
+    for (const name of ['payment-provider-get', 'payment-provider-list', 'payment-provider-delete']) {
+      expect(JSON.stringify(statementsOf(synthesized, name)), name).not.toContain('kms:');
+    }
+  });
+
+  it('offers the TEST gateway only on a stage deployed with testGateway, and never on prod', () => {
+    const offered = synthesize({ functionsDir, testGateway: true, areas: { payment: routeAreas.payment } });
+    const environment = functionOf(offered, 'payment-provider-put').Properties.Environment.Variables;
+    expect(environment.TEST_GATEWAY).toBe('1');
+    expect(() => addStoreApiStacks(new App(), { stage: 'prod', mailFrom: 'no-reply@shop.example', functionsDir, docsDir: functionsDir, testGateway: true })).toThrow(
+      /never offered on the prod stage/,
+    );
   });
 
   it('keeps the images bucket private, encrypted, TLS-only and readable by CloudFront alone', () => {
@@ -298,7 +366,11 @@ describe('StoreApi stacks from the route table', () => {
     const { jobs, data, http } = synthesized.stacks;
     const template = Template.fromStack(jobs);
     const rules = Object.values(resourcesOf(template, 'AWS::Events::Rule'));
-    expect(rules.map((rule) => rule.Properties.ScheduleExpression).sort()).toEqual(jobEntries().map(([, job]) => job.schedule).sort());
+    expect(rules.map((rule) => rule.Properties.ScheduleExpression).sort()).toEqual(
+      jobEntries()
+        .map(([, job]) => job.schedule)
+        .sort(),
+    );
     expect(Object.keys(resourcesOf(template, 'AWS::Lambda::Function'))).toHaveLength(jobEntries().length);
     for (const [name, job] of jobEntries()) {
       const role = jobs.getLogicalId(jobs.functions.get(name)!.role.node.defaultChild as CfnElement);

@@ -14,6 +14,8 @@ declare module 'vitest' {
     tableName: string;
     bucket: string;
     localDir: string;
+    /** The port the stack's MERCADOPAGO_API_URL names: a test file that starts the fake Mercado Pago there is the provider the stack calls. */
+    mercadopagoPort: number;
   }
 }
 
@@ -22,7 +24,10 @@ declare module 'vitest' {
  * that `npm start` runs, in a child process, on free ports, with DynamoDB Local in memory.
  */
 export default async function setup(project: TestProject) {
-  const stack = await startStackProcess({ LOCAL_SEED: '0' });
+  // Nothing listens there until a test file starts the fake: any other call to Mercado Pago is refused, as from a stack offline.
+  const mercadopagoPort = await freePort();
+  const stack = await startStackProcess({ LOCAL_SEED: '0', MERCADOPAGO_API_URL: `http://127.0.0.1:${mercadopagoPort}` });
+  project.provide('mercadopagoPort', mercadopagoPort);
   project.provide('apiUrl', stack.ready.api_url!);
   project.provide('apiPort', stack.port);
   project.provide('dynamodbEndpoint', stack.ready.dynamodb_endpoint!);

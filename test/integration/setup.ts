@@ -20,4 +20,8 @@ Object.assign(process.env, {
   PAYMENT_SECRETS_KEY_FILE: join(inject('localDir'), 'payment-secrets.key'),
   // Handlers run in this process (events.test.ts) judge webhook URLs by the local stack's rules, as the stack does.
   WEBHOOK_LOCAL_TARGETS: '1',
+  // As the stack runs them: the TEST gateway offered, Mercado Pago at the port the fake takes when a test starts it.
+  TEST_GATEWAY: '1',
+  API_BASE_URL: inject('apiUrl'),
+  MERCADOPAGO_API_URL: `http://127.0.0.1:${inject('mercadopagoPort')}`,
 });

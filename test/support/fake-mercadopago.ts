@@ -70,9 +70,10 @@ export class FakeMercadoPago {
   slowMs = 1_000;
   url = '';
 
-  async start(): Promise<this> {
+  /** On `port` when given: the port the local stack's MERCADOPAGO_API_URL names (test/integration/global-setup.ts). */
+  async start(onPort = 0): Promise<this> {
     this.server = createServer((req, res) => void this.serve(req, res));
-    await new Promise<void>((done) => this.server!.listen(0, '127.0.0.1', done));
+    await new Promise<void>((done) => this.server!.listen(onPort, '127.0.0.1', done));
     const { port } = this.server.address() as { port: number };
     this.url = `http://127.0.0.1:${port}`;
     return this;
@@ -324,6 +325,6 @@ function error(status: number, code: string, message: string, causeCode?: number
   return { message, error: code, status, cause: causeCode ? [{ code: causeCode, description: message, data: null }] : [] };
 }
 
-export async function startFakeMercadoPago(): Promise<FakeMercadoPago> {
-  return new FakeMercadoPago().start();
+export async function startFakeMercadoPago(port = 0): Promise<FakeMercadoPago> {
+  return new FakeMercadoPago().start(port);
 }

@@ -32,7 +32,9 @@ export const OTHER_MEANINGS: readonly { file: string; text: string }[] = [
   { file: 'lib/domain/pricing-promos.ts', text: 'CATEGORY' },
   { file: 'lib/routes/promo.ts', text: 'STORE' },
   { file: 'infra/local/seed.ts', text: 'STORE' },
+  // How a paid payment stands to its order (`order_role`: ORDER, DUPLICATE, UNFULFILLED), not the stored order.
   { file: 'lib/domain/payment.ts', text: 'ORDER' },
+  { file: 'lib/schemas/payment.ts', text: 'ORDER' },
 ];
 
 /** String literals (and the literal heads of templates) that are an entity name or start with `<name>#`. */

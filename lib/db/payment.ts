@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { fieldsOf, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { padId, storePk } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { put, putNewItem, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { notFound } from '#lib/errors.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
+import {
+  GATEWAY_PROVIDER,
+  GATEWAYS,
+  ORDER_ROLES,
+  PAYMENT_ATTENTIONS,
+  PAYMENT_SOURCES,
+  PAYMENT_STATUSES,
+  PROVIDERS,
+  type PaymentRecord,
+  type Provider,
+} from '#lib/schemas/payment.ts';
+
+/**
+ * Payments (extensions section 13) and the provider objects that name them.
+ *
+ * | access pattern                        | key                                                            | calls |
+ * |---------------------------------------|----------------------------------------------------------------|-------|
+ * | a payment of an order                 | GetItem `STORE#<s> / PAYMENT#<order id, padded>#<payment id>`, consistent | 1 |
+ * | an order's payments                   | Query `STORE#<s>`, sk begins_with `PAYMENT#<order id, padded>#` (newest first once sorted) | 1 per MB |
+ * | create                                | Put if new (+ the provider ref, in one transaction, when known) | 1     |
+ * | store a settled decision              | Put if `revision` is the one read (StaleRead otherwise), alone or in the approval's transaction | 1 |
+ * | the payment of a provider object      | GetItem `STORE#<s> / PAYMENT_REF#<provider>#<ref>`, then the payment | 2 |
+ *
+ * The payments of an order are filed under their own prefix, not under the order's `ORDER#<id>`
+ * sort key, so no Query of orders ever meets one. The provider ref is a sentinel: one provider
+ * object (a PIX payment, a preference, a TEST charge) names one payment, whoever learns it first;
+ * writing it again for the same payment is a no-op, for another payment a refusal.
+ *
+ * `revision` is raised by every decision `settle` makes (lib/domain/payment.ts): the write of a
+ * decision is conditioned on the revision its inputs were read at, so two sources that settle the
+ * same payment at once cannot both win: the loser reads again and settles the newer state.
+ */
+const PAYMENT = ENTITY.PAYMENT;
+const PAYMENT_REF = ENTITY.PAYMENT_REF;
+
+/** Unguessable (128 random bits), URL- and provider-safe: Mercado Pago's `external_reference`, TEST's `tst_<id>`. */
+export const newPaymentId = () => `pay_${randomBytes(16).toString('base64url')}`;
+
+export const paymentKey = (storeId: number, orderId: number, paymentId: string) => ({ pk: storePk(storeId), sk: `${PAYMENT}#${padId(orderId)}#${paymentId}` });
+const orderPaymentsPrefix = (orderId: number) => `${PAYMENT}#${padId(orderId)}#`;
+export const paymentRefKey = (storeId: number, provider: Provider, ref: string) => ({ pk: storePk(storeId), sk: `${PAYMENT_REF}#${provider}#${ref}` });
+
+const paymentItem = (payment: PaymentRecord) => ({ ...paymentKey(payment.store_id, payment.order_id, payment.id), entity: PAYMENT, ...payment });
+
+const BINDING_PARTS = ['reference', 'amount', 'currency', 'account'] as const;
+const DISPUTE_STAGES = ['OPEN', 'WON', 'LOST'] as const;
+
+export function paymentFromItem(item: StoredItem): PaymentRecord {
+  const field = fieldsOf(item, PAYMENT);
+  const nullableOneOf = <const T extends string>(name: string, values: readonly T[]): T | null => (field.stringOrNull(name) === null ? null : field.oneOf(name, values));
+  const gateway = field.oneOf('gateway', GATEWAYS);
+  return {
+    id: field.string('id'),
+    store_id: field.number('store_id'),
+    order_id: field.number('order_id'),
+    gateway,
+    provider: field.oneOf('provider', PROVIDERS, GATEWAY_PROVIDER[gateway]),
+    status: field.oneOf('status', PAYMENT_STATUSES),
+    amount: field.number('amount'),
+    currency: field.string('currency'),
+    provider_ref: field.stringOrNull('provider_ref'),
+    charge_ref: field.stringOrNull('charge_ref'),
+    pix_code: field.stringOrNull('pix_code'),
+    qr_code: field.stringOrNull('qr_code'),
+    checkout_url: field.stringOrNull('checkout_url'),
+    expires_at: field.stringOrNull('expires_at'),
+    paid_at: field.stringOrNull('paid_at'),
+    refunded_amount: field.number('refunded_amount', 0),
+    attention: nullableOneOf('attention', PAYMENT_ATTENTIONS),
+    mismatch: nullableOneOf('mismatch', BINDING_PARTS),
+    dispute: nullableOneOf('dispute', DISPUTE_STAGES),
+    order_role: nullableOneOf('order_role', ORDER_ROLES),
+    history: field.objects('history', (entry) => ({
+      at: entry.string('at'),
+      from: entry.oneOf('from', PAYMENT_STATUSES),
+      to: entry.oneOf('to', PAYMENT_STATUSES),
+      source: entry.oneOf('source', PAYMENT_SOURCES),
+    })),
+    revision: field.number('revision'),
+    created_at: field.string('created_at'),
+    updated_at: field.string('updated_at'),
+  };
+}
+
+/** The provider ref's sentinel: new, or already this payment's (a repeated create, a second notification). */
+export function paymentRefWrite(payment: Pick<PaymentRecord, 'store_id' | 'order_id' | 'id' | 'provider'>, ref: string): GuardedWrite {
+  return {
+    item: put({
+      Item: { ...paymentRefKey(payment.store_id, payment.provider, ref), entity: PAYMENT_REF, store_id: payment.store_id, order_id: payment.order_id, payment_id: payment.id },
+      ConditionExpression: 'attribute_not_exists(pk) OR payment_id = :payment',
+      ExpressionAttributeValues: { ':payment': payment.id },
+    }),
+    onConditionFailed: () => new Error(`${payment.provider} object ${ref} already names another payment than ${payment.id}`),
+  };
+}
+
+/** A new payment, and the sentinel of its provider object when the create call already named one. */
+export function newPaymentWrites(payment: PaymentRecord): GuardedWrite[] {
+  return [
+    { item: putNewItem(paymentItem(payment)), onConditionFailed: () => new Error(`payment ${payment.id} created twice`) },
+    ...(payment.provider_ref ? [paymentRefWrite(payment, payment.provider_ref)] : []),
+  ];
+}
+
+export const createPayment = (payment: PaymentRecord) => writeGuarded(newPaymentWrites(payment));
+
+/**
+ * A decision of `settle` stored over the payment as read at `readRevision` (the decision carries
+ * the next revision): StaleRead when another source stored one first, so the caller reads again.
+ * Alone, or inside the order's transaction (the approval, a refund, a chargeback).
+ */
+export function settledPaymentWrite(payment: PaymentRecord, readRevision: number): GuardedWrite {
+  return {
+    item: put({ Item: paymentItem(payment), ConditionExpression: 'revision = :read', ExpressionAttributeValues: { ':read': readRevision } }),
+    onConditionFailed: () => new StaleRead(),
+  };
+}
+
+export async function readPayment(storeId: number, orderId: number, paymentId: string): Promise<PaymentRecord | undefined> {
+  const item = await readItem(paymentKey(storeId, orderId, paymentId), true);
+  return item ? paymentFromItem(item) : undefined;
+}
+
+export async function getPayment(storeId: number, orderId: number, paymentId: string): Promise<PaymentRecord> {
+  const payment = await readPayment(storeId, orderId, paymentId);
+  if (!payment) throw notFound('Payment');
+  return payment;
+}
+
+/** The order's payments, newest first (ids are random: the order is by creation time). */
+export async function orderPayments(storeId: number, orderId: number): Promise<PaymentRecord[]> {
+  const items = await queryAll({ pk: storePk(storeId), skPrefix: orderPaymentsPrefix(orderId) });
+  return items.map(paymentFromItem).sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+}
+
+/** The payment a provider object names, or undefined when the store knows no such object. */
+export async function paymentByRef(storeId: number, provider: Provider, ref: string): Promise<PaymentRecord | undefined> {
+  const sentinel = await readItem(paymentRefKey(storeId, provider, ref), true);
+  if (!sentinel) return undefined;
+  const field = fieldsOf(sentinel, PAYMENT_REF);
+  return readPayment(storeId, field.number('order_id'), field.string('payment_id'));
+}

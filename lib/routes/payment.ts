@@ -1,0 +1,35 @@
+import * as v from 'valibot';
+import { route } from '#lib/http/route.ts';
+import { gatewayChoiceResource, providerAccountBody, providerAccountResource, providerParams } from '#lib/schemas/payment-provider.ts';
+
+/**
+ * Payments (extensions section 13): the store's provider accounts, and the gateways buyers see. `provider-secrets-seal` is the
+ * KMS Encrypt grant of the stage's payment key, given to the one route that writes provider
+ * secrets; `provider-secrets-open` (Decrypt) goes to the functions that call providers with them.
+ */
+export const paymentRoutes = {
+  'payment-provider-put': route({
+    method: 'PUT', path: '/v1/app/payment/provider/{provider}', api: 'api', credential: 'operator', access: 'write', uses: ['secret', 'provider-secrets-seal'], tag: 'Payment',
+    summary: 'Connect (or change) the store account at a payment provider: the credentials are checked with one provider call, stored encrypted and answered masked, with the notification_url to paste into the provider',
+    params: providerParams, body: providerAccountBody, response: providerAccountResource,
+    example: { params: { provider: 'test' }, body: { enabled: true } },
+  }),
+  'payment-provider-list': route({
+    method: 'GET', path: '/v1/app/payment/provider', api: 'api', credential: 'operator', access: 'read', uses: ['secret'], tag: 'Payment',
+    summary: "The store's payment provider accounts, secrets masked", response: v.array(providerAccountResource),
+  }),
+  'payment-provider-get': route({
+    method: 'GET', path: '/v1/app/payment/provider/{provider}', api: 'api', credential: 'operator', access: 'read', uses: ['secret'], tag: 'Payment',
+    summary: 'One payment provider account, secrets masked', params: providerParams, response: providerAccountResource,
+    example: { params: { provider: 'test' } },
+  }),
+  'payment-provider-delete': route({
+    method: 'DELETE', path: '/v1/app/payment/provider/{provider}', api: 'api', credential: 'operator', access: 'write', tag: 'Payment',
+    summary: 'Stop taking new payments through a provider (its payments already made keep settling)', params: providerParams, status: 204,
+    example: { params: { provider: 'test' } },
+  }),
+  'webstore-gateway-list': route({
+    method: 'GET', path: '/v1/webstore/gateway', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
+    summary: 'The payment gateways a buyer may choose at checkout: those of the enabled provider accounts', response: v.array(gatewayChoiceResource),
+  }),
+} as const;

@@ -1,0 +1,332 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { buildEvent, lambdaContext, loadHandler } from '#infra/local/server.ts';
+import { db, TABLE } from '#lib/db/client.ts';
+import { hashSecret } from '#lib/crypto.ts';
+import { notifyKeyTarget } from '#lib/db/payment-provider.ts';
+import { routes } from '#lib/routes/index.ts';
+import { startFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
+import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+
+/**
+ * The store's payment provider accounts (extensions section 13): PUT|GET|DELETE
+ * /v1/app/payment/provider/{provider}, through the local stack, whose MERCADOPAGO_API_URL is the
+ * fake Mercado Pago this file starts on the port the run reserved for it.
+ */
+let fake: FakeMercadoPago;
+beforeAll(async () => {
+  fake = await startFakeMercadoPago(inject('mercadopagoPort'));
+});
+afterAll(() => fake.stop());
+beforeEach(() => fake.recover());
+
+let accounts = 0;
+/** A Mercado Pago account the fake knows, with secrets long enough to be masked to their last 4. */
+function mercadoPagoAccount() {
+  accounts += 1;
+  const accessToken = `APP_USR-${process.pid}-${Date.now()}-${accounts}-tokenABCD`;
+  const accountId = 880_000 + accounts;
+  fake.addAccount(accessToken, accountId);
+  return { access_token: accessToken, webhook_secret: `whsec-${Date.now()}-${accounts}-secretWXYZ`, gateways: ['PIX', 'MERCADOPAGO'], accountId };
+}
+const body = ({ accountId: _id, ...fields }: ReturnType<typeof mercadoPagoAccount>) => fields;
+const usersMeCalls = (token: string) => fake.requests.filter((seen) => seen.path === '/users/me' && seen.headers.authorization === `Bearer ${token}`).length;
+
+const apiUrl = () => inject('apiUrl').replace(/\/v1\/?$/, '');
+const NOTIFY_URL = (provider: string) => new RegExp(`^${apiUrl().replace(/[.]/g, '\\.')}/v1/payment/notify/${provider}/[A-Za-z0-9_-]{43}$`);
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Every item of the store's partition, and the notify key's look-up item, as stored. */
+async function storedItems(storeId: number): Promise<Record<string, unknown>[]> {
+  const result = await db.send(
+    new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `STORE#${storeId}` }, ConsistentRead: true }),
+  );
+  return result.Items ?? [];
+}
+
+describe('PUT /v1/app/payment/provider/mercadopago', () => {
+  it('checks the credentials with one GET /users/me, stores them, and answers them masked with the notification_url', async () => {
+    const store = await newStore();
+    const account = mercadoPagoAccount();
+    const res = await store.put('/v1/app/payment/provider/mercadopago', body(account));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      provider: 'mercadopago',
+      enabled: true,
+      gateways: ['PIX', 'MERCADOPAGO'],
+      account_id: String(account.accountId),
+      secrets: { access_token: '...ABCD', webhook_secret: '...WXYZ' },
+      settings: { pix_expiration_minutes: 30 },
+      notification_url: expect.stringMatching(NOTIFY_URL('mercadopago')),
+      created_at: expect.stringMatching(ISO),
+      updated_at: res.body.created_at,
+    });
+    expect(usersMeCalls(account.access_token)).toBe(1);
+    expect((await store.get('/v1/app/payment/provider/mercadopago')).body).toEqual(res.body);
+    expect((await store.get('/v1/app/payment/provider')).body).toEqual([res.body]);
+    // The URL's key finds this store and provider by its hash alone.
+    const key = res.body.notification_url.split('/').at(-1);
+    expect(await notifyKeyTarget(hashSecret(key))).toEqual({ store_id: store.storeId, provider: 'mercadopago' });
+  });
+
+  it('a later PUT replaces the credentials and settings, and keeps the notification_url and created_at', async () => {
+    const store = await newStore();
+    const first = (await store.put('/v1/app/payment/provider/mercadopago', body(mercadoPagoAccount()))).body;
+    const next = mercadoPagoAccount();
+    const res = await store.put('/v1/app/payment/provider/mercadopago', { ...body(next), gateways: ['PIX'], pix_expiration_minutes: 60, enabled: false });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ enabled: false, gateways: ['PIX'], account_id: String(next.accountId), settings: { pix_expiration_minutes: 60 } });
+    expect(res.body.notification_url).toBe(first.notification_url);
+    expect(res.body.created_at).toBe(first.created_at);
+  });
+
+  it('credentials Mercado Pago refuses: 422 PROVIDER_CREDENTIALS on access_token, nothing stored', async () => {
+    const store = await newStore();
+    const res = await store.put('/v1/app/payment/provider/mercadopago', { ...body(mercadoPagoAccount()), access_token: 'APP_USR-not-a-token-1234' });
+    expect(res.status).toBe(422);
+    expect(firstError(res)).toMatchObject({ code: 'PROVIDER_CREDENTIALS', field: 'access_token' });
+    expect((await store.get('/v1/app/payment/provider/mercadopago')).status).toBe(404);
+    expect(await storedItems(store.storeId)).toEqual((await storedItems(store.storeId)).filter((item) => !String(item.sk).startsWith('PAYMENT_PROVIDER#')));
+  });
+
+  it.each(['down', 'error'] as const)('Mercado Pago %s: 502 PROVIDER_UNAVAILABLE, nothing stored, and a retry succeeds', async (kind) => {
+    const store = await newStore();
+    const account = mercadoPagoAccount();
+    fake.fail(kind);
+    const res = await store.put('/v1/app/payment/provider/mercadopago', body(account));
+    expect(res.status).toBe(502);
+    expect(firstError(res).code).toBe('PROVIDER_UNAVAILABLE');
+    expect((await store.get('/v1/app/payment/provider/mercadopago')).status).toBe(404);
+    fake.recover();
+    expect((await store.put('/v1/app/payment/provider/mercadopago', body(account))).status).toBe(200);
+  });
+
+  it.each([
+    ['access_token missing', { access_token: undefined }, 'access_token'],
+    ['webhook_secret missing', { webhook_secret: undefined }, 'webhook_secret'],
+    ['gateways missing', { gateways: undefined }, 'gateways'],
+    ['gateways empty', { gateways: [] }, 'gateways'],
+    ['a gateway of another provider', { gateways: ['PIX', 'TEST'] }, 'gateways'],
+    ['an unknown gateway', { gateways: ['BOLETO'] }, 'gateways.0'],
+    ['pix_expiration_minutes below 30', { pix_expiration_minutes: 29 }, 'pix_expiration_minutes'],
+    ['pix_expiration_minutes above 1440', { pix_expiration_minutes: 1441 }, 'pix_expiration_minutes'],
+    ['pix_expiration_minutes not whole', { pix_expiration_minutes: 30.5 }, 'pix_expiration_minutes'],
+    ['enabled not a boolean', { enabled: 'yes' }, 'enabled'],
+    ['access_token with a space', { access_token: 'APP_USR 123' }, 'access_token'],
+    ['access_token empty', { access_token: '' }, 'access_token'],
+    ['access_token too long', { access_token: 'x'.repeat(513) }, 'access_token'],
+    ['an unknown field', { secret_key: 'sk_live_x' }, 'secret_key'],
+  ])('%s: 422 naming the field, no provider call, nothing stored', async (_case, change, field) => {
+    const store = await newStore();
+    const account = mercadoPagoAccount();
+    const res = await store.put('/v1/app/payment/provider/mercadopago', { ...body(account), ...change });
+    expect(res.status, res.text).toBe(422);
+    expect(firstError(res)).toMatchObject({ field, code: 'VALIDATION_FAILED' });
+    expect(usersMeCalls(account.access_token)).toBe(0);
+    expect((await store.get('/v1/app/payment/provider')).body).toEqual([]);
+  });
+
+  it('a gateway named twice is kept once', async () => {
+    const store = await newStore();
+    const res = await store.put('/v1/app/payment/provider/mercadopago', { ...body(mercadoPagoAccount()), gateways: ['PIX', 'PIX'] });
+    expect(res.body.gateways).toEqual(['PIX']);
+  });
+
+  it('a body that is not a JSON object: 400, nothing stored', async () => {
+    const store = await newStore();
+    expect((await store.put('/v1/app/payment/provider/mercadopago', undefined, { raw: '{"access_token": ', contentType: 'application/json' })).status).toBe(400);
+    expect((await store.put('/v1/app/payment/provider/mercadopago', ['x'])).status).toBe(400);
+    expect((await store.get('/v1/app/payment/provider')).body).toEqual([]);
+  });
+});
+
+describe('providers not in this build, and unknown ones', () => {
+  it.each(['stripe', 'paypal'])('%s: 422 on provider, "not yet supported", nothing stored', async (provider) => {
+    const store = await newStore();
+    const res = await store.put(`/v1/app/payment/provider/${provider}`, { enabled: true });
+    expect(res.status).toBe(422);
+    expect(firstError(res)).toMatchObject({ field: 'provider', code: 'VALIDATION_FAILED', message: expect.stringMatching(/not yet supported/) });
+    expect((await store.get(`/v1/app/payment/provider/${provider}`)).status).toBe(404);
+  });
+
+  it('an unknown provider is refused in the envelope on every method', async () => {
+    const store = await newStore();
+    for (const res of [
+      await store.put('/v1/app/payment/provider/bitcoin', {}),
+      await store.get('/v1/app/payment/provider/bitcoin'),
+      await store.delete('/v1/app/payment/provider/bitcoin'),
+    ]) {
+      expect([404, 422]).toContain(res.status);
+      expect(firstError(res).message).toBeTruthy();
+    }
+  });
+});
+
+describe('PUT /v1/app/payment/provider/test', () => {
+  it('makes a signing secret and a TEST account on the first PUT and keeps both after', async () => {
+    const store = await newStore();
+    const first = await store.put('/v1/app/payment/provider/test', {});
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toMatchObject({
+      provider: 'test',
+      enabled: true,
+      gateways: ['TEST'],
+      account_id: expect.stringMatching(/^test_[0-9a-f]{16}$/),
+      secrets: { signing_secret: expect.stringMatching(/^\.\.\..{4}$/) },
+      settings: {},
+      notification_url: expect.stringMatching(NOTIFY_URL('test')),
+    });
+    const again = await store.put('/v1/app/payment/provider/test', { enabled: false });
+    expect(again.body).toMatchObject({ enabled: false, account_id: first.body.account_id, secrets: first.body.secrets, notification_url: first.body.notification_url });
+  });
+
+  it('takes only `enabled`: a Mercado Pago field is 422 naming it, nothing stored', async () => {
+    const store = await newStore();
+    const res = await store.put('/v1/app/payment/provider/test', { enabled: true, access_token: 'APP_USR-1234567890' });
+    expect(res.status).toBe(422);
+    expect(firstError(res)).toMatchObject({ field: 'access_token', code: 'VALIDATION_FAILED' });
+    expect((await store.get('/v1/app/payment/provider/test')).status).toBe(404);
+  });
+});
+
+describe('DELETE /v1/app/payment/provider/{provider}', () => {
+  it('204, then 404 to GET and DELETE and gone from the list; a new PUT revives the same notification_url', async () => {
+    const store = await newStore();
+    const made = (await store.put('/v1/app/payment/provider/test', {})).body;
+    await store.put('/v1/app/payment/provider/mercadopago', body(mercadoPagoAccount()));
+    expect((await store.delete('/v1/app/payment/provider/test')).status).toBe(204);
+    expect((await store.get('/v1/app/payment/provider/test')).status).toBe(404);
+    expect((await store.delete('/v1/app/payment/provider/test')).status).toBe(404);
+    expect((await store.get('/v1/app/payment/provider')).body.map((entry: { provider: string }) => entry.provider)).toEqual(['mercadopago']);
+    const revived = await store.put('/v1/app/payment/provider/test', {});
+    expect(revived.body.notification_url).toBe(made.notification_url);
+    expect(revived.body.created_at).not.toBe(made.created_at);
+  });
+});
+
+describe('tenancy', () => {
+  it("another store's account is 404 to GET and DELETE, and absent from the list; its own PUT makes its own account", async () => {
+    const owner = await newStore();
+    const other = await newStore();
+    const made = (await owner.put('/v1/app/payment/provider/mercadopago', body(mercadoPagoAccount()))).body;
+    expect((await other.get('/v1/app/payment/provider/mercadopago')).status).toBe(404);
+    expect((await other.delete('/v1/app/payment/provider/mercadopago')).status).toBe(404);
+    expect((await other.get('/v1/app/payment/provider')).body).toEqual([]);
+    const own = (await other.put('/v1/app/payment/provider/mercadopago', body(mercadoPagoAccount()))).body;
+    expect(own.notification_url).not.toBe(made.notification_url);
+    expect((await owner.get('/v1/app/payment/provider/mercadopago')).body).toEqual(made);
+  });
+});
+
+describe('secrets never in clear', () => {
+  it('not in any answer, any item of the store or the notify key, nor any line the handler logs (also when refused)', async () => {
+    const store = await newStore();
+    const account = mercadoPagoAccount();
+    const refused = { ...body(account), access_token: `APP_USR-refused-${Date.now()}-QQQQ` };
+    const secrets = [account.access_token, account.webhook_secret, refused.access_token];
+
+    const logged: string[] = [];
+    const writeOut = process.stdout.write.bind(process.stdout);
+    const writeErr = process.stderr.write.bind(process.stderr);
+    const originals = { log: console.log, error: console.error, warn: console.warn, info: console.info };
+    const keep = (...args: unknown[]) => void logged.push(args.map(String).join(' '));
+    process.stdout.write = ((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0) as typeof process.stdout.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => logged.push(String(chunk)) > 0) as typeof process.stderr.write;
+    Object.assign(console, { log: keep, error: keep, warn: keep, info: keep });
+    const answers: string[] = [];
+    try {
+      const handler = await loadHandler('payment-provider-put');
+      // Refused, then Mercado Pago down (a 502, whose error the handler logs with its stack), then stored.
+      for (const [json, expected, outage] of [
+        [refused, 422, false],
+        [body(account), 502, true],
+        [body(account), 200, false],
+      ] as const) {
+        if (outage) fake.fail('down');
+        else fake.recover();
+        const event = buildEvent(
+          {
+            method: 'PUT',
+            url: new URL('http://127.0.0.1/v1/app/payment/provider/mercadopago'),
+            headers: { authorization: `Bearer ${store.token}`, 'content-type': 'application/json', host: '127.0.0.1' },
+            body: Buffer.from(JSON.stringify(json)),
+            sourceIp: '127.0.0.1',
+          },
+          routes['payment-provider-put'],
+          { provider: 'mercadopago' },
+        );
+        const result = await handler(event, lambdaContext('payment-provider-put', `secrets-${expected}`));
+        expect(result.statusCode, result.body).toBe(expected);
+        answers.push(result.body ?? '');
+      }
+    } finally {
+      process.stdout.write = writeOut;
+      process.stderr.write = writeErr;
+      Object.assign(console, originals);
+    }
+    answers.push((await store.get('/v1/app/payment/provider')).text, (await store.get('/v1/app/payment/provider/mercadopago')).text);
+    const items = JSON.stringify(await storedItems(store.storeId));
+    const key = JSON.parse(answers[2]!).notification_url.split('/').at(-1);
+    // The key itself is never stored either: only its hash.
+    for (const text of [...answers, items, ...logged]) for (const secret of secrets) expect(text).not.toContain(secret);
+    expect(items).not.toContain(key);
+    expect(items).toContain(hashSecret(key));
+    // The 502's error line was written (and was searched).
+    expect(logged.filter((line) => line.includes('"level":"error"') && line.includes('PUT /v1/app/payment/provider/{provider}'))).toHaveLength(1);
+  });
+});
+
+describe('GET /v1/webstore/gateway', () => {
+  const gateways = (domain: string) => call('GET', '/v1/webstore/gateway', { headers: { 'x-store-domain': domain } });
+
+  it("lists the enabled accounts' gateways in the clients' shape, without a disabled or removed account's", async () => {
+    const store = await newStore();
+    expect((await gateways(store.domain)).body).toEqual([]);
+    await store.put('/v1/app/payment/provider/mercadopago', body(mercadoPagoAccount()));
+    await store.put('/v1/app/payment/provider/test', {});
+    const listed = await gateways(store.domain);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([
+      { gateway: 'PIX', display: 'PIX', name: 'pix', fee: 0, is_percentage_fee: false },
+      { gateway: 'MERCADOPAGO', display: 'Mercado Pago', name: 'mercadopago', fee: 0, is_percentage_fee: false },
+      { gateway: 'TEST', display: 'Test payment', name: 'test', fee: 0, is_percentage_fee: false },
+    ]);
+    await store.put('/v1/app/payment/provider/mercadopago', { ...body(mercadoPagoAccount()), gateways: ['PIX'], enabled: false });
+    await store.delete('/v1/app/payment/provider/test');
+    expect((await gateways(store.domain)).body).toEqual([]);
+    await store.put('/v1/app/payment/provider/mercadopago', { ...body(mercadoPagoAccount()), gateways: ['PIX'] });
+    expect((await gateways(store.domain)).body.map((entry: { gateway: string }) => entry.gateway)).toEqual(['PIX']);
+  });
+
+  it('shows each store its own gateways only; an unknown domain is 404 and no domain 400, in the envelope', async () => {
+    const owner = await newStore();
+    const other = await newStore();
+    await owner.put('/v1/app/payment/provider/test', {});
+    expect((await gateways(other.domain)).body).toEqual([]);
+    const unknown = await gateways(`nope-${Date.now()}.test.localhost`);
+    expect(unknown.status).toBe(404);
+    expect(firstError(unknown).message).toBeTruthy();
+    const none = await call('GET', '/v1/webstore/gateway');
+    expect(none.status).toBeGreaterThanOrEqual(400);
+    expect(none.status).toBeLessThan(500);
+    expect(firstError(none).message).toBeTruthy();
+  });
+
+  it('reads the domain and one Query', async () => {
+    const store = await newStore();
+    expect(dynamoDbCalls(await gateways(store.domain))).toBe(2);
+  });
+});
+
+describe('DynamoDB calls', () => {
+  it('PUT: credential, account read, one transaction (first) or one Put (later); GET, list and DELETE: credential + one call', async () => {
+    const store = await newStore();
+    expect(dynamoDbCalls(await store.put('/v1/app/payment/provider/test', {}))).toBe(3);
+    expect(dynamoDbCalls(await store.put('/v1/app/payment/provider/test', { enabled: false }))).toBe(3);
+    expect(dynamoDbCalls(await store.get('/v1/app/payment/provider/test'))).toBe(2);
+    expect(dynamoDbCalls(await store.get('/v1/app/payment/provider'))).toBe(2);
+    expect(dynamoDbCalls(await store.delete('/v1/app/payment/provider/test'))).toBe(2);
+    // Refused before any table call but the credential's.
+    expect(dynamoDbCalls(await store.put('/v1/app/payment/provider/test', { enabled: 'yes' }))).toBe(1);
+  });
+});
