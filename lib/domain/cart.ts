@@ -40,7 +40,9 @@ export interface CartRequest {
   client_identifier: string | null;
   /** Items the caller's transaction adds beyond the order's own (the checkout's unpaid due-list item). */
   extraWrites: number;
-  /** Problems the caller already found in the request (two values for one field), reported with the others. */
+  /** A storefront buyer's `terms` (null when not sent); undefined for an operator's order, which has no terms to accept. */
+  terms?: boolean | null;
+  /** Problems the caller already found in the request (bounds of the fields), reported with the others. */
   inputProblems: readonly ErrorDetail[];
 }
 
@@ -65,6 +67,8 @@ export interface CartState {
   quoted: CartPrices | null;
   /** Whether an affiliate or a link of the store holds the ref_code asked for (false when none was asked). */
   refCodeKnown: boolean;
+  /** The store's terms a storefront buyer must accept (`terms: true`), or null. */
+  termsUrl: string | null;
 }
 
 /** A limited package's reservation and the limit its conditional write holds it to. */
@@ -136,6 +140,10 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
       : couponNotFound(request.coupon);
     if (refusal) problems.push(...refusal.details);
     else coupon = record!;
+  }
+
+  if (request.terms !== undefined && state.termsUrl !== null && request.terms !== true) {
+    problems.push({ message: `The store's terms (${state.termsUrl}) must be accepted: send terms: true`, code: 'VALIDATION_FAILED', field: 'terms' });
   }
 
   if (request.ref_code !== null && !state.refCodeKnown) {

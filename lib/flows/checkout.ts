@@ -35,6 +35,7 @@ function storefrontCart(body: QuoteBody | CheckoutBody) {
     coupon: body.coupon,
     ref_code: body.ref_code,
     client_identifier: body.client_identifier,
+    terms: body.terms,
     // A quote is judged as the checkout will be, due item included.
     extraWrites: 1,
     inputProblems: given.problems,
@@ -53,6 +54,7 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
     client_identifier: body.client_identifier,
     quoteId: null,
     customerId: null,
+    storefront: true,
   });
   const now = currentTimeMs();
   const { prices } = assessCart({ ...request, client_email: body.client_email }, { ...read, quoted: null }, now);

@@ -201,6 +201,36 @@ describe("a cart line's own fields (section 8)", () => {
   });
 });
 
+describe("the store's terms (terms_url)", () => {
+  it('when set, refuses a quote or checkout without terms: true (422 on terms, nothing placed); when null, terms stays optional', async () => {
+    const { store, pkg } = await pricedStore();
+    const cart = [{ package_id: pkg.id, quantity: 1 }];
+    expect((await web(store).quote({ cart })).status).toBe(200);
+    expect((await web(store).checkout({ cart, ...BUYER })).status).toBe(200);
+    expect((await store.patch('/v1/app/store', { terms_url: 'https://shop.example.com/terms' })).status).toBe(200);
+    for (const terms of [undefined, null, false]) {
+      const quote = await web(store).quote({ cart, terms });
+      expect(quote.status, quote.text).toBe(422);
+      expect(errorsOf(quote)).toEqual(['terms:VALIDATION_FAILED']);
+      const refused = await web(store).checkout({ cart, terms, ...BUYER });
+      expect(errorsOf(refused)).toEqual(['terms:VALIDATION_FAILED']);
+    }
+    expect(await orderCount(store)).toBe(1);
+    expect(await stockOf(store, pkg.id)).toBeNull();
+    expect((await web(store).quote({ cart, terms: 'yes' })).status).toBe(422);
+    const quote = await web(store).quote({ cart, terms: true });
+    expect(quote.status, quote.text).toBe(200);
+    const placed = await web(store).checkout({ cart, terms: true, quote_id: quote.body.quote_id, ...BUYER });
+    expect(placed.status, placed.text).toBe(200);
+    // store domain + variables + promos + BatchGet (packages, quote, the store item for its terms) + order id ADD + TransactWrite:
+    // the same calls as without terms.
+    expect(dynamoDbCalls(placed)).toBe(6);
+    expect(await orderCount(store)).toBe(2);
+    expect((await store.patch('/v1/app/store', { terms_url: null })).status).toBe(200);
+    expect((await web(store).checkout({ cart, ...BUYER })).status).toBe(200);
+  });
+});
+
 describe('POST /v1/webstore/checkout', () => {
   it('places a guest PENDING order with order_id and status, reserving stock and the coupon; costs 7 calls', async () => {
     const { store, pkg } = await pricedStore();

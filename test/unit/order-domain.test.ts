@@ -58,6 +58,7 @@ const state = (catalog: Package[], extra: Partial<CartState> = {}): CartState =>
   held: new Map(),
   quoted: null,
   refCodeKnown: false,
+  termsUrl: null,
   ...extra,
 });
 const fieldsOf = (fn: () => unknown) => {
@@ -132,6 +133,15 @@ describe('the cart rules', () => {
       'packages.0.package_id:VALIDATION_FAILED', 'packages.1.package_id:PACKAGE_DISABLED', 'packages.2.quantity:OUT_OF_STOCK',
       'packages.3.quantity:LIMIT_REACHED', 'fields.nope:VALIDATION_FAILED', 'coupon:COUPON_NOT_FOUND',
     ]);
+  });
+
+  it("requires terms: true of a storefront cart when the store has terms, and nothing of an operator's order", () => {
+    const withTerms = state([pkg(1, 5)], { termsUrl: 'https://shop.example.com/terms' });
+    const line = [{ package_id: 1, quantity: 1 }];
+    for (const terms of [null, false]) expect(fieldsOf(() => assessCart(request(line, { terms }), withTerms, NOW))).toEqual(['terms:VALIDATION_FAILED']);
+    expect(() => assessCart(request(line, { terms: true }), withTerms, NOW)).not.toThrow();
+    expect(() => assessCart(request(line), withTerms, NOW)).not.toThrow();
+    expect(() => assessCart(request(line, { terms: null }), state([pkg(1, 5)]), NOW)).not.toThrow();
   });
 
   it('checks limits only when the customer is known', () => {
