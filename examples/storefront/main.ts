@@ -160,7 +160,8 @@ const labelled = (text: string, input: HTMLElement) => h('label', { className: '
 
 function errorBox(error: unknown): HTMLElement {
   const problems = error instanceof ApiError ? error.problems : [{ message: String(error) }];
-  return h('ul', { className: 'error', role: 'alert' }, ...problems.map((problem) => h('li', {}, problem.message, problem.field && h('code', {}, ` ${problem.field}`))));
+  // The alert role on a wrapper: on the list itself it would hide the list's items from assistive technology.
+  return h('div', { className: 'error', role: 'alert' }, h('ul', {}, ...problems.map((problem) => h('li', {}, problem.message, problem.field && h('code', {}, ` ${problem.field}`)))));
 }
 
 /** Runs an action from a button: shows its error under the button's form, and never twice at once. */
@@ -255,11 +256,21 @@ function optionInputs(item: Package, idPrefix: string) {
   ];
 }
 
+/** Text on a colour the store chose: dark on light colours, white on dark ones, so it stays readable (WCAG AA). */
+function textOn(color: string): string {
+  if (!/^#[0-9a-f]{6}$/i.test(color)) return '#ffffff';
+  const [r, g, b] = [1, 3, 5].map((index) => Number.parseInt(color.slice(index, index + 2), 16) / 255);
+  const linear = (channel: number) => (channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4);
+  const luminance = 0.2126 * linear(r!) + 0.7152 * linear(g!) + 0.0722 * linear(b!);
+  // Where white and #111827 give the same contrast: above it, dark text contrasts more.
+  return luminance > 0.18 ? '#111827' : '#ffffff';
+}
+
 const tagsOf = (item: Package) =>
-  h('p', { className: 'tags' }, ...item.tags.map((tag) => Object.assign(h('span', { className: 'tag' }, tag.name), { style: `background:${tag.color}` })));
+  h('p', { className: 'tags' }, ...item.tags.map((tag) => Object.assign(h('span', { className: 'tag' }, tag.name), { style: `background:${tag.color};color:${textOn(tag.color)}` })));
 
 function packageCard(item: Package): HTMLElement {
-  const details = h('button', { className: 'link' }, 'Details');
+  const details = h('button', { className: 'link details' }, 'Details');
   details.onclick = () => openPackage(item);
   return h(
     'article',
@@ -326,10 +337,7 @@ async function loadPackages() {
 /** The store's look: its colour (text on it stays readable), logo and banner. */
 function applyTheme(theme: Store['theme']) {
   document.documentElement.style.setProperty('--accent', theme.primary_color);
-  const [r, g, b] = [1, 3, 5].map((index) => Number.parseInt(theme.primary_color.slice(index, index + 2), 16) / 255);
-  const light = (channel: number) => (channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4);
-  const luminance = 0.2126 * light(r!) + 0.7152 * light(g!) + 0.0722 * light(b!);
-  document.documentElement.style.setProperty('--on-accent', luminance > 0.18 ? '#111827' : '#ffffff');
+  document.documentElement.style.setProperty('--on-accent', textOn(theme.primary_color));
   const logo = section('store-logo') as HTMLImageElement;
   logo.hidden = theme.logo === null;
   if (theme.logo) logo.src = theme.logo;
