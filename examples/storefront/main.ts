@@ -437,6 +437,7 @@ function addToCart(item: Package, quantity: number, fields: Record<string, strin
   if (line) Object.assign(line, { quantity: line.quantity + quantity, fields });
   else cart.push({ package_id: item.id, name: item.name, quantity, fields });
   renderBasketCount();
+  fill('affiliate');
   void refreshQuote();
 }
 
@@ -606,7 +607,7 @@ function renderAccount() {
     renderAccount();
     // The whole page switches to the buyer at once; the quote and the orders follow when they come.
     renderCheckout();
-    await Promise.all([refreshQuote(), loadOrders()]);
+    await Promise.all([refreshQuote(), loadOrders(), renderAffiliate()]);
   });
   fill('account',
     h('h2', {}, 'Log in'),
@@ -765,6 +766,94 @@ function renderOrders() {
   );
 }
 
+// ---- Affiliate panel --------------------------------------------------------------------------
+
+interface AffiliateLink {
+  id: number;
+  name: string;
+  ref_code: string;
+  url: string;
+  sales: number;
+  revenue: number;
+  d7_visits: number;
+}
+interface AffiliatePanel {
+  status: string;
+  ref_code: string;
+  percent_commission: number;
+  balance: number;
+  min_withdraw: number | null;
+  stats: { total_sales: number; total_amount: number; d7_visits: number };
+  links: AffiliateLink[];
+}
+interface AffiliateTransaction {
+  id: number;
+  operation: string;
+  amount: number;
+  created_at: string;
+}
+const OPERATION: Record<string, string> = {
+  COMMISSION: 'Commission',
+  COMMISSION_REVERSED: 'Commission reversed',
+  WITHDRAW_PENDING: 'Withdrawal requested',
+  WITHDRAW_PAID: 'Withdrawal paid',
+  WITHDRAW_REJECTED: 'Withdrawal rejected',
+};
+
+/** A logged-in buyer's affiliate program: join with a code, then links with their URLs and stats, the statement, a withdrawal. */
+async function renderAffiliate() {
+  if (!customer) return fill('affiliate');
+  const errors = h('div');
+  let panel: AffiliatePanel;
+  try {
+    panel = await webstore<AffiliatePanel>('GET', '/affiliate/me', { auth: true });
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) return fill('affiliate', h('h2', {}, 'Affiliate program'), errorBox(error));
+    const code = h('input', { name: 'affiliate_code', id: 'affiliate-code' });
+    const join = h('button', {}, 'Join');
+    action(join, errors, async () => {
+      await webstore('POST', '/affiliate/join', { auth: true, body: { ref_code: code.value.trim() } });
+      await renderAffiliate();
+    });
+    return fill('affiliate', h('h2', {}, 'Affiliate program'), h('p', { className: 'muted' }, 'Earn a commission on every order placed through your links.'), h('div', { className: 'row' }, labelled('Your code', code), join), errors);
+  }
+  const statement = (await webstore<{ data: AffiliateTransaction[] }>('GET', '/affiliate/transactions', { auth: true })).data;
+  const linkName = h('input', { name: 'link_name', id: 'link-name' });
+  const linkCode = h('input', { name: 'link_code', id: 'link-code' });
+  const addLink = h('button', {}, 'Add link');
+  action(addLink, errors, async () => {
+    await webstore('POST', '/affiliate/link', { auth: true, body: { name: linkName.value.trim(), ref_code: linkCode.value.trim() } });
+    await renderAffiliate();
+  });
+  const amount = h('input', { type: 'number', min: '0.01', step: '0.01', name: 'withdraw_amount', id: 'withdraw-amount' });
+  const withdraw = h('button', {}, 'Request withdrawal');
+  action(withdraw, errors, async () => {
+    await webstore('POST', '/affiliate/withdraw', { auth: true, body: { amount: Number(amount.value) } });
+    await renderAffiliate();
+  });
+  fill(
+    'affiliate',
+    h('h2', {}, 'Affiliate program'),
+    h('p', {}, `Your code ${panel.ref_code} · ${panel.percent_commission}% commission · balance ${money(panel.balance)}`, panel.status === 'blocked' && ' · blocked by the store'),
+    h('p', { className: 'muted' }, `${panel.stats.total_sales} sales (${money(panel.stats.total_amount)}), ${panel.stats.d7_visits} visits in the last 7 days`),
+    h(
+      'table',
+      { className: 'links' },
+      h('tr', {}, h('th', {}, 'Link'), h('th', {}, 'URL'), h('th', {}, 'Sales'), h('th', {}, 'Revenue'), h('th', {}, 'Visits (7 days)')),
+      ...panel.links.map((link) =>
+        h('tr', {}, h('td', {}, link.name), h('td', {}, h('code', {}, link.url)), h('td', {}, link.sales), h('td', {}, money(link.revenue)), h('td', {}, link.d7_visits)),
+      ),
+    ),
+    h('div', { className: 'row' }, labelled('Link name', linkName), labelled('Link code', linkCode), addLink),
+    h('h3', {}, 'Statement'),
+    statement.length === 0
+      ? h('p', { className: 'muted' }, 'Nothing yet.')
+      : h('ul', { className: 'statement' }, ...statement.map((entry) => h('li', {}, `${new Date(entry.created_at).toLocaleDateString()} · ${OPERATION[entry.operation] ?? entry.operation} · ${money(entry.amount)}`))),
+    h('div', { className: 'row' }, labelled(`Withdraw${panel.min_withdraw ? ` (at least ${money(panel.min_withdraw)})` : ''}`, amount), withdraw),
+    errors,
+  );
+}
+
 // ---- Verify my account: the handoff ------------------------------------------------------------
 
 /**
@@ -835,4 +924,4 @@ renderAccount();
 renderCart();
 renderCheckout();
 await recordReferral();
-await Promise.all([loadStore(), loadOrders()]);
+await Promise.all([loadStore(), loadOrders(), renderAffiliate()]);

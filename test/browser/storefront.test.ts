@@ -210,6 +210,24 @@ describe('the storefront journey', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('lets a logged-in buyer join the affiliate program, then shows the main code and links with their URLs and stats; a new link joins them', async () => {
+    const panel = page.locator('#affiliate');
+    await expect.poll(() => panel.getByRole('button', { name: 'Join' }).count()).toBe(1);
+    await step('10a-affiliate-join');
+    await panel.getByLabel('Your code').fill('alex_ex');
+    await panel.getByRole('button', { name: 'Join' }).click();
+    await expect.poll(() => panel.textContent()).toContain('Your code alex_ex');
+    // The main code is the first link: its URL and its stats.
+    expect(await panel.locator('table.links tr').nth(1).textContent()).toContain('alex_ex');
+    await panel.getByLabel('Link name').fill('Stream');
+    await panel.getByLabel('Link code').fill('alex_stream');
+    await panel.getByRole('button', { name: 'Add link' }).click();
+    const row = panel.locator('table.links tr', { hasText: 'Stream' });
+    await expect.poll(() => row.textContent()).toContain('alex_stream');
+    expect(await row.locator('code').textContent()).toMatch(/^https?:\/\/\S+alex_stream/);
+    await step('10b-affiliate');
+  });
+
   it('logs out and forgets everything of the last buyer', async () => {
     await card('VIP rank').getByRole('button', { name: 'Add to cart' }).click();
     await page.getByLabel('Name').fill('Alex Last');
