@@ -438,6 +438,8 @@ function addToCart(item: Package, quantity: number, fields: Record<string, strin
   else cart.push({ package_id: item.id, name: item.name, quantity, fields });
   renderBasketCount();
   fill('affiliate');
+  // The options chosen on the cards go too: the catalog is drawn afresh.
+  if (store) void loadPackages();
   void refreshQuote();
 }
 

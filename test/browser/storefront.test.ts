@@ -239,6 +239,8 @@ describe('the storefront journey', () => {
     expect(await page.getByLabel('Name').inputValue()).toBe('');
     expect(await page.getByLabel('In-game nick').inputValue()).toBe('');
     expect(await page.locator('#basket-count').textContent()).toBe('0');
+    // The option the last buyer chose on a card is gone too (the screenshot showed it kept).
+    await expect.poll(() => card('VIP rank').getByLabel('Game server').inputValue()).toBe('');
     expect(await page.locator('body').textContent()).not.toContain('alex');
     await step('11-logged-out');
   });
