@@ -3,8 +3,9 @@
  * store's domain (http://demo.localhost:3000 on the local stack); it calls the API on another
  * origin, which CORS allows for the store's own domain (extensions section 8).
  *
- * Read top to bottom: the API helpers, the catalog, the cart and its live quote, login,
- * checkout, my orders, and "verify my account" (the handoff to the store owner's backend).
+ * Read top to bottom: the API helpers, the catalog (categories, a package view), the cart and its
+ * live quote, login, checkout, my orders, and "verify my account" (the handoff to the store
+ * owner's backend). Plain DOM, no framework: the page's whole code is this file.
  */
 
 const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)!.content;
@@ -14,6 +15,10 @@ const OWNER_BACKEND_URL = meta('owner-backend-url');
 const STORE_DOMAIN = location.hostname;
 /** sessionStorage, not localStorage: the buyer token dies with the tab and is never in the page's code. */
 const TOKEN_KEY = 'buyer_token';
+/** The affiliate code the buyer came in with (`?ref=`): kept for the tab, sent with the quote and the checkout. */
+const REF_KEY = 'ref_code';
+/** localStorage: a visit is counted once per visitor and code, across tabs. */
+const VISITED_KEY = (code: string) => `visited:${code.toLowerCase()}`;
 
 // ---- API helpers ---------------------------------------------------------------------------
 
@@ -39,7 +44,7 @@ async function call<T>(url: string, init: RequestInit = {}): Promise<T> {
     response = await fetch(url, init);
   } catch {
     // fetch tells a page nothing more: a refused CORS preflight and a dead server look the same.
-    throw new ApiError(0, [{ message: `Could not reach ${new URL(url).origin} (server down, or the call was refused by CORS)` }]);
+    throw new ApiError(0, [{ message: `Could not reach ${new URL(url).origin} (server down, or the call was refused by CORS)`, code: (await reachable(url)) ? 'REFUSED_BY_CORS' : 'UNREACHABLE' }]);
   }
   const text = await response.text();
   let body: unknown;
@@ -50,6 +55,20 @@ async function call<T>(url: string, init: RequestInit = {}): Promise<T> {
   }
   if (response.ok) return body as T;
   throw new ApiError(response.status, problemsOf(response, body));
+}
+
+/**
+ * Whether the server answers at all: a `no-cors` request resolves (opaquely) whenever it does. The
+ * API allows the page's calls from every store's own domain, so a server that answers but refused
+ * them means this domain is no store's.
+ */
+async function reachable(url: string): Promise<boolean> {
+  try {
+    await fetch(new URL(url).origin, { mode: 'no-cors' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The envelope `{errors: [...]}` of every route; the handoff route answers `{error: CODE}`. */
@@ -115,11 +134,34 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEle
 
 const section = (id: string) => document.getElementById(id)!;
 const fill = (id: string, ...children: Child[]) => section(id).replaceChildren(...nodes(children));
-const money = (amount: number) => `$${amount.toFixed(2)}`;
+/** Prices in the store's currency, written the buyer's way (their browser's locale). Set by loadStore. */
+let currencyFormat = new Intl.NumberFormat(navigator.language, { style: 'currency', currency: 'BRL' });
+const money = (amount: number) => currencyFormat.format(amount);
+
+/** Statuses in words, for buyers (the API's enum words are for programs). */
+const ORDER_STATUS: Record<string, string> = {
+  PENDING: 'Awaiting payment',
+  APPROVED: 'Paid',
+  CANCELED: 'Canceled',
+  REFUNDED: 'Refunded',
+  CHARGEBACK: 'Charged back',
+};
+const DELIVERY_STATUS: Record<string, string> = {
+  PENDING: 'Waiting to be delivered',
+  DONE: 'Delivered',
+  FAILED: 'Failed, will be retried',
+  DEAD: 'Could not be delivered: contact the store',
+  CANCELED: 'Canceled',
+};
+const words = (table: Record<string, string>, status: string) => table[status] ?? status;
+
+/** An input with a visible label (its accessible name), made once per field. */
+const labelled = (text: string, input: HTMLElement) => h('label', { className: 'field' }, h('span', {}, text), input);
 
 function errorBox(error: unknown): HTMLElement {
   const problems = error instanceof ApiError ? error.problems : [{ message: String(error) }];
-  return h('ul', { className: 'error', role: 'alert' }, ...problems.map((problem) => h('li', {}, problem.message, problem.field && h('code', {}, ` ${problem.field}`))));
+  // The alert role on a wrapper: on the list itself it would hide the list's items from assistive technology.
+  return h('div', { className: 'error', role: 'alert' }, h('ul', {}, ...problems.map((problem) => h('li', {}, problem.message, problem.field && h('code', {}, ` ${problem.field}`)))));
 }
 
 /** Runs an action from a button: shows its error under the button's form, and never twice at once. */
@@ -175,52 +217,184 @@ function fieldInput(field: Field): HTMLSelectElement | HTMLInputElement {
   return h('input', { name: field.name, required: field.required, type: field.type === 'NUMBER' ? 'number' : 'text' });
 }
 
-function packageCard(item: Package): HTMLElement {
+interface Category {
+  id: number;
+  name: string;
+  packages_count: number;
+}
+interface Store {
+  name: string;
+  currency: string;
+  theme: { primary_color: string; logo: string | null; banner: string | null };
+  terms_url: string | null;
+}
+
+let store: Store | null = null;
+let categories: Category[] = [];
+/** null: every category. */
+let shownCategory: number | null = null;
+let catalog: Package[] = [];
+
+const stockText = (item: Package) => (item.stock.quantity === null ? 'In stock' : item.stock.available ? `${item.stock.quantity} left` : 'Sold out');
+
+/** The options chosen on a card or in the package view go with this package's line only (its own `fields`). */
+function optionInputs(item: Package, idPrefix: string) {
   const inputs = item.fields.map(fieldInput);
-  const quantity = h('input', { type: 'number', min: '1', value: '1', className: 'quantity', ariaLabel: 'Quantity' });
+  const quantity = h('input', { type: 'number', min: '1', value: '1', className: 'quantity', name: 'quantity' });
   const add = h('button', { disabled: !item.stock.available }, item.stock.available ? 'Add to cart' : 'Sold out');
   add.onclick = () => {
     const fields = Object.fromEntries(inputs.filter((input) => input.value !== '').map((input) => [input.name, input.value]));
     addToCart(item, Math.max(1, Number(quantity.value) || 1), fields);
     // The card is ready for the next add; the cart holds what was added.
     quantity.value = '1';
+    document.querySelector<HTMLDialogElement>('dialog.package-view')?.close();
   };
-  const stock = item.stock.quantity === null ? 'In stock' : item.stock.available ? `${item.stock.quantity} left` : 'Sold out';
+  inputs.forEach((input, index) => (input.id = `${idPrefix}-${item.id}-${index}`));
+  return [
+    ...item.fields.map((field, index) => labelled(`${field.description || field.name}${field.required ? ' (required)' : ''}`, inputs[index]!)),
+    h('div', { className: 'row' }, labelled('Quantity', quantity), add),
+  ];
+}
+
+/** Text on a colour the store chose: dark on light colours, white on dark ones, so it stays readable (WCAG AA). */
+function textOn(color: string): string {
+  if (!/^#[0-9a-f]{6}$/i.test(color)) return '#ffffff';
+  const [r, g, b] = [1, 3, 5].map((index) => Number.parseInt(color.slice(index, index + 2), 16) / 255);
+  const linear = (channel: number) => (channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4);
+  const luminance = 0.2126 * linear(r!) + 0.7152 * linear(g!) + 0.0722 * linear(b!);
+  // Where white and #111827 give the same contrast: above it, dark text contrasts more.
+  return luminance > 0.18 ? '#111827' : '#ffffff';
+}
+
+const tagsOf = (item: Package) =>
+  h('p', { className: 'tags' }, ...item.tags.map((tag) => Object.assign(h('span', { className: 'tag' }, tag.name), { style: `background:${tag.color};color:${textOn(tag.color)}` })));
+
+function packageCard(item: Package): HTMLElement {
+  const details = h('button', { className: 'link details' }, 'Details');
+  details.onclick = () => openPackage(item);
   return h(
     'article',
     { className: 'package' },
-    item.image ? h('img', { src: item.image, alt: item.name }) : h('div', { className: 'no-image' }),
+    // Width and height reserve the image's box: nothing moves when it loads.
+    item.image ? h('img', { src: item.image, alt: '', width: 220, height: 220, loading: 'lazy' }) : h('div', { className: 'no-image' }),
     h('h3', {}, item.name),
-    h('p', { className: 'tags' }, ...item.tags.map((tag) => Object.assign(h('span', { className: 'tag' }, tag.name), { style: `background:${tag.color}` }))),
-    h('p', {}, item.description),
-    h('p', { className: 'price' }, money(item.price), h('span', { className: 'stock' }, stock)),
-    ...item.fields.map((field, index) => h('label', {}, field.description || field.name, inputs[index]!)),
-    h('div', { className: 'row' }, quantity, add),
+    tagsOf(item),
+    h('p', { className: 'price' }, money(item.price), h('span', { className: 'stock' }, stockText(item))),
+    details,
+    ...optionInputs(item, 'card'),
   );
+}
+
+/** The package view: its description, image, options, stock and tags, in a modal dialog (Escape closes it). */
+function openPackage(item: Package) {
+  document.querySelector('dialog.package-view')?.remove();
+  const close = h('button', { className: 'link close', ariaLabel: 'Close' }, '✕');
+  const dialog = h(
+    'dialog',
+    { className: 'package-view' },
+    h('div', { className: 'row' }, h('h2', {}, item.name), close),
+    item.image && h('img', { src: item.image, alt: item.name, width: 320, height: 320 }),
+    tagsOf(item),
+    h('p', { className: 'description' }, item.description || 'No description.'),
+    h('p', { className: 'price' }, money(item.price), h('span', { className: 'stock' }, stockText(item))),
+    ...optionInputs(item, 'view'),
+  );
+  dialog.setAttribute('aria-label', item.name);
+  close.onclick = () => dialog.close();
+  dialog.addEventListener('close', () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
 }
 
 function rewardText(tier: { reward_type: string; reward_value: number }): string {
   return tier.reward_type === 'PERCENTAGE' ? `${tier.reward_value}% off` : tier.reward_type === 'VALUE' ? `${money(tier.reward_value)} off` : 'free';
 }
 
+function renderCategories() {
+  const tab = (label: string, id: number | null, count?: number) => {
+    const button = h('button', { className: shownCategory === id ? 'tab current' : 'tab' }, label, count !== undefined && h('small', {}, ` ${count}`));
+    button.setAttribute('aria-pressed', String(shownCategory === id));
+    button.onclick = () => {
+      shownCategory = id;
+      renderCategories();
+      void loadPackages();
+    };
+    return h('li', {}, button);
+  };
+  fill('categories', categories.length > 0 && h('ul', {}, tab('All', null), ...categories.map((category) => tab(category.name, category.id, category.packages_count))));
+}
+
+async function loadPackages() {
+  const query = shownCategory === null ? '' : `&category_id=${shownCategory}`;
+  try {
+    catalog = (await webstore<{ data: Package[] }>('GET', `/package?limit=100${query}`)).data;
+    fill('catalog', ...(catalog.length === 0 ? [h('p', { className: 'empty' }, 'This store has nothing for sale yet. Come back soon!')] : catalog.map(packageCard)));
+  } catch (error) {
+    fill('catalog', errorBox(error));
+  }
+}
+
+/** The store's look: its colour (text on it stays readable), logo and banner. */
+function applyTheme(theme: Store['theme']) {
+  document.documentElement.style.setProperty('--accent', theme.primary_color);
+  document.documentElement.style.setProperty('--on-accent', textOn(theme.primary_color));
+  const logo = section('store-logo') as HTMLImageElement;
+  logo.hidden = theme.logo === null;
+  if (theme.logo) logo.src = theme.logo;
+  const banner = section('store-banner');
+  banner.hidden = theme.banner === null;
+  if (theme.banner) banner.style.backgroundImage = `url("${encodeURI(theme.banner)}")`;
+}
+
+/** An unknown domain: the whole page says so, nothing else is offered. */
+function storeMissing() {
+  document.title = 'Store not found';
+  document.body.replaceChildren(
+    h('main', { className: 'missing' }, h('h1', {}, 'This store does not exist'), h('p', {}, `No store is set up at ${STORE_DOMAIN}. Check the address, or ask the store owner for the right link.`)),
+  );
+}
+
 async function loadStore() {
   try {
     // Page mode lists: limit up to 1,000 covers a demo catalog in one call.
-    const [store, packages, promoPage] = await Promise.all([
-      webstore<{ store: { name: string } }>('GET', ''),
-      webstore<{ data: Package[] }>('GET', '/package?limit=100'),
+    const [answer, categoryPage, promoPage] = await Promise.all([
+      webstore<{ store: Store }>('GET', ''),
+      webstore<{ data: Category[] }>('GET', '/category?limit=100'),
       webstore<{ data: Promo[] }>('GET', '/promo?limit=100'),
     ]);
-    document.title = store.store.name;
-    section('store-name').textContent = store.store.name;
+    store = answer.store;
+    currencyFormat = new Intl.NumberFormat(navigator.language, { style: 'currency', currency: store.currency });
+    applyTheme(store.theme);
+    document.title = store.name;
+    section('store-name').textContent = store.name;
+    categories = categoryPage.data;
     promos = promoPage.data;
     fill('promos',
       ...promos.map((promo) => h('p', { className: 'promo' }, `${promo.name}: `, promo.tiers.map((tier) => `${promo.condition_mode === 'QUANTITY' ? `${tier.min_amount}+ items` : `${money(tier.min_amount)}+`} ${rewardText(tier)}`).join(', '))),
     );
-    fill('catalog', ...packages.data.map(packageCard));
+    renderCategories();
+    await loadPackages();
+    renderCart();
+    renderCheckout();
   } catch (error) {
+    if (error instanceof ApiError && (error.status === 404 || error.problems[0]?.code === 'REFUSED_BY_CORS')) return storeMissing();
     section('store-error').hidden = false;
     section('store-error').replaceChildren(errorBox(error));
+  }
+}
+
+/** `?ref=<code>`: the visit is counted once per visitor, and the code rides with the quote and the checkout. */
+async function recordReferral() {
+  const code = new URLSearchParams(location.search).get('ref')?.trim();
+  if (!code) return;
+  sessionStorage.setItem(REF_KEY, code);
+  if (localStorage.getItem(VISITED_KEY(code))) return;
+  try {
+    await webstore('POST', '/affiliate/visit', { body: { ref_code: code } });
+    localStorage.setItem(VISITED_KEY(code), '1');
+  } catch {
+    // An unknown code credits nobody: it is not sent with the cart either.
+    sessionStorage.removeItem(REF_KEY);
   }
 }
 
@@ -247,7 +421,10 @@ let cart: CartLine[] = [];
 let coupon = '';
 let quote: Quote | null = null;
 /** Made once, so a code being typed survives the cart's re-render when a quote comes back. */
-const couponInput = h('input', { placeholder: 'Coupon', ariaLabel: 'Coupon' });
+const couponInput = h('input', { id: 'coupon', name: 'coupon' });
+/** Shown only when the store has terms; both the quote and the checkout need it checked then. */
+const termsBox = h('input', { type: 'checkbox', name: 'terms', id: 'terms' });
+termsBox.onchange = () => void refreshQuote();
 let quoteError: unknown = null;
 /** Why the last coupon applied was refused; the cart is priced without it. */
 let couponError: unknown = null;
@@ -259,13 +436,32 @@ function addToCart(item: Package, quantity: number, fields: Record<string, strin
   const line = cart.find((candidate) => candidate.package_id === item.id);
   if (line) Object.assign(line, { quantity: line.quantity + quantity, fields });
   else cart.push({ package_id: item.id, name: item.name, quantity, fields });
+  renderBasketCount();
+  fill('affiliate');
+  // The options chosen on the cards go too: the catalog is drawn afresh.
+  if (store) void loadPackages();
   void refreshQuote();
 }
 
+/** Each line carries its own options (`fields`): they price and deliver that package alone. */
 const cartBody = () => ({
   cart: cart.map(({ package_id, quantity, fields }) => ({ package_id, quantity, fields })),
   ...(coupon ? { coupon } : {}),
+  ...(sessionStorage.getItem(REF_KEY) ? { ref_code: sessionStorage.getItem(REF_KEY) } : {}),
+  ...(store?.terms_url ? { terms: termsBox.checked } : {}),
 });
+
+function renderBasketCount() {
+  const count = cart.reduce((sum, line) => sum + line.quantity, 0);
+  section('basket-count').textContent = String(count);
+  section('basket-toggle').setAttribute('aria-label', `Basket, ${count} item${count === 1 ? '' : 's'}`);
+}
+
+/** The option's name (as the buyer chose it) for a value of a line's fields. */
+function optionText(packageId: number, name: string, value: string): string {
+  const field = catalog.find((item) => item.id === packageId)?.fields.find((candidate) => candidate.name.toLowerCase() === name.toLowerCase());
+  return `${field?.description || name}: ${field?.options.find((option) => option.value === value)?.name ?? value}`;
+}
 
 /** The total a buyer sees is always the API's: prices, promos and the coupon are never computed here. */
 async function refreshQuote(refusedCoupon: unknown = null) {
@@ -305,6 +501,7 @@ function renderCart() {
     const remove = h('button', { className: 'link', ariaLabel: `Remove ${line.name}` }, '✕');
     remove.onclick = () => {
       cart.splice(index, 1);
+      renderBasketCount();
       void refreshQuote();
     };
     const promoName = promos.find((promo) => promo.id === priced?.promo_id)?.name ?? 'Promo';
@@ -312,7 +509,7 @@ function renderCart() {
       'li',
       {},
       h('div', { className: 'row' }, h('span', {}, `${line.quantity} × ${line.name}`), priced && h('strong', {}, money(priced.total)), remove),
-      Object.keys(line.fields).length > 0 && h('small', {}, Object.entries(line.fields).map(([name, value]) => `${name}: ${value}`).join(', ')),
+      Object.keys(line.fields).length > 0 && h('small', { className: 'options' }, Object.entries(line.fields).map(([name, value]) => optionText(line.package_id, name, value)).join(', ')),
       priced && priced.options_price > 0 && h('small', {}, `options +${money(priced.options_price)} each`),
       priced && priced.promo_discount > 0 && h('small', { className: 'discount' }, `${promoName} −${money(priced.promo_discount)}`),
       priced && priced.coupon_discount > 0 && h('small', { className: 'discount' }, `Coupon −${money(priced.coupon_discount)}`),
@@ -323,10 +520,14 @@ function renderCart() {
     coupon = couponInput.value.trim();
     void refreshQuote();
   };
+  const termsOnly = quoteError instanceof ApiError && quoteError.problems.every((problem) => problem.field === 'terms');
   fill('cart',
     h('h2', {}, 'Cart'),
     cart.length === 0 ? h('p', { className: 'muted' }, 'Your cart is empty.') : h('ul', { className: 'lines' }, ...lines),
-    h('div', { className: 'row' }, couponInput, apply),
+    h('div', { className: 'row' }, labelled('Coupon', couponInput), apply),
+    store?.terms_url &&
+      h('p', { className: 'check' }, termsBox, h('label', { htmlFor: 'terms' }, 'I accept the ', h('a', { href: store.terms_url, target: '_blank', rel: 'noopener' }, 'terms of sale'), ' (required)')),
+    termsOnly && cart.length > 0 && h('p', { className: 'hint' }, 'Accept the terms of sale to see your total and order.'),
     couponError !== null && errorBox(couponError),
     quote && h(
       'dl',
@@ -337,7 +538,7 @@ function renderCart() {
       h('dt', {}, 'Total'), h('dd', { className: 'total' }, money(quote.total)),
     ),
     ...(quote?.next_tiers ?? []).map((tier) => h('p', { className: 'hint' }, nextTierHint(tier))),
-    quoteError !== null && errorBox(quoteError),
+    quoteError !== null && !termsOnly && errorBox(quoteError),
   );
 }
 
@@ -349,9 +550,20 @@ interface Customer {
 }
 let customer: Customer | null = null;
 
+/** Logging out forgets everything of the last buyer on this tab: on a shared computer the next one sees none of it. */
 function signedOut() {
   sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(REF_KEY);
   customer = null;
+  placed = null;
+  cart = [];
+  coupon = '';
+  couponInput.value = '';
+  termsBox.checked = false;
+  for (const input of [checkoutForm.name, checkoutForm.nick, checkoutForm.email]) input.value = '';
+  checkoutForm.errors.replaceChildren();
+  renderBasketCount();
+  void refreshQuote();
   // The next buyer on this tab never sees the last one's orders, not even for a moment.
   orders = [];
   opened = null;
@@ -382,8 +594,8 @@ function renderAccount() {
     );
     return;
   }
-  const email = h('input', { type: 'email', placeholder: 'you@example.com', ariaLabel: 'E-mail', name: 'email' });
-  const code = h('input', { inputMode: 'numeric', placeholder: '6-digit code', ariaLabel: 'Code', name: 'code', maxLength: 6 });
+  const email = h('input', { type: 'email', placeholder: 'you@example.com', name: 'email', autocomplete: 'email' });
+  const code = h('input', { inputMode: 'numeric', placeholder: '6-digit code', name: 'code', maxLength: 6, autocomplete: 'one-time-code' });
   const send = h('button', {}, 'Send code');
   const verify = h('button', {}, 'Log in');
   action(send, slot, async () => {
@@ -397,13 +609,13 @@ function renderAccount() {
     renderAccount();
     // The whole page switches to the buyer at once; the quote and the orders follow when they come.
     renderCheckout();
-    await Promise.all([refreshQuote(), loadOrders()]);
+    await Promise.all([refreshQuote(), loadOrders(), renderAffiliate()]);
   });
   fill('account',
     h('h2', {}, 'Log in'),
     h('p', { className: 'muted' }, 'We e-mail you a code. On the local stack, the code is in .local/outbox.jsonl.'),
-    h('div', { className: 'row' }, email, send),
-    h('div', { className: 'row' }, code, verify),
+    h('div', { className: 'row' }, labelled('E-mail', email), send),
+    h('div', { className: 'row' }, labelled('Code', code), verify),
     slot,
   );
 }
@@ -414,39 +626,39 @@ let placed: { order_id: string; status: string; total: number } | null = null;
 
 /** Made once: the form is re-rendered whenever the quote changes, and must keep what the buyer typed. */
 const checkoutForm = {
-  name: h('input', { placeholder: 'Your name', ariaLabel: 'Name', name: 'client_name' }),
-  nick: h('input', { placeholder: 'In-game nick', ariaLabel: 'In-game nick', name: 'client_identifier' }),
+  name: h('input', { name: 'client_name', autocomplete: 'name' }),
+  nick: h('input', { name: 'client_identifier' }),
   // A guest checks out with an e-mail; a logged-in buyer's order takes the e-mail of the token.
-  email: h('input', { type: 'email', placeholder: 'E-mail', ariaLabel: 'E-mail', name: 'client_email' }),
-  terms: h('input', { type: 'checkbox', name: 'terms' }),
+  email: h('input', { type: 'email', name: 'client_email', autocomplete: 'email' }),
   errors: h('div'),
 };
 
 function renderCheckout() {
-  const { name, nick, email, terms, errors } = checkoutForm;
+  const { name, nick, email, errors } = checkoutForm;
   if (customer && !name.value) name.value = customer.name;
   const buy = h('button', { disabled: quote === null }, quote ? `Place order (${money(quote.total)})` : 'Place order');
   action(buy, errors, async () => {
     // The quote_id keeps the prices the buyer saw, as long as the cart is the quoted one.
     const order = await webstore<{ order_id: string; status: string; total: number }>('POST', '/checkout', {
       auth: true,
-      body: { ...cartBody(), quote_id: quote?.quote_id, client_name: name.value, client_identifier: nick.value, ...(customer ? {} : { client_email: email.value }), terms: terms.checked },
+      body: { ...cartBody(), quote_id: quote?.quote_id, client_name: name.value, client_identifier: nick.value, ...(customer ? {} : { client_email: email.value }) },
     });
     placed = order;
     // The coupon was used by this order; the next cart starts without it.
     cart = [];
     coupon = '';
     couponInput.value = '';
+    termsBox.checked = false;
+    renderBasketCount();
     await Promise.all([refreshQuote(), loadOrders()]);
   });
   fill(
     'checkout',
     h('h2', {}, 'Checkout'),
-    placed && h('p', { className: 'success' }, `Order ${placed.order_id} placed (${placed.status}, ${money(placed.total)}). Unpaid orders are canceled after 30 minutes.`),
-    name,
-    nick,
-    !customer && email,
-    h('label', { className: 'check' }, terms, 'I accept the terms'),
+    placed && h('p', { className: 'success', role: 'status' }, `Order ${placed.order_id} placed (${words(ORDER_STATUS, placed.status)}, ${money(placed.total)}). Unpaid orders are canceled after 30 minutes.`),
+    labelled('Name', name),
+    labelled('In-game nick', nick),
+    !customer && labelled('E-mail', email),
     buy,
     errors,
   );
@@ -460,7 +672,10 @@ interface Order {
   total: number;
   discount: number;
   created_at: string;
-  packages: { name: string; quantity: number; total: number }[];
+  client_identifier: string;
+  coupon: string | null;
+  coupon_discount: number;
+  packages: { package_id: number; name: string; quantity: number; total: number; options_price: number; variables?: { name: string; value: string }[] }[];
   /** Present once the API delivers to game servers (section 9). */
   deliveries?: { package_name: string; server_name: string | null; status: string; updated_at: string }[];
 }
@@ -503,8 +718,20 @@ function orderDetail(order: Order): HTMLElement {
     'div',
     { className: 'detail' },
     h('h3', {}, `Order ${order.internal_id}`),
-    h('p', {}, `${order.status} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`, order.discount > 0 && ` (you saved ${money(order.discount)})`),
-    h('ul', {}, ...order.packages.map((line) => h('li', {}, `${line.quantity} × ${line.name}: ${money(line.total)}`))),
+    h('p', {}, `${words(ORDER_STATUS, order.status)} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`, order.discount > 0 && ` (you saved ${money(order.discount)})`),
+    h('p', {}, `For ${order.client_identifier}`, order.coupon && ` · coupon ${order.coupon} (−${money(order.coupon_discount)})`),
+    h(
+      'ul',
+      {},
+      ...order.packages.map((line) =>
+        h(
+          'li',
+          {},
+          `${line.quantity} × ${line.name}: ${money(line.total)}`,
+          (line.variables?.length ?? 0) > 0 && h('small', { className: 'options' }, ` (${line.variables!.map((given) => optionText(line.package_id, given.name, given.value)).join(', ')})`),
+        ),
+      ),
+    ),
     order.deliveries?.length === 0 && h('p', { className: 'muted' }, 'Nothing delivered yet: delivery starts once the order is paid and approved.'),
     // `length &&` would render a 0 with no deliveries: the condition is a boolean.
     order.deliveries !== undefined && order.deliveries.length > 0 &&
@@ -513,7 +740,7 @@ function orderDetail(order: Order): HTMLElement {
         {},
         h('tr', {}, h('th', {}, 'Delivery'), h('th', {}, 'Server'), h('th', {}, 'Status'), h('th', {}, 'Updated')),
         ...order.deliveries.map((delivery) =>
-          h('tr', {}, h('td', {}, delivery.package_name), h('td', {}, delivery.server_name ?? 'waiting for a server'), h('td', {}, delivery.status), h('td', {}, new Date(delivery.updated_at).toLocaleString())),
+          h('tr', {}, h('td', {}, delivery.package_name), h('td', {}, delivery.server_name ?? (delivery.status === 'PENDING' ? 'any server, once one claims it' : '—')), h('td', {}, words(DELIVERY_STATUS, delivery.status)), h('td', {}, new Date(delivery.updated_at).toLocaleString())),
         ),
       ),
   );
@@ -531,13 +758,101 @@ function renderOrders() {
   const rows = orders.map((order) => {
     const open = h('button', { className: 'link' }, order.internal_id);
     open.onclick = () => void openOrder(order.internal_id);
-    return h('tr', {}, h('td', {}, open), h('td', {}, new Date(order.created_at).toLocaleString()), h('td', {}, order.status), h('td', {}, money(order.total)));
+    return h('tr', {}, h('td', {}, open), h('td', {}, new Date(order.created_at).toLocaleString()), h('td', {}, words(ORDER_STATUS, order.status)), h('td', {}, money(order.total)));
   });
   fill('orders',
     h('h2', {}, 'My orders'),
     orders.length === 0 ? h('p', { className: 'muted' }, 'No orders yet.') : h('table', {}, h('tr', {}, h('th', {}, 'Order'), h('th', {}, 'Placed'), h('th', {}, 'Status'), h('th', {}, 'Total')), ...rows),
     opened && orderDetail(opened),
     ordersError !== null && errorBox(ordersError),
+  );
+}
+
+// ---- Affiliate panel --------------------------------------------------------------------------
+
+interface AffiliateLink {
+  id: number;
+  name: string;
+  ref_code: string;
+  url: string;
+  sales: number;
+  revenue: number;
+  d7_visits: number;
+}
+interface AffiliatePanel {
+  status: string;
+  ref_code: string;
+  percent_commission: number;
+  balance: number;
+  min_withdraw: number | null;
+  stats: { total_sales: number; total_amount: number; d7_visits: number };
+  links: AffiliateLink[];
+}
+interface AffiliateTransaction {
+  id: number;
+  operation: string;
+  amount: number;
+  created_at: string;
+}
+const OPERATION: Record<string, string> = {
+  COMMISSION: 'Commission',
+  COMMISSION_REVERSED: 'Commission reversed',
+  WITHDRAW_PENDING: 'Withdrawal requested',
+  WITHDRAW_PAID: 'Withdrawal paid',
+  WITHDRAW_REJECTED: 'Withdrawal rejected',
+};
+
+/** A logged-in buyer's affiliate program: join with a code, then links with their URLs and stats, the statement, a withdrawal. */
+async function renderAffiliate() {
+  if (!customer) return fill('affiliate');
+  const errors = h('div');
+  let panel: AffiliatePanel;
+  try {
+    panel = await webstore<AffiliatePanel>('GET', '/affiliate/me', { auth: true });
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) return fill('affiliate', h('h2', {}, 'Affiliate program'), errorBox(error));
+    const code = h('input', { name: 'affiliate_code', id: 'affiliate-code' });
+    const join = h('button', {}, 'Join');
+    action(join, errors, async () => {
+      await webstore('POST', '/affiliate/join', { auth: true, body: { ref_code: code.value.trim() } });
+      await renderAffiliate();
+    });
+    return fill('affiliate', h('h2', {}, 'Affiliate program'), h('p', { className: 'muted' }, 'Earn a commission on every order placed through your links.'), h('div', { className: 'row' }, labelled('Your code', code), join), errors);
+  }
+  const statement = (await webstore<{ data: AffiliateTransaction[] }>('GET', '/affiliate/transactions', { auth: true })).data;
+  const linkName = h('input', { name: 'link_name', id: 'link-name' });
+  const linkCode = h('input', { name: 'link_code', id: 'link-code' });
+  const addLink = h('button', {}, 'Add link');
+  action(addLink, errors, async () => {
+    await webstore('POST', '/affiliate/link', { auth: true, body: { name: linkName.value.trim(), ref_code: linkCode.value.trim() } });
+    await renderAffiliate();
+  });
+  const amount = h('input', { type: 'number', min: '0.01', step: '0.01', name: 'withdraw_amount', id: 'withdraw-amount' });
+  const withdraw = h('button', {}, 'Request withdrawal');
+  action(withdraw, errors, async () => {
+    await webstore('POST', '/affiliate/withdraw', { auth: true, body: { amount: Number(amount.value) } });
+    await renderAffiliate();
+  });
+  fill(
+    'affiliate',
+    h('h2', {}, 'Affiliate program'),
+    h('p', {}, `Your code ${panel.ref_code} · ${panel.percent_commission}% commission · balance ${money(panel.balance)}`, panel.status === 'blocked' && ' · blocked by the store'),
+    h('p', { className: 'muted' }, `${panel.stats.total_sales} sales (${money(panel.stats.total_amount)}), ${panel.stats.d7_visits} visits in the last 7 days`),
+    h(
+      'table',
+      { className: 'links' },
+      h('tr', {}, h('th', {}, 'Link'), h('th', {}, 'URL'), h('th', {}, 'Sales'), h('th', {}, 'Revenue'), h('th', {}, 'Visits (7 days)')),
+      ...panel.links.map((link) =>
+        h('tr', {}, h('td', {}, link.name), h('td', {}, h('code', {}, link.url)), h('td', {}, link.sales), h('td', {}, money(link.revenue)), h('td', {}, link.d7_visits)),
+      ),
+    ),
+    h('div', { className: 'row' }, labelled('Link name', linkName), labelled('Link code', linkCode), addLink),
+    h('h3', {}, 'Statement'),
+    statement.length === 0
+      ? h('p', { className: 'muted' }, 'Nothing yet.')
+      : h('ul', { className: 'statement' }, ...statement.map((entry) => h('li', {}, `${new Date(entry.created_at).toLocaleDateString()} · ${OPERATION[entry.operation] ?? entry.operation} · ${money(entry.amount)}`))),
+    h('div', { className: 'row' }, labelled(`Withdraw${panel.min_withdraw ? ` (at least ${money(panel.min_withdraw)})` : ''}`, amount), withdraw),
+    errors,
   );
 }
 
@@ -567,14 +882,14 @@ async function verifyAccount(slot: HTMLElement) {
 }
 
 function askSessionCode(slot: HTMLElement) {
-  const code = h('input', { inputMode: 'numeric', placeholder: '6-digit code', ariaLabel: 'Session code', name: 'session_code', maxLength: 6 });
+  const code = h('input', { inputMode: 'numeric', placeholder: '6-digit code', name: 'session_code', maxLength: 6, autocomplete: 'one-time-code' });
   const confirm = h('button', {}, 'Confirm and verify');
   const errors = h('div');
   action(confirm, errors, async () => {
     await storeDomain('POST', '/auth/verify', { email: customer!.email, code: code.value });
     await verifyAccount(slot);
   });
-  slot.replaceChildren(h('p', { className: 'muted' }, `We sent a new code to ${customer!.email} (local stack: .local/outbox.jsonl).`), h('div', { className: 'row' }, code, confirm), errors);
+  slot.replaceChildren(h('p', { className: 'muted' }, `We sent a new code to ${customer!.email} (local stack: .local/outbox.jsonl).`), h('div', { className: 'row' }, labelled('Session code', code), confirm), errors);
 }
 
 // ---- Start ------------------------------------------------------------------------------------
@@ -588,8 +903,27 @@ async function restoreSession() {
   }
 }
 
+/** On narrow screens the basket is a drawer, opened by the sticky basket button; on wide ones the button brings the cart into view. */
+function wireBasket() {
+  const toggle = section('basket-toggle');
+  const drawer = section('drawer');
+  const setOpen = (open: boolean) => {
+    document.body.classList.toggle('drawer-open', open);
+    toggle.setAttribute('aria-expanded', String(open));
+  };
+  toggle.onclick = () => {
+    if (matchMedia('(max-width: 800px)').matches) setOpen(!document.body.classList.contains('drawer-open'));
+    else section('cart').scrollIntoView({ behavior: 'smooth' });
+  };
+  section('drawer-close').onclick = () => setOpen(false);
+  drawer.addEventListener('keydown', (event) => event.key === 'Escape' && setOpen(false));
+}
+
 await restoreSession();
+wireBasket();
+renderBasketCount();
 renderAccount();
 renderCart();
 renderCheckout();
-await Promise.all([loadStore(), loadOrders()]);
+await recordReferral();
+await Promise.all([loadStore(), loadOrders(), renderAffiliate()]);

@@ -7,6 +7,7 @@ import { packageFromItem, packageKey, type StoredPackage } from '#lib/db/package
 import { listPromos } from '#lib/db/promo.ts';
 import { quoteFromItem, quoteKey, type StoredQuote } from '#lib/db/quote.ts';
 import { heldUnits, limitCounterKey } from '#lib/db/reservation.ts';
+import { storeFromItem, storeKey } from '#lib/db/store.ts';
 import { listVariables } from '#lib/db/variable.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
@@ -20,7 +21,8 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * | round | what                                                                                  | calls |
  * |-------|---------------------------------------------------------------------------------------|-------|
  * | 1     | Query `VARIABLE#` + Query `PROMO#` + BatchGet (the packages, the coupon's sentinel,    | 3     |
- * |       | the quote, the logged-in buyer, the ref_code's sentinel), in parallel                 |       |
+ * |       | the quote, the logged-in buyer, the ref_code's sentinel, a storefront's store item),  |       |
+ * |       | in parallel                                                                           |       |
  * | 2     | only with a coupon, or a package with a per-customer limit and a known e-mail:         | 0-1   |
  * |       | BatchGet (the coupon and this client's two use counters, the limit counters)          |       |
  *
@@ -38,6 +40,8 @@ export interface CartReadRequest {
   client_identifier: string | null;
   quoteId: string | null;
   customerId: number | null;
+  /** A storefront cart: the store's settings are read too (its terms_url), in the same BatchGet. */
+  storefront: boolean;
 }
 
 export interface CartRead {
@@ -52,15 +56,18 @@ export interface CartRead {
   customer: Customer | undefined;
   /** An affiliate or link of the store holds the ref_code asked for. */
   refCodeKnown: boolean;
+  /** The store's terms a storefront buyer must accept; null without terms, or for an operator's order. */
+  termsUrl: string | null;
 }
 
 export async function readCart(storeId: number, request: CartReadRequest): Promise<CartRead> {
   const packageKeys = request.packageIds.map((id) => packageKey(storeId, id));
-  const extraKeys: { name: 'sentinel' | 'quote' | 'customer' | 'ref'; key: Key }[] = [
+  const extraKeys: { name: 'sentinel' | 'quote' | 'customer' | 'ref' | 'store'; key: Key }[] = [
     ...(request.coupon === null ? [] : [{ name: 'sentinel' as const, key: couponKey(storeId, request.coupon) }]),
     ...(request.quoteId === null ? [] : [{ name: 'quote' as const, key: quoteKey(storeId, request.quoteId) }]),
     ...(request.customerId === null ? [] : [{ name: 'customer' as const, key: customerKey(storeId, request.customerId) }]),
     ...(request.refCode === null ? [] : [{ name: 'ref' as const, key: refCodeKey(storeId, request.refCode) }]),
+    ...(request.storefront ? [{ name: 'store' as const, key: storeKey(storeId) }] : []),
   ];
   const [items, variables, promos] = await Promise.all([getMany([...packageKeys, ...extraKeys.map(({ key }) => key)]), listVariables(storeId), listPromos(storeId)]);
   const extra = (name: string) => items[packageKeys.length + extraKeys.findIndex((entry) => entry.name === name)];
@@ -71,6 +78,7 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
     catalog.set(pkg.id, pkg);
   }
   const customerItem = request.customerId === null ? undefined : extra('customer');
+  const storeItem = request.storefront ? extra('store') : undefined;
   const customer = customerItem ? customerFromItem(customerItem) : undefined;
   const email = request.client_email ?? customer?.email ?? null;
   const quoteItem = request.quoteId === null ? undefined : extra('quote');
@@ -93,5 +101,6 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
     quote: quoteItem ? quoteFromItem(quoteItem) : undefined,
     customer,
     refCodeKnown: request.refCode !== null && extra('ref') !== undefined,
+    termsUrl: storeItem ? storeFromItem(storeItem).terms_url : null,
   };
 }

@@ -131,6 +131,8 @@ function lineFromFields(field: Fields): OrderPackageLine {
     promo_id: field.numberOrNull('promo_id'),
     coupon_discount: field.number('coupon_discount', 0),
     total: field.number('total', subtotal),
+    // Lines stored before a line had its own values have none.
+    variables: field.objects('variables', (variable) => ({ name: variable.string('name'), value: variable.string('value') })),
     expires_at: field.stringOrNull('expires_at'),
   };
 }

@@ -53,6 +53,8 @@ export interface Store {
   currency: string;
   theme: StoreTheme;
   payments: { chargeback_on: ChargebackOn };
+  /** When set, a buyer must accept these terms (`terms: true`) to get a quote or check out. */
+  terms_url: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -87,19 +89,20 @@ function domainItem(domain: string, storeId: number, allowedOrigins: readonly st
  * `theme_primary_color`, `theme_logo`, `theme_banner`, `chargeback_on`), not maps: one UpdateItem
  * sets any of them, on stores made before they existed too (a nested SET needs its map to exist).
  */
-const SETTINGS_ATTRIBUTES = ['currency', 'theme_primary_color', 'theme_logo', 'theme_banner', 'chargeback_on'] as const;
+const SETTINGS_ATTRIBUTES = ['currency', 'theme_primary_color', 'theme_logo', 'theme_banner', 'chargeback_on', 'terms_url'] as const;
 
-function settingsAttributes(settings: Partial<Pick<StorePatch, 'currency' | 'theme' | 'payments'>>): Record<string, unknown> {
+function settingsAttributes(settings: Partial<Pick<StorePatch, 'currency' | 'theme' | 'payments' | 'terms_url'>>): Record<string, unknown> {
   return {
     currency: settings.currency,
     theme_primary_color: settings.theme?.primary_color,
     theme_logo: settings.theme?.logo,
     theme_banner: settings.theme?.banner,
     chargeback_on: settings.payments?.chargeback_on,
+    terms_url: settings.terms_url,
   };
 }
 
-const storeItem = ({ theme, payments, ...store }: Store) => ({ ...storeKey(store.id), entity: ENTITY.STORE, ...store, ...settingsAttributes({ theme, payments }) });
+const storeItem = ({ theme, payments, terms_url, ...store }: Store) => ({ ...storeKey(store.id), entity: ENTITY.STORE, ...store, ...settingsAttributes({ theme, payments, terms_url }) });
 
 /** A new store's chargeback setting, and what stores made before payments existed read as. */
 const DEFAULT_CHARGEBACK_ON: ChargebackOn = 'DISPUTE_OPENED';
@@ -119,6 +122,7 @@ export function storeFromItem(item: StoredItem): Store {
     })),
     allowed_origins: field.strings('allowed_origins'),
     currency: field.string('currency', DEFAULT_CURRENCY),
+    terms_url: field.stringOrNull('terms_url'),
     theme: {
       primary_color: field.string('theme_primary_color', DEFAULT_THEME.primary_color),
       logo: field.stringOrNull('theme_logo'),
@@ -148,6 +152,7 @@ export async function createStore(input: { name: string; domain: string }): Prom
     currency: DEFAULT_CURRENCY,
     theme: { ...DEFAULT_THEME },
     payments: { chargeback_on: DEFAULT_CHARGEBACK_ON },
+    terms_url: null,
     created_at: now,
     updated_at: now,
   };
@@ -251,6 +256,7 @@ async function changeAddresses(storeId: number, patch: StorePatch): Promise<Stor
       banner: patched(patch.theme?.banner, current.theme.banner),
     },
     payments: { chargeback_on: patched(patch.payments?.chargeback_on, current.payments.chargeback_on) },
+    terms_url: patched(patch.terms_url, current.terms_url),
     updated_at: updatedAt,
   };
 }

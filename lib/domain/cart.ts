@@ -1,6 +1,6 @@
 import { couponPriceRefusal, couponRefusal, type CouponRecord } from '#lib/domain/coupon.ts';
 import { priceCart, type PricedCart, type PricingPromo } from '#lib/domain/pricing.ts';
-import { checkVariables, optionsPriceOf, type GivenValue, type ResolvedVariable } from '#lib/domain/variable.ts';
+import { lineValues, missingRequired, optionsPriceOf, resolveValues, type GivenValue, type ResolvedVariable } from '#lib/domain/variable.ts';
 import { couponNotFound, customerUnauthenticated, HttpError, unprocessable, type ErrorDetail } from '#lib/errors.ts';
 import type { LIMIT_CRITERIA } from '#lib/schemas/discount.ts';
 import { jsonBytes } from '#lib/schemas/common.ts';
@@ -23,10 +23,13 @@ export interface AskedLine {
   package_id: number;
   quantity: number;
   field: string;
+  /** The line's own variable values (a storefront cart line's `fields`): they override the order-level ones for this line only. */
+  values?: readonly GivenValue[];
 }
 
 export interface CartRequest {
   lines: readonly AskedLine[];
+  /** The order-level values: they apply to every line whose package the variable applies to. */
   values: readonly GivenValue[];
   /** Where a missing required variable is reported: `variables` (operator order) or `fields` (storefront). */
   valuesField: string;
@@ -37,7 +40,9 @@ export interface CartRequest {
   client_identifier: string | null;
   /** Items the caller's transaction adds beyond the order's own (the checkout's unpaid due-list item). */
   extraWrites: number;
-  /** Problems the caller already found in the request (two values for one field), reported with the others. */
+  /** A storefront buyer's `terms` (null when not sent); undefined for an operator's order, which has no terms to accept. */
+  terms?: boolean | null;
+  /** Problems the caller already found in the request (bounds of the fields), reported with the others. */
   inputProblems: readonly ErrorDetail[];
 }
 
@@ -62,6 +67,8 @@ export interface CartState {
   quoted: CartPrices | null;
   /** Whether an affiliate or a link of the store holds the ref_code asked for (false when none was asked). */
   refCodeKnown: boolean;
+  /** The store's terms a storefront buyer must accept (`terms: true`), or null. */
+  termsUrl: string | null;
 }
 
 /** A limited package's reservation and the limit its conditional write holds it to. */
@@ -71,7 +78,10 @@ export interface LimitReservation extends Reserved {
 
 export interface AssessedCart {
   prices: CartPrices;
+  /** The order-level values (the order's `variables`). */
   variables: ResolvedVariable[];
+  /** Each line's own values, by package id (one line per package): the line's `variables`, priced and rendered for that line only. */
+  lineVariables: ReadonlyMap<number, ResolvedVariable[]>;
   coupon: CouponRecord | null;
   /** Units to take from packages whose stock is limited. */
   stock: Reserved[];
@@ -113,8 +123,14 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
     problems.push(...lineIssues);
     if (pkg?.enabled) found.push({ asked, pkg });
   }
-  const checked = checkVariables(state.variables, request.values, found.map(({ pkg }) => pkg.id), request.valuesField);
-  problems.push(...checked.problems);
+  const orderLevel = resolveValues(state.variables, request.values);
+  problems.push(...orderLevel.problems);
+  const valued = found.map(({ asked, pkg }) => {
+    const own = resolveValues(state.variables, asked.values ?? []);
+    problems.push(...own.problems);
+    return { package_id: pkg.id, field: asked.field, own: own.resolved };
+  });
+  problems.push(...missingRequired(state.variables, orderLevel.resolved, valued, request.valuesField));
 
   let coupon: CouponRecord | null = null;
   if (request.coupon !== null) {
@@ -126,16 +142,20 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
     else coupon = record!;
   }
 
+  if (request.terms !== undefined && state.termsUrl !== null && request.terms !== true) {
+    problems.push({ message: `The store's terms (${state.termsUrl}) must be accepted: send terms: true`, code: 'VALIDATION_FAILED', field: 'terms' });
+  }
+
   if (request.ref_code !== null && !state.refCodeKnown) {
     problems.push({ message: `ref_code ${request.ref_code} is not a code of this store`, code: 'REF_CODE_NOT_FOUND', field: 'ref_code' });
   }
 
-  const cart = found.map(({ asked, pkg }) => ({
+  const cart = found.map(({ asked, pkg }, index) => ({
     package_id: pkg.id,
     name: pkg.name,
     quantity: asked.quantity,
     unit_price: pkg.price,
-    options_price: optionsPriceOf(checked.resolved, pkg.id),
+    options_price: optionsPriceOf(lineValues(orderLevel.resolved, valued[index]!.own), pkg.id),
     category_id: pkg.category_id,
   }));
   const { coupon_check: couponCheck, amount_after_promos: _afterPromos, ...priced } = priceCart({ cart, promos: state.promos, coupon, now });
@@ -151,51 +171,57 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
   if (problems.length > 0) throw new HttpError(422, problems);
   return {
     prices: state.quoted ?? priced,
-    variables: checked.resolved,
+    variables: orderLevel.resolved,
+    lineVariables: new Map(valued.map((line) => [line.package_id, line.own])),
     coupon,
     stock: found.flatMap(({ asked, pkg }) => (pkg.stock === null ? [] : [{ package_id: pkg.id, units: asked.quantity }])),
     limits,
   };
 }
 
+/** A storefront cart's values: the order-level ones and each line's own, with the problems of their bounds. */
+export interface CartValues {
+  values: GivenValue[];
+  lines: GivenValue[][];
+  problems: ErrorDetail[];
+}
+
 /**
- * A storefront cart's variable values: the order's `fields` and each line's `fields` joined into
- * one set (names ignoring case). The same name with two different values is a problem on the
- * later one; the same value twice is one value. Joined, they are held to the bounds of an order's
- * `variables` (count and bytes): the order and each of its commands carry them.
+ * A storefront cart's variable values: the order's `fields` and each line's own `fields` (section
+ * 8: a line's fields belong to that line). Together they are held to the bounds of an order's
+ * `variables` (distinct names and bytes), since the order item stores them all and each command
+ * renders with them.
  */
-export function joinFields(orderFields: Readonly<Record<string, string>>, lines: readonly { fields?: Readonly<Record<string, string>> }[]): { values: GivenValue[]; problems: ErrorDetail[] } {
-  const byName = new Map<string, GivenValue>();
+export function cartValues(orderFields: Readonly<Record<string, string>>, lines: readonly { fields?: Readonly<Record<string, string>> }[]): CartValues {
+  const given = (fields: Readonly<Record<string, string>>, prefix: string): GivenValue[] =>
+    Object.entries(fields).map(([name, value]) => ({ name, value, nameField: `${prefix}.${name}`, valueField: `${prefix}.${name}` }));
+  const values = given(orderFields, 'fields');
+  const perLine = lines.map((line, index) => given(line.fields ?? {}, `cart.${index}.fields`));
+  const every = [...values, ...perLine.flat()];
   const problems: ErrorDetail[] = [];
-  const add = (fields: Readonly<Record<string, string>>, prefix: string) => {
-    for (const [name, value] of Object.entries(fields)) {
-      const field = `${prefix}.${name}`;
-      const earlier = byName.get(name.toLowerCase());
-      if (!earlier) byName.set(name.toLowerCase(), { name, value, nameField: field, valueField: field });
-      else if (earlier.value !== value) {
-        problems.push({ message: `${name} is given two different values (${earlier.valueField} and ${field})`, code: 'VALIDATION_FAILED', field });
-      }
-    }
-  };
-  add(orderFields, 'fields');
-  lines.forEach((line, index) => add(line.fields ?? {}, `cart.${index}.fields`));
-  const values = [...byName.values()];
-  if (values.length > ORDER_VARIABLES_MAX) {
-    problems.push({ message: `The fields of a cart may name at most ${ORDER_VARIABLES_MAX} variables; these name ${values.length}`, code: 'VALIDATION_FAILED', field: 'fields' });
+  const names = new Set(every.map(({ name }) => name.toLowerCase())).size;
+  if (names > ORDER_VARIABLES_MAX) {
+    problems.push({ message: `The fields of a cart may name at most ${ORDER_VARIABLES_MAX} variables; these name ${names}`, code: 'VALIDATION_FAILED', field: 'fields' });
   }
-  // Measured as the body carries them (`{name: value}`), so that one `fields` the schema accepts is never refused here.
-  const bytes = jsonBytes(Object.fromEntries(values.map(({ name, value }) => [name, value])));
+  // Measured as the body carries them (`{name: value}` per record), so that one `fields` the schema accepts is never refused here.
+  const bytes = [orderFields, ...lines.map((line) => line.fields ?? {})].reduce((sum, fields) => sum + (Object.keys(fields).length > 0 ? jsonBytes(fields) : 0), 0);
   if (bytes > ORDER_VALUES_BYTES_MAX) {
     problems.push({ message: `The fields of a cart together must be at most ${ORDER_VALUES_BYTES_MAX} bytes as JSON (UTF-8); these are ${bytes}`, code: 'VALIDATION_FAILED', field: 'fields' });
   }
-  return { values, problems };
+  return { values, lines: perLine, problems };
 }
 
 /** What a quote is issued for: the same packages and quantities in any line order, the same values, coupon and ref_code. */
-export function cartSignature(cart: { lines: readonly Omit<AskedLine, 'field'>[]; values: readonly Pick<GivenValue, 'name' | 'value'>[]; coupon: string | null; ref_code: string | null }): string {
-  const lines = [...cart.lines].map(({ package_id, quantity }) => [package_id, quantity]).sort((a, b) => a[0]! - b[0]!);
-  const values = cart.values.map(({ name, value }) => [name.toLowerCase(), value]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
-  return JSON.stringify({ lines, values, coupon: cart.coupon?.toLowerCase() ?? null, ref_code: cart.ref_code?.toLowerCase() ?? null });
+export function cartSignature(cart: {
+  lines: readonly (Pick<AskedLine, 'package_id' | 'quantity'> & { values?: readonly Pick<GivenValue, 'name' | 'value'>[] })[];
+  values: readonly Pick<GivenValue, 'name' | 'value'>[];
+  coupon: string | null;
+  ref_code: string | null;
+}): string {
+  const sorted = (values: readonly Pick<GivenValue, 'name' | 'value'>[]) =>
+    values.map(({ name, value }) => [name.toLowerCase(), value]).sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0));
+  const lines = [...cart.lines].map(({ package_id, quantity, values }) => [package_id, quantity, sorted(values ?? [])] as const).sort((a, b) => a[0] - b[0]);
+  return JSON.stringify({ lines, values: sorted(cart.values), coupon: cart.coupon?.toLowerCase() ?? null, ref_code: cart.ref_code?.toLowerCase() ?? null });
 }
 
 export interface StoredQuote {

@@ -69,16 +69,19 @@ export function renderCommand(template: string, context: RenderContext, quantity
 
 /** Every command template of every line, rendered; bounded so that the approval fits one transaction. */
 export function renderDeliveries(lines: readonly OrderPackageLine[], catalog: ReadonlyMap<number, Package>, context: RenderContext): Delivery[] {
-  const deliveries = lines.flatMap((line) =>
-    (catalog.get(line.package_id)?.commands ?? []).map((template) => ({
+  const deliveries = lines.flatMap((line) => {
+    // The line's own values override the order-level ones for this package's commands (section 8).
+    const own = line.variables ?? [];
+    const lineContext = own.length === 0 ? context : { ...context, variables: new Map([...context.variables, ...own.map(({ name, value }) => [name.toLowerCase(), value] as const)]) };
+    return (catalog.get(line.package_id)?.commands ?? []).map((template) => ({
       package_id: line.package_id,
-      command: renderCommand(template.command, context, line.quantity),
+      command: renderCommand(template.command, lineContext, line.quantity),
       offline_execute: template.offline_execute,
       delay_seconds: template.delay_seconds,
       servers: template.servers ?? null,
       stage: template.stage ?? 'APPROVED',
-    })),
-  );
+    }));
+  });
   const commands = deliveries.reduce((sum, delivery) => sum + (delivery.servers?.length ?? 1), 0);
   if (commands > ORDER_COMMANDS_MAX) {
     throw unprocessable(`The packages of an order may deliver at most ${ORDER_COMMANDS_MAX} commands; these deliver ${commands}`, 'packages');
@@ -124,6 +127,7 @@ export function draftOrder({ client, catalog, defined, assessed, checkout }: Ord
     promo_id: item.promo_id,
     coupon_discount: item.coupon_discount,
     total: item.total,
+    variables: (assessed.lineVariables.get(item.package_id) ?? []).map(({ name, value }) => ({ name, value })),
   }));
   const deliveries = renderDeliveries(lines, catalog, {
     order_id: ids.orderId,

@@ -103,10 +103,6 @@ export interface ResolvedVariable extends OrderVariable {
   applies_to: readonly number[] | null;
 }
 
-/** A variable applies to an order when it names one of its packages (`applies_to` null: every package). */
-const appliesToOrder = (variable: Variable, packageIds: readonly number[]) =>
-  variable.applies_to === null || variable.applies_to.some((id) => packageIds.includes(id));
-
 const NUMBER = /^-?\d{1,15}(\.\d{1,6})?$/;
 
 function valueProblem(variable: Variable, value: string): string | undefined {
@@ -137,13 +133,12 @@ export interface CheckedVariables {
 }
 
 /**
- * The order's checkout variables, under the names the store gave them. Names match ignoring
- * case (they are unique that way); every value is checked by its variable's type, options
- * (active ones only: a deactivated option cannot be chosen) and regex; a required variable that
- * applies to an ordered package must be given (`requiredField` names where it was missing).
- * Every problem is returned, so the caller can report them with its other ones at once.
+ * Values given for the store's checkout variables, under the names the store gave them. Names
+ * match ignoring case (they are unique that way); every value is checked by its variable's type,
+ * options (active ones only: a deactivated option cannot be chosen) and regex. Every problem is
+ * returned, so the caller can report them with its other ones at once.
  */
-export function checkVariables(defined: readonly Variable[], given: readonly GivenValue[], packageIds: readonly number[], requiredField: string): CheckedVariables {
+export function resolveValues(defined: readonly Variable[], given: readonly GivenValue[]): CheckedVariables {
   const byName = new Map(defined.map((variable) => [variable.name.toLowerCase(), variable]));
   const problems: ErrorDetail[] = [];
   const resolved: ResolvedVariable[] = [];
@@ -158,13 +153,48 @@ export function checkVariables(defined: readonly Variable[], given: readonly Giv
     const option = variable.type === 'SELECT' ? variable.options?.find((candidate) => candidate.value === item.value) : undefined;
     resolved.push({ name: variable.name, value: item.value, option_price: option?.price ?? null, applies_to: variable.applies_to });
   }
-  const givenNames = new Set(given.map((item) => item.name.toLowerCase()));
+  return { resolved, problems };
+}
+
+/** A line's values as its package sees them: the line's own over the order-level ones, by name ignoring case (section 8). */
+export function lineValues(orderLevel: readonly ResolvedVariable[], own: readonly ResolvedVariable[]): ResolvedVariable[] {
+  const ownNames = new Set(own.map((variable) => variable.name.toLowerCase()));
+  return [...orderLevel.filter((variable) => !ownNames.has(variable.name.toLowerCase())), ...own];
+}
+
+/** A line of the order as the required-variable rule reads it. */
+export interface ValuedLine {
+  package_id: number;
+  /** The line's input path (`cart.1`): where a value missing on this line only is reported (`cart.1.fields`). */
+  field: string;
+  /** The line's own values (empty for an operator order, whose values are all order-level). */
+  own: readonly ResolvedVariable[];
+}
+
+/**
+ * A required variable needs a value for each line whose package it applies to, from the line or
+ * the order level. Missing everywhere: one problem on `requiredField` (`variables` or `fields`);
+ * missing on some lines only: one problem per such line, on that line's `fields`.
+ */
+export function missingRequired(defined: readonly Variable[], orderLevel: readonly ResolvedVariable[], lines: readonly ValuedLine[], requiredField: string): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const has = (values: readonly ResolvedVariable[], name: string) => values.some((value) => value.name.toLowerCase() === name);
   for (const variable of defined) {
-    if (variable.required && appliesToOrder(variable, packageIds) && !givenNames.has(variable.name.toLowerCase())) {
+    if (!variable.required) continue;
+    const name = variable.name.toLowerCase();
+    if (has(orderLevel, name)) continue;
+    const applying = lines.filter((line) => variable.applies_to === null || variable.applies_to.includes(line.package_id));
+    const lacking = applying.filter((line) => !has(line.own, name));
+    if (lacking.length === 0) continue;
+    if (lacking.length === applying.length) {
       problems.push({ message: `Variable ${variable.name} is required for the packages of this order`, code: 'VALIDATION_FAILED', field: requiredField });
+    } else {
+      for (const line of lacking) {
+        problems.push({ message: `Variable ${variable.name} is required for package ${line.package_id}: give it in this line's fields or the order's`, code: 'VALIDATION_FAILED', field: `${line.field}.fields` });
+      }
     }
   }
-  return { resolved, problems };
+  return problems;
 }
 
 /** Per unit: the summed prices of the SELECT options chosen for variables that apply to this package (rule 1 of section 8). */

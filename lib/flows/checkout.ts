@@ -2,7 +2,7 @@ import { currentTimeMs } from '#lib/clock.ts';
 import { readCart } from '#lib/db/cart.ts';
 import { orderResponse } from '#lib/db/order.ts';
 import { newQuoteId, putQuote, quoteIdValid } from '#lib/db/quote.ts';
-import { assessCart, cartSignature, joinFields, type CartRequest } from '#lib/domain/cart.ts';
+import { assessCart, cartSignature, cartValues, type CartRequest } from '#lib/domain/cart.ts';
 import { placeOrder } from '#lib/flows/order.ts';
 import { QUOTE_TTL_SECONDS, type CheckoutBody, type Quote, type QuoteBody } from '#lib/schemas/checkout.ts';
 import type { Order } from '#lib/schemas/order.ts';
@@ -26,20 +26,21 @@ import { serverKeys } from '#lib/server-secret.ts';
 
 /** The cart of a quote or checkout body as the cart rules read it. */
 function storefrontCart(body: QuoteBody | CheckoutBody) {
-  const joined = joinFields(body.fields, body.cart);
-  const lines = body.cart.map((line, index) => ({ package_id: line.package_id, quantity: line.quantity, field: `cart.${index}` }));
+  const given = cartValues(body.fields, body.cart);
+  const lines = body.cart.map((line, index) => ({ package_id: line.package_id, quantity: line.quantity, field: `cart.${index}`, values: given.lines[index]! }));
   const request: Omit<CartRequest, 'client_email'> = {
     lines,
-    values: joined.values,
+    values: given.values,
     valuesField: 'fields',
     coupon: body.coupon,
     ref_code: body.ref_code,
     client_identifier: body.client_identifier,
+    terms: body.terms,
     // A quote is judged as the checkout will be, due item included.
     extraWrites: 1,
-    inputProblems: joined.problems,
+    inputProblems: given.problems,
   };
-  return { request, signature: cartSignature({ lines, values: joined.values, coupon: body.coupon, ref_code: body.ref_code }) };
+  return { request, signature: cartSignature({ lines, values: given.values, coupon: body.coupon, ref_code: body.ref_code }) };
 }
 
 /** Prices a cart without reserving anything, checks every rule at once, and keeps the quote 15 minutes. */
@@ -53,6 +54,7 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
     client_identifier: body.client_identifier,
     quoteId: null,
     customerId: null,
+    storefront: true,
   });
   const now = currentTimeMs();
   const { prices } = assessCart({ ...request, client_email: body.client_email }, { ...read, quoted: null }, now);

@@ -86,6 +86,7 @@ export async function placeOrder(storeId: number, placement: Placement): Promise
       client_identifier: client.client_identifier,
       quoteId: quote?.id ?? null,
       customerId,
+      storefront: request.terms !== undefined,
     });
     const now = currentTimeMs();
     const email = orderEmail(client.client_email, customerId === null ? 'guest' : read.customer);

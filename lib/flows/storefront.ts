@@ -31,7 +31,7 @@ import { currentTimeMs } from '#lib/clock.ts';
  */
 export async function storefrontStore(storeId: number) {
   const store = await getStoreOrThrow(storeId);
-  return { store: { id: store.id, name: store.name, domain: store.domain, active_domain: store.domain, currency: store.currency, theme: store.theme } };
+  return { store: { id: store.id, name: store.name, domain: store.domain, active_domain: store.domain, currency: store.currency, theme: store.theme, terms_url: store.terms_url } };
 }
 
 export async function storefrontCategories(storeId: number): Promise<StorefrontCategory[]> {

@@ -70,8 +70,12 @@ const cartEntries = {
   ref_code: v.optional(v.nullable(refCode), null),
 };
 
+const terms = v.optional(v.nullable(v.boolean('terms must be a boolean')), null);
+
 export const quoteBody = v.object({
   ...cartEntries,
+  /** The buyer accepted the store's terms: required true when the store has a terms_url. */
+  terms,
   client_email: v.optional(v.nullable(email), null),
   client_identifier: optionalText('client_identifier', CLIENT_FIELD_MAX),
 });
@@ -87,7 +91,7 @@ export const checkoutBody = v.object({
   client_document: optionalText('client_document', DOCUMENT_MAX),
   client_phone: optionalText('client_phone', PHONE_MAX),
   gateway: optionalText('gateway', GATEWAY_MAX),
-  terms: v.optional(v.nullable(v.boolean('terms must be a boolean')), null),
+  terms,
 });
 
 export const quoteLine = v.object({

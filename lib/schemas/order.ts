@@ -109,6 +109,8 @@ export const lineBreakdown = {
   total: v.number(),
 };
 
+export const orderVariableResource = v.object({ name: v.string(), value: v.string() });
+
 /** A line as sold, with its share of the pricing breakdown (section 8): `total` = `subtotal` - `promo_discount` - `coupon_discount`. */
 export const orderPackageResource = v.object({
   package_id: v.number(),
@@ -117,11 +119,12 @@ export const orderPackageResource = v.object({
   price: v.number(),
   quantity: v.number(),
   ...lineBreakdown,
+  /** The line's own checkout values (a storefront cart line's `fields`); the order-level ones are the order's `variables`. */
+  variables: v.array(orderVariableResource),
   /** When a timed package (`expiry_days`) runs out: the approval + expiry_days days; null without expiry_days or before approval. */
   expires_at: v.nullable(timestamp),
 });
 
-export const orderVariableResource = v.object({ name: v.string(), value: v.string() });
 
 export const orderResource = v.object({
   id: v.number(),

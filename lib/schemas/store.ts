@@ -74,15 +74,15 @@ export const currency = v.pipe(
 );
 
 export const DEFAULT_THEME = { primary_color: '#2563eb', logo: null, banner: null } as const;
-const IMAGE_URL_MAX = 2048;
+const URL_MAX = 2048;
 
-/** An image the store's pages show: an https URL (pages are served over https; a plain http image would be blocked as mixed content). */
-const imageUrl = (name: string) =>
+/** An image or page the store's pages show or link: an https URL (pages are served over https; a plain http image would be blocked as mixed content). */
+const httpsUrl = (name: string) =>
   v.nullable(
     v.pipe(
       v.string(`${name} must be an https URL or null`),
       v.trim(),
-      v.maxLength(IMAGE_URL_MAX, `${name} must be at most ${IMAGE_URL_MAX} characters`),
+      v.maxLength(URL_MAX, `${name} must be at most ${URL_MAX} characters`),
       v.check((value) => URL.canParse(value) && new URL(value).protocol === 'https:' && new URL(value).hostname !== '', `${name} must be an https URL or null`),
     ),
   );
@@ -92,8 +92,8 @@ export const themePatch = patchBody(
     primary_color: v.optional(
       v.pipe(v.string('primary_color must be a string'), v.regex(/^#[0-9a-fA-F]{6}$/, 'primary_color must be a color written #rrggbb'), v.toLowerCase()),
     ),
-    logo: v.optional(imageUrl('logo')),
-    banner: v.optional(imageUrl('banner')),
+    logo: v.optional(httpsUrl('logo')),
+    banner: v.optional(httpsUrl('banner')),
   }),
 );
 
@@ -112,6 +112,7 @@ export const storePatchBody = patchBody(
     currency: v.optional(currency),
     theme: v.optional(themePatch),
     payments: v.optional(paymentSettingsPatch),
+    terms_url: v.optional(httpsUrl('terms_url')),
   }),
 );
 
@@ -130,6 +131,8 @@ export const storeResource = v.object({
   currency: v.string(),
   theme: storeTheme,
   payments: v.object({ chargeback_on: v.picklist(CHARGEBACK_ON) }),
+  /** The store's terms of sale (https), or null: when set, a quote or checkout must carry `terms: true`. */
+  terms_url: v.nullable(v.string()),
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -20,6 +20,8 @@ export const storefrontStoreResponse = v.object({
     /** ISO 4217: the currency of every price shown. */
     currency: v.string(),
     theme: storeTheme,
+    /** The store's terms of sale, or null; when set, the quote and the checkout need `terms: true`. */
+    terms_url: v.nullable(v.string()),
   }),
 });
 

@@ -39,7 +39,7 @@ describe('one pricing engine for every path', () => {
     // (10.00 + 2.50) x 2 = 25.00; the promo's tier (2 units) takes 10%: 2.50; total 22.50
     expect(order).toMatchObject({ subtotal: 25, promo_discount: 2.5, coupon_discount: 0, discount: 2.5, total: 22.5 });
     expect(order.packages).toEqual([
-      { package_id: pkg.id, name: 'VIP', price: 10, quantity: 2, options_price: 2.5, subtotal: 25, promo_discount: 2.5, promo_id: promo.id, coupon_discount: 0, total: 22.5, expires_at: null },
+      { package_id: pkg.id, name: 'VIP', price: 10, quantity: 2, options_price: 2.5, subtotal: 25, promo_discount: 2.5, promo_id: promo.id, coupon_discount: 0, total: 22.5, variables: [], expires_at: null },
     ]);
     expect((await store.get(`/v1/app/order/${order.id}`)).body).toEqual(order);
   });
@@ -106,11 +106,11 @@ describe('POST /v1/webstore/cart/quote', () => {
     });
     expect(res.status, res.text).toBe(422);
     expect(errorsOf(res)).toEqual([
-      'cart.4.fields.server:VALIDATION_FAILED',
       'cart.0.package_id:VALIDATION_FAILED',
       'cart.1.package_id:PACKAGE_DISABLED',
       'cart.2.quantity:OUT_OF_STOCK',
       'cart.3.quantity:LIMIT_REACHED',
+      'cart.4.fields.server:VALIDATION_FAILED',
       'cart.4.fields.colour:VALIDATION_FAILED',
       'fields:VALIDATION_FAILED',
       'coupon:COUPON_EXPIRED',
@@ -149,6 +149,85 @@ describe('POST /v1/webstore/cart/quote', () => {
   it('needs x-store-domain of a known store', async () => {
     expect((await call('POST', '/v1/webstore/cart/quote', { json: { cart: [] } })).status).toBe(400);
     expect((await call('POST', '/v1/webstore/cart/quote', { json: { cart: [] }, headers: { 'x-store-domain': 'nobody.test.localhost' } })).status).toBe(404);
+  });
+});
+
+describe("a cart line's own fields (section 8)", () => {
+  /** Two packages a SELECT variable applies to, its option priced 1.00, each package with a command naming it. */
+  async function twoPackages() {
+    const store = await newStore();
+    const vip = await createPackage(store, { name: 'VIP', price: 10, commands: [{ command: 'vip {Steve} {server}' }] });
+    const kit = await createPackage(store, { name: 'Kit', price: 5, commands: [{ command: 'kit {server}' }] });
+    await createVariable(store, { name: 'server', type: 'SELECT', applies_to: [vip.id, kit.id], options: [{ name: 'Big', value: 'big', price: 1 }, { name: 'Small', value: 'small' }] });
+    return { store, vip, kit };
+  }
+
+  it("prices an option chosen in the first line's fields on that line alone", async () => {
+    const { store, vip, kit } = await twoPackages();
+    const res = await web(store).quote({ cart: [{ package_id: vip.id, quantity: 1, fields: { server: 'big' } }, { package_id: kit.id, quantity: 2 }] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.items.map((item: { options_price: number; subtotal: number }) => [item.options_price, item.subtotal])).toEqual([[1, 11], [0, 10]]);
+    expect(res.body.total).toBe(21);
+  });
+
+  it("applies order-level fields to every line, a line's own value over them; the order shows each line's own variables and renders its commands with them", async () => {
+    const { store, vip, kit } = await twoPackages();
+    const cart = [{ package_id: vip.id, quantity: 1, fields: { server: 'small' } }, { package_id: kit.id, quantity: 1 }];
+    const quote = await web(store).quote({ cart, fields: { server: 'big' } });
+    expect(quote.body.items.map((item: { options_price: number }) => item.options_price)).toEqual([0, 1]);
+    const res = await web(store).checkout({ cart, fields: { server: 'big' }, quote_id: quote.body.quote_id, ...BUYER });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.total).toBe(16);
+    expect(res.body.variables).toEqual([{ name: 'server', value: 'big' }]);
+    expect(res.body.packages.map((line: { variables: unknown }) => line.variables)).toEqual([[{ name: 'server', value: 'small' }], []]);
+    expect((await store.post(`/v1/app/order/${res.body.id}/approve`)).status).toBe(200);
+    const commands = (await store.get(`/v1/app/order/${res.body.id}/command`)).body;
+    expect(commands.map((command: { command: string }) => command.command)).toEqual(['vip {Steve} small', 'kit big']);
+  });
+
+  it('refuses a cart missing a required value on one line only, on that line, placing nothing', async () => {
+    const { store, vip, kit } = await twoPackages();
+    await createVariable(store, { name: 'nick', required: true, applies_to: [vip.id, kit.id] });
+    const cart = [{ package_id: vip.id, quantity: 1, fields: { nick: 'a' } }, { package_id: kit.id, quantity: 1 }];
+    const res = await web(store).quote({ cart });
+    expect(res.status).toBe(422);
+    expect(errorsOf(res)).toEqual(['cart.1.fields:VALIDATION_FAILED']);
+    const refused = await web(store).checkout({ cart, ...BUYER });
+    expect(errorsOf(refused)).toEqual(['cart.1.fields:VALIDATION_FAILED']);
+    expect(await orderCount(store)).toBe(0);
+    const checkout = await web(store).checkout({ cart: [{ package_id: kit.id, quantity: 1, fields: { nick: 'a' } }, { package_id: vip.id, quantity: 1 }], fields: { nick: 'b' }, ...BUYER });
+    expect(checkout.status, checkout.text).toBe(200);
+    expect(await orderCount(store)).toBe(1);
+  });
+});
+
+describe("the store's terms (terms_url)", () => {
+  it('when set, refuses a quote or checkout without terms: true (422 on terms, nothing placed); when null, terms stays optional', async () => {
+    const { store, pkg } = await pricedStore();
+    const cart = [{ package_id: pkg.id, quantity: 1 }];
+    expect((await web(store).quote({ cart })).status).toBe(200);
+    expect((await web(store).checkout({ cart, ...BUYER })).status).toBe(200);
+    expect((await store.patch('/v1/app/store', { terms_url: 'https://shop.example.com/terms' })).status).toBe(200);
+    for (const terms of [undefined, null, false]) {
+      const quote = await web(store).quote({ cart, terms });
+      expect(quote.status, quote.text).toBe(422);
+      expect(errorsOf(quote)).toEqual(['terms:VALIDATION_FAILED']);
+      const refused = await web(store).checkout({ cart, terms, ...BUYER });
+      expect(errorsOf(refused)).toEqual(['terms:VALIDATION_FAILED']);
+    }
+    expect(await orderCount(store)).toBe(1);
+    expect(await stockOf(store, pkg.id)).toBeNull();
+    expect((await web(store).quote({ cart, terms: 'yes' })).status).toBe(422);
+    const quote = await web(store).quote({ cart, terms: true });
+    expect(quote.status, quote.text).toBe(200);
+    const placed = await web(store).checkout({ cart, terms: true, quote_id: quote.body.quote_id, ...BUYER });
+    expect(placed.status, placed.text).toBe(200);
+    // store domain + variables + promos + BatchGet (packages, quote, the store item for its terms) + order id ADD + TransactWrite:
+    // the same calls as without terms.
+    expect(dynamoDbCalls(placed)).toBe(6);
+    expect(await orderCount(store)).toBe(2);
+    expect((await store.patch('/v1/app/store', { terms_url: null })).status).toBe(200);
+    expect((await web(store).checkout({ cart, ...BUYER })).status).toBe(200);
   });
 });
 

@@ -73,8 +73,8 @@ describe('POST /v1/app/order', () => {
       ...CLIENT,
       client_social: 'steve#1234',
       packages: [
-        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97, expires_at: null },
-        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2, expires_at: null },
+        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97, variables: [], expires_at: null },
+        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2, variables: [], expires_at: null },
       ],
       variables: [],
       coupon: null,

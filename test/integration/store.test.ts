@@ -19,6 +19,7 @@ describe('GET /v1/app/store', () => {
       currency: 'BRL',
       theme: { primary_color: '#2563eb', logo: null, banner: null },
       payments: { chargeback_on: 'DISPUTE_OPENED' },
+      terms_url: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -104,6 +105,10 @@ describe('PATCH /v1/app/store', () => {
     ['an empty payments object', { payments: {} }, 'payments'],
     ['an unknown chargeback_on', { payments: { chargeback_on: 'NEVER' } }, 'payments.chargeback_on'],
     ['payments settings that are not an object', { payments: 'DISPUTE_LOST' }, 'payments'],
+    ['an http terms_url', { terms_url: 'http://shop.example.com/terms' }, 'terms_url'],
+    ['a terms_url that is not a URL', { terms_url: 'terms.html' }, 'terms_url'],
+    ['a terms_url that is not a string', { terms_url: true }, 'terms_url'],
+    ['a terms_url over 2048 characters', { terms_url: `https://shop.example.com/${'a'.repeat(2030)}` }, 'terms_url'],
   ])('rejects %s with 422 and changes nothing', async (_case, body, field) => {
     const store = await newStore();
     const before = (await store.get('/v1/app/store')).body;
@@ -128,6 +133,20 @@ describe('the currency, theme and payment settings (extensions sections 8 and 13
     const payments = await store.patch('/v1/app/store', { payments: { chargeback_on: 'DISPUTE_LOST' } });
     expect(payments.body).toMatchObject({ currency: 'USD', payments: { chargeback_on: 'DISPUTE_LOST' } });
     expect((await store.get('/v1/app/store')).body).toEqual(payments.body);
+  });
+
+  it('sets terms_url (https) and clears it with null, alone or with the domain', async () => {
+    const store = await newStore();
+    const set = await store.patch('/v1/app/store', { terms_url: 'https://shop.example.com/terms' });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.terms_url).toBe('https://shop.example.com/terms');
+    expect((await store.get('/v1/app/store')).body).toEqual(set.body);
+    const moved = await store.patch('/v1/app/store', { domain: `terms-${store.storeId}.test.localhost`, terms_url: 'https://shop.example.com/terms-v2' });
+    expect(moved.body.terms_url).toBe('https://shop.example.com/terms-v2');
+    expect((await store.get('/v1/app/store')).body).toEqual(moved.body);
+    const cleared = await store.patch('/v1/app/store', { terms_url: null });
+    expect(cleared.body.terms_url).toBeNull();
+    expect((await store.get('/v1/app/store')).body.terms_url).toBeNull();
   });
 
   it('changes them together with the domain and the allowed origins, in the same write', async () => {

@@ -41,6 +41,7 @@ describe('GET /v1/webstore', () => {
         active_domain: store.domain,
         currency: 'BRL',
         theme: { primary_color: '#2563eb', logo: null, banner: null },
+        terms_url: null,
       },
     });
     expect(dynamoDbCalls(res)).toBe(2);
@@ -53,6 +54,14 @@ describe('GET /v1/webstore', () => {
     const res = await storefront(store, '/v1/webstore');
     expect(res.body.store).toMatchObject({ currency: 'USD', theme });
     expect(res.body.store).not.toHaveProperty('payments');
+  });
+
+  it("shows the store's terms_url once set, and null once cleared", async () => {
+    const store = await newStore();
+    expect((await store.patch('/v1/app/store', { terms_url: 'https://shop.example.com/terms' })).status).toBe(200);
+    expect((await storefront(store, '/v1/webstore')).body.store.terms_url).toBe('https://shop.example.com/terms');
+    expect((await store.patch('/v1/app/store', { terms_url: null })).status).toBe(200);
+    expect((await storefront(store, '/v1/webstore')).body.store.terms_url).toBeNull();
   });
 
   it('answers the official client\'s GET (Content-Type: application/json, empty body) as any GET', async () => {

@@ -3,7 +3,7 @@ import { buildOpenApiDocument } from '#lib/openapi.ts';
 import { dereferenced } from '../support/openapi.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeEntries, routes } from '#lib/routes/index.ts';
-import { cartSignature, joinFields } from '#lib/domain/cart.ts';
+import { cartSignature, cartValues } from '#lib/domain/cart.ts';
 import { newChain } from '#lib/domain/delivery.ts';
 import { approvalPlan, ORDER_COMMANDS_BYTES_MAX, ORDER_COMMANDS_MAX, renderDeliveries } from '#lib/domain/order.ts';
 import { resolveOptions, STORED_OPTIONS_MAX } from '#lib/domain/variable.ts';
@@ -120,13 +120,13 @@ describe('a variable, with every option it keeps (deactivated ones included)', (
 function worstOrder(char: Filling): PlacedOrder {
   const text = (length: number, index = 0) => distinct(char, length, index);
   const { output: checkout } = worstBody(checkoutBody, char);
-  // The cart's values joined, as the checkout stores them (bounded like an order's `variables`).
-  const joined = joinFields((checkout as { fields: Record<string, string> }).fields, []);
-  expect(joined.problems).toEqual([]);
-  const variables = joined.values.map(({ name, value }) => ({ name, value }));
+  // The cart's order-level values at their bound, as the checkout stores them (bounded like an order's `variables`; the lines' own share that bound).
+  const given = cartValues((checkout as { fields: Record<string, string> }).fields, []);
+  expect(given.problems).toEqual([]);
+  const variables = given.values.map(({ name, value }) => ({ name, value }));
   const lines = Array.from({ length: ORDER_PACKAGES_MAX }, (_, index) => ({
     package_id: 1e12 + index, name: text(100, index), price: 1e9, quantity: 1000, options_price: 1e9, subtotal: 1e9,
-    promo_discount: 1e9, promo_id: 1e12, coupon_discount: 1e9, total: 1e9,
+    promo_discount: 1e9, promo_id: 1e12, coupon_discount: 1e9, total: 1e9, variables: [],
   }));
   // 98 commands sharing the 256 KB: as many bytes as the order may render.
   const perCommand = Math.floor(ORDER_COMMANDS_BYTES_MAX / ORDER_COMMANDS_MAX / Buffer.byteLength(char)) * char.length;
@@ -179,10 +179,10 @@ describe('an order, its approval and its quote', () => {
 
   it('the fields of a whole cart are held to the bounds of an order: count and bytes, named on fields', () => {
     const many = Array.from({ length: ORDER_PACKAGES_MAX }, (_, line) => ({ fields: Object.fromEntries(Array.from({ length: 2 }, (_, index) => [`v${line}_${index}`, 'x'])) }));
-    expect(joinFields({}, many).problems).toEqual([expect.objectContaining({ field: 'fields', message: expect.stringMatching(/at most 50 variables/) })]);
+    expect(cartValues({}, many).problems).toEqual([expect.objectContaining({ field: 'fields', message: expect.stringMatching(/at most 50 variables/) })]);
     const heavy = Array.from({ length: 30 }, (_, line) => ({ fields: { [`v${line}`]: '€'.repeat(255) } }));
-    expect(joinFields({}, heavy).problems).toEqual([expect.objectContaining({ field: 'fields', message: expect.stringMatching(/at most 16384 bytes as JSON/) })]);
+    expect(cartValues({}, heavy).problems).toEqual([expect.objectContaining({ field: 'fields', message: expect.stringMatching(/at most 16384 bytes as JSON/) })]);
     const ascii = Array.from({ length: 50 }, (_, line) => ({ fields: { [`v${'0'.repeat(47)}${String(line).padStart(2, '0')}`]: 'a'.repeat(255) } }));
-    expect(joinFields({}, ascii).problems).toEqual([]);
+    expect(cartValues({}, ascii).problems).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { assessCart, cartSignature, honouredPrices, joinFields, orderEmail, type CartRequest, type CartState } from '#lib/domain/cart.ts';
+import { assessCart, cartSignature, cartValues, honouredPrices, orderEmail, type CartRequest, type CartState } from '#lib/domain/cart.ts';
 import { couponPriceRefusal, couponRefusal, type CouponRecord } from '#lib/domain/coupon.ts';
 import { renderCommand, renderDeliveries, type RenderContext } from '#lib/domain/order.ts';
-import { assertLinearRegex, checkVariables } from '#lib/domain/variable.ts';
+import { assertLinearRegex, missingRequired, resolveValues } from '#lib/domain/variable.ts';
 import { HttpError } from '#lib/errors.ts';
 import { CATALOG_DEFAULTS, type Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
@@ -32,7 +32,8 @@ const codeOf = (error: HttpError | undefined) => error?.details[0]?.code;
 /** An order's values as the cart rules take them, refused all at once as the flow does. */
 function resolveVariables(defined: readonly Variable[], input: { name: string; value: string }[], packageIds: number[]) {
   const given = input.map((item, index) => ({ ...item, nameField: `variables.${index}.name`, valueField: `variables.${index}.value` }));
-  const { resolved, problems } = checkVariables(defined, given, packageIds, 'variables');
+  const { resolved, problems } = resolveValues(defined, given);
+  problems.push(...missingRequired(defined, resolved, packageIds.map((package_id) => ({ package_id, field: 'variables', own: [] })), 'variables'));
   if (problems.length > 0) throw new HttpError(422, problems);
   return resolved;
 }
@@ -57,6 +58,7 @@ const state = (catalog: Package[], extra: Partial<CartState> = {}): CartState =>
   held: new Map(),
   quoted: null,
   refCodeKnown: false,
+  termsUrl: null,
   ...extra,
 });
 const fieldsOf = (fn: () => unknown) => {
@@ -82,6 +84,43 @@ describe('the cart rules', () => {
     expect(assessed.prices.items[0]).toMatchObject({ options_price: 0.1, promo_id: 1 });
   });
 
+  describe("a line's own fields (section 8)", () => {
+    const server = variable({ name: 'server', type: 'SELECT', options: [{ id: 1, name: 'Big', value: 'big', price: 1 }, { id: 2, name: 'Small', value: 'small', price: null }] });
+    const own = (name: string, value: string, line: number) => [{ name, value, nameField: `cart.${line}.fields.${name}`, valueField: `cart.${line}.fields.${name}` }];
+    const storefront = (lines: { package_id: number; quantity: number; values?: ReturnType<typeof own> }[], values: ReturnType<typeof own> = []) =>
+      request([], { lines: lines.map((line, index) => ({ ...line, field: `cart.${index}` })), values, valuesField: 'fields' });
+
+    it("prices an option chosen in one line's fields on that line alone", () => {
+      const assessed = assessCart(storefront([{ package_id: 1, quantity: 1, values: own('server', 'big', 0) }, { package_id: 2, quantity: 2 }]), state([pkg(1, 5), pkg(2, 5)], { variables: [server] }), NOW);
+      expect(assessed.prices.items.map((item) => [item.package_id, item.options_price, item.subtotal])).toEqual([[1, 1, 6], [2, 0, 10]]);
+      expect(assessed.variables).toEqual([]);
+      expect(assessed.lineVariables.get(1)?.map(({ name, value }) => `${name}=${value}`)).toEqual(['server=big']);
+      expect(assessed.lineVariables.get(2)).toEqual([]);
+    });
+
+    it("applies order-level fields to every line, and a line's own value over them", () => {
+      const assessed = assessCart(
+        storefront([{ package_id: 1, quantity: 1, values: own('SERVER', 'small', 0) }, { package_id: 2, quantity: 1 }], own('server', 'big', -1)),
+        state([pkg(1, 5), pkg(2, 5)], { variables: [server] }),
+        NOW,
+      );
+      expect(assessed.prices.items.map((item) => item.options_price)).toEqual([0, 1]);
+    });
+
+    it('requires a required variable on each line it applies to, from the line or the order', () => {
+      const nick = variable({ name: 'nick', required: true });
+      const cart = state([pkg(1, 5), pkg(2, 5)], { variables: [nick] });
+      expect(() => assessCart(storefront([{ package_id: 1, quantity: 1, values: own('nick', 'a', 0) }, { package_id: 2, quantity: 1, values: own('nick', 'b', 1) }]), cart, NOW)).not.toThrow();
+      expect(() => assessCart(storefront([{ package_id: 1, quantity: 1 }, { package_id: 2, quantity: 1 }], own('nick', 'a', -1)), cart, NOW)).not.toThrow();
+      expect(fieldsOf(() => assessCart(storefront([{ package_id: 1, quantity: 1, values: own('nick', 'a', 0) }, { package_id: 2, quantity: 1 }]), cart, NOW))).toEqual(['cart.1.fields:VALIDATION_FAILED']);
+      expect(fieldsOf(() => assessCart(storefront([{ package_id: 1, quantity: 1 }, { package_id: 2, quantity: 1 }]), cart, NOW))).toEqual(['fields:VALIDATION_FAILED']);
+    });
+
+    it("checks a line's values as the order's: an unknown name or option is a 422 on the line's field", () => {
+      expect(fieldsOf(() => assessCart(storefront([{ package_id: 1, quantity: 1, values: own('server', 'huge', 0) }]), state([pkg(1, 5)], { variables: [server] }), NOW))).toEqual(['cart.0.fields.server:VALIDATION_FAILED']);
+    });
+  });
+
   it('reports every problem at once: missing, disabled, out of stock, over the limit, a value, the coupon', () => {
     const problems = fieldsOf(() =>
       assessCart(
@@ -94,6 +133,15 @@ describe('the cart rules', () => {
       'packages.0.package_id:VALIDATION_FAILED', 'packages.1.package_id:PACKAGE_DISABLED', 'packages.2.quantity:OUT_OF_STOCK',
       'packages.3.quantity:LIMIT_REACHED', 'fields.nope:VALIDATION_FAILED', 'coupon:COUPON_NOT_FOUND',
     ]);
+  });
+
+  it("requires terms: true of a storefront cart when the store has terms, and nothing of an operator's order", () => {
+    const withTerms = state([pkg(1, 5)], { termsUrl: 'https://shop.example.com/terms' });
+    const line = [{ package_id: 1, quantity: 1 }];
+    for (const terms of [null, false]) expect(fieldsOf(() => assessCart(request(line, { terms }), withTerms, NOW))).toEqual(['terms:VALIDATION_FAILED']);
+    expect(() => assessCart(request(line, { terms: true }), withTerms, NOW)).not.toThrow();
+    expect(() => assessCart(request(line), withTerms, NOW)).not.toThrow();
+    expect(() => assessCart(request(line, { terms: null }), state([pkg(1, 5)]), NOW)).not.toThrow();
   });
 
   it('checks limits only when the customer is known', () => {
@@ -142,10 +190,24 @@ describe('coupon rules', () => {
 });
 
 describe('storefront carts', () => {
-  it('joins the order\'s fields and each line\'s, refusing one name with two values', () => {
-    const joined = joinFields({ Nick: 'steve' }, [{ fields: { nick: 'steve', server: 's' } }, { fields: { SERVER: 'c' } }]);
-    expect(joined.values.map(({ name, value }) => `${name}=${value}`)).toEqual(['Nick=steve', 'server=s']);
-    expect(joined.problems.map((p) => p.field)).toEqual(['cart.1.fields.SERVER']);
+  it("keeps the order's fields and each line's apart: a name given twice is no conflict, each line keeps its own", () => {
+    const given = cartValues({ Nick: 'steve' }, [{ fields: { nick: 'alex', server: 's' } }, { fields: { SERVER: 'c' } }, {}]);
+    expect(given.values.map(({ name, value }) => `${name}=${value}`)).toEqual(['Nick=steve']);
+    expect(given.lines.map((line) => line.map(({ name, value, valueField }) => `${name}=${value}@${valueField}`))).toEqual([
+      ['nick=alex@cart.0.fields.nick', 'server=s@cart.0.fields.server'],
+      ['SERVER=c@cart.1.fields.SERVER'],
+      [],
+    ]);
+    expect(given.problems).toEqual([]);
+  });
+
+  it('signs each line with its own values: the same option on another line is another cart', () => {
+    const lines = [{ package_id: 1, quantity: 1 }, { package_id: 2, quantity: 1 }];
+    const onFirst = cartSignature({ lines: [{ ...lines[0]!, values: [{ name: 'server', value: 's' }] }, lines[1]!], values: [], coupon: null, ref_code: null });
+    const onSecond = cartSignature({ lines: [lines[0]!, { ...lines[1]!, values: [{ name: 'server', value: 's' }] }], values: [], coupon: null, ref_code: null });
+    const onOrder = cartSignature({ lines, values: [{ name: 'server', value: 's' }], coupon: null, ref_code: null });
+    expect(new Set([onFirst, onSecond, onOrder]).size).toBe(3);
+    expect(cartSignature({ lines: [lines[1]!, { ...lines[0]!, values: [{ name: 'SERVER', value: 's' }] }], values: [], coupon: null, ref_code: null })).toBe(onFirst);
   });
 
   it('signs a cart whatever its line order, and honours a quote only unexpired and for the same cart', () => {
@@ -245,7 +307,7 @@ describe('command rendering', () => {
   it('bounds the commands of one order to what one approval transaction holds', () => {
     const many = Array.from({ length: 98 }, (_, i) => ({ command: `c${i}`, servers: null, stage: 'APPROVED' as const, offline_execute: true, delay_seconds: 0 }));
     const catalog = new Map([[1, pkg(1, 1, many)]]);
-    const line = { package_id: 1, name: 'P1', price: 1, quantity: 1, options_price: 0, subtotal: 1, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 1 };
+    const line = { package_id: 1, name: 'P1', price: 1, quantity: 1, options_price: 0, subtotal: 1, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 1, variables: [] };
     // 97 commands + their chain item + the order + the list counts = 100 items.
     expect(() => renderDeliveries([line], catalog, context)).toThrow('at most 97 commands; these deliver 98');
     const catalog97 = new Map([[1, pkg(1, 1, many.slice(0, 97))]]);
