@@ -3,7 +3,7 @@ import type { App } from 'aws-cdk-lib';
 import type { StageThrottle, ThrottleSettings } from '#infra/stacks/api-stage-stack.ts';
 import type { StoreApiProps } from '#infra/store-api.ts';
 
-/**
+/*
  * Everything a stage takes from the CDK context (`-c name=value`, or cdk.json), with its default.
  * Context values given with -c are strings; numbers are parsed here, once, with a clear error.
  *
