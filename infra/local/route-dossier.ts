@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeAreas } from '#lib/routes/index.ts';
+import { jobEntries } from '#lib/routes/jobs.ts';
 import { PROJECT_ROOT, readImportGraph, type ImportGraph } from '#infra/local/import-graph.ts';
 
 /*
@@ -76,15 +77,23 @@ function flowLine(entry: string[], all: string[]): string {
 }
 const list = (paths: string[]) => (paths.length === 0 ? 'none' : paths.map(link).join(', '));
 
-function routeSection(graph: ImportGraph, areaFile: string, name: string, spec: RouteSpec): string[] {
-  const handler = `functions/${name}.ts`;
+/** A function's flows, rules, data modules and other I/O, read down the import graph from its handler. */
+function layersBelow(graph: ImportGraph, handler: string): string[] {
   const imports = graph.get(handler);
   if (!imports) throw new Error(`${handler} is missing`);
   const flows = closure(graph, imports, isFlow);
   const reached = [...imports, ...flows.flatMap((flow) => graph.get(flow) ?? [])];
-  const rules = closure(graph, reached, isRule);
-  const data = [...new Set(reached.filter(isData))].sort();
   const otherIo = [...new Set(reached.filter(isOtherIo))].sort();
+  return [
+    `- flow: ${flowLine(imports.filter(isFlow), flows)}`,
+    `- rules: ${list(closure(graph, reached, isRule))}`,
+    `- data: ${list([...new Set(reached.filter(isData))].sort())}`,
+    ...(otherIo.length > 0 ? [`- other I/O: ${list(otherIo)}`] : []),
+  ];
+}
+
+function routeSection(graph: ImportGraph, areaFile: string, name: string, spec: RouteSpec): string[] {
+  const handler = `functions/${name}.ts`;
   const schemas = schemasOf(areaFile, name);
   const byModule = new Map<string, string[]>();
   for (const schema of schemas) byModule.set(schema.module, [...(byModule.get(schema.module) ?? []), `\`${schema.name}\``]);
@@ -98,11 +107,37 @@ function routeSection(graph: ImportGraph, areaFile: string, name: string, spec: 
     `- handler: ${link(handler)}`,
     `- route: ${link(areaFile)}, credential ${CREDENTIAL_LABEL[spec.credential]}${spec.scope ? ` (scope \`${spec.scope}\`)` : ''}, table access \`${spec.access}\`${reaches.length > 0 ? `, also ${reaches.map((use) => `\`${use}\``).join(', ')}` : ''}`,
     `- schemas: ${byModule.size === 0 ? 'none' : [...byModule].map(([module, names]) => `${names.join(', ')} (${link(module)})`).join('; ')}`,
-    `- flow: ${flowLine(imports.filter(isFlow), flows)}`,
-    `- rules: ${list(rules)}`,
-    `- data: ${list(data)}`,
-    ...(otherIo.length > 0 ? [`- other I/O: ${list(otherIo)}`] : []),
+    ...layersBelow(graph, handler),
     '',
+  ];
+}
+
+/** The functions that serve no route: the scheduled jobs, then any other handler (stream and queue consumers). */
+function otherFunctions(graph: ImportGraph, routeNames: Set<string>): string[] {
+  const jobNames = new Set<string>(jobEntries().map(([name]) => name));
+  const jobs = jobEntries().flatMap(([name, job]) => [
+    `### ${name}`,
+    '',
+    `Scheduled \`${job.schedule}\`: ${job.summary}`,
+    '',
+    `- handler: ${link(`functions/${name}.ts`)}`,
+    `- job: ${link('lib/routes/jobs.ts')}, table access \`${job.access}\``,
+    ...layersBelow(graph, `functions/${name}.ts`),
+    '',
+  ]);
+  const others = [...graph.keys()]
+    .filter((file) => file.startsWith('functions/'))
+    .map((file) => file.slice('functions/'.length, -'.ts'.length))
+    .filter((name) => !routeNames.has(name) && !jobNames.has(name))
+    .flatMap((name) => [`### ${name}`, '', `- handler: ${link(`functions/${name}.ts`)}`, ...layersBelow(graph, `functions/${name}.ts`), '']);
+  return [
+    '## Functions that serve no route',
+    '',
+    'The scheduled jobs (lib/routes/jobs.ts), then every other handler of functions/: what runs on',
+    "the table's stream and on the delivery queue.",
+    '',
+    ...jobs,
+    ...others,
   ];
 }
 
@@ -128,12 +163,14 @@ export function routesDossier(graph: ImportGraph = readImportGraph()): string {
     'handler, the route entry (credential, table access, what else the function reaches), the schemas',
     'of its entry, the flows, the pure rules those flows apply and the data modules they read and',
     'write. Read from the route table and the import graph that test/unit/layers.test.ts judges; how',
-    'the layers fit together is in [contributing.md](contributing.md).',
+    'the layers fit together is in [contributing.md](contributing.md). The functions that serve no route',
+    '(scheduled jobs, stream and queue consumers) close the page.',
     '',
     '| method | path | credential | route |',
     '|---|---|---|---|',
     ...index,
     '',
     ...sections,
+    ...otherFunctions(graph, new Set(areas.flatMap(([, entries]) => Object.keys(entries)))),
   ].join('\n');
 }
