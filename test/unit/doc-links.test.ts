@@ -78,3 +78,19 @@ describe('links of the README and docs/', () => {
     expect(brokenLinks('docs/a.md', markdown, (path) => files[path]!, (path) => path in files)).toEqual([]);
   });
 });
+
+describe('the walkthroughs of docs/contributing.md', () => {
+  const page = readFileSync('docs/contributing.md', 'utf8');
+  const walkthroughs = page.slice(page.indexOf('## Three requests'), page.indexOf('## Data model'));
+  const code = ['lib', 'functions'].flatMap((folder) =>
+    readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts')).map((file) => readFileSync(join(folder, file), 'utf8')),
+  ).join('\n');
+  /** The camelCase names a walkthrough puts in code spans (`readCart`, `eventsOf(old image, new image)`): functions of lib/ and functions/. */
+  const named = [...new Set([...walkthroughs.matchAll(/`([a-z]+[A-Z][A-Za-z]*)(\([^`]*\))?`/g)].map(([, name]) => name!))];
+
+  it('name functions the code still defines', () => {
+    expect(named).toEqual(expect.arrayContaining(['placeOrder', 'claimCommands', 'markApproved', 'eventsOf']));
+    const defined = (name: string) => new RegExp(`(function\\*?|const|let) ${name}\\b`).test(code);
+    expect(named.filter((name) => !defined(name))).toEqual([]);
+  });
+});
