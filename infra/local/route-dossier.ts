@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import type { RouteSpec } from '#lib/http/route.ts';
 import { routeAreas } from '#lib/routes/index.ts';
+import { consumers } from '#lib/routes/consumers.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { PROJECT_ROOT, readImportGraph, type ImportGraph } from '#infra/local/import-graph.ts';
 
@@ -28,7 +29,7 @@ export const CREDENTIAL_LABEL: Record<RouteSpec['credential'], string> = {
 const isFlow = (path: string) => path.startsWith('lib/flows/') || path.startsWith('lib/admin/');
 const isRule = (path: string) => path.startsWith('lib/domain/');
 const isData = (path: string) => path.startsWith('lib/db/');
-const isOtherIo = (path: string) => /^lib\/(mail|s3|queue)\//.test(path) || path === 'lib/server-secret.ts';
+const isOtherIo = (path: string) => /^lib\/(mail|s3|queue|payments)\//.test(path) || path === 'lib/server-secret.ts';
 
 /** `from` and every module reachable from it through imports that `follow` accepts. */
 function closure(graph: ImportGraph, from: string[], follow: (path: string) => boolean): string[] {
@@ -112,7 +113,7 @@ function routeSection(graph: ImportGraph, areaFile: string, name: string, spec: 
   ];
 }
 
-/** The functions that serve no route: the scheduled jobs, then any other handler (stream and queue consumers). */
+/** The functions that serve no route: the scheduled jobs, the stream and queue consumers, then any other handler. */
 function otherFunctions(graph: ImportGraph, routeNames: Set<string>): string[] {
   const jobNames = new Set<string>(jobEntries().map(([name]) => name));
   const jobs = jobEntries().flatMap(([name, job]) => [
@@ -125,18 +126,31 @@ function otherFunctions(graph: ImportGraph, routeNames: Set<string>): string[] {
     ...layersBelow(graph, `functions/${name}.ts`),
     '',
   ]);
+  const consumerEntries = Object.entries(consumers);
+  const consumed = consumerEntries.flatMap(([name, consumer]) => [
+    `### ${name}`,
+    '',
+    `${'stream' in consumer.source ? `On the table's stream (entities ${consumer.source.entities.map((entity) => `\`${entity}\``).join(', ')})` : `On the queue \`${consumer.source.queue}\``}: ${consumer.summary}`,
+    '',
+    `- handler: ${link(`functions/${name}.ts`)}`,
+    `- consumer: ${link('lib/routes/consumers.ts')}, table access \`${consumer.access}\`${consumer.sendsTo.length > 0 ? `, sends to ${consumer.sendsTo.map((queue) => `\`${queue}\``).join(', ')}` : ''}`,
+    ...layersBelow(graph, `functions/${name}.ts`),
+    '',
+  ]);
+  const described = new Set<string>([...routeNames, ...jobNames, ...consumerEntries.map(([name]) => name)]);
   const others = [...graph.keys()]
     .filter((file) => file.startsWith('functions/'))
     .map((file) => file.slice('functions/'.length, -'.ts'.length))
-    .filter((name) => !routeNames.has(name) && !jobNames.has(name))
+    .filter((name) => !described.has(name))
     .flatMap((name) => [`### ${name}`, '', `- handler: ${link(`functions/${name}.ts`)}`, ...layersBelow(graph, `functions/${name}.ts`), '']);
   return [
     '## Functions that serve no route',
     '',
-    'The scheduled jobs (lib/routes/jobs.ts), then every other handler of functions/: what runs on',
-    "the table's stream and on the delivery queue.",
+    "The scheduled jobs (lib/routes/jobs.ts), the consumers of the table's stream and of the queues",
+    '(lib/routes/consumers.ts), then any other handler of functions/.',
     '',
     ...jobs,
+    ...consumed,
     ...others,
   ];
 }
@@ -152,7 +166,13 @@ export function routesDossier(graph: ImportGraph = readImportGraph()): string {
   );
   const sections = areas.flatMap(([area, entries]) => {
     const areaFile = `lib/routes/${area}.ts`;
-    return [`## ${area}`, '', `Area file ${link(areaFile)}, deployed as its own stack.`, '', ...Object.entries(entries).flatMap(([name, spec]) => routeSection(graph, areaFile, name, spec))];
+    return [
+      `## ${area}`,
+      '',
+      `Area file ${link(areaFile)}, deployed as its own stack.`,
+      '',
+      ...Object.entries(entries).flatMap(([name, spec]) => routeSection(graph, areaFile, name, spec)),
+    ];
   });
   return [
     '# Routes, one by one',

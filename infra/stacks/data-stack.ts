@@ -120,7 +120,8 @@ export class StoreDataStack extends Stack {
     });
     Validations.of(this.serverSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'Rotated by hand in steps (docs/operations.md, "The server secret"): the previous key must stay accepted for a grace period, which a single-step rotation Lambda would not keep.',
+      reason:
+        'Rotated by hand in steps (docs/operations.md, "The server secret"): the previous key must stay accepted for a grace period, which a single-step rotation Lambda would not keep.',
     });
 
     // One customer-managed key of the stage for every store's provider secrets, each ciphertext bound

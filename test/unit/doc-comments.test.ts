@@ -54,6 +54,7 @@ describe('doc comments', () => {
     ['a doc comment on a declaration', '/** A. */\nexport const a = 1;\n'],
     ['a plain module header above a documented declaration', '/*\n * The module.\n */\n\n/** A. */\nexport const a = 1;\n'],
     ['a tool directive between a doc comment and its declaration', '/** A. */\n// biome-ignore lint/style/useConst: measured\nexport let a = 1;\n'],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the planted source holds a template literal on purpose
     ['doc comments inside template literals and strings', 'export const s = `/** ${1} */`;\nexport const t = "/** */";\n'],
     ['a dynamic import', '/** Loads it. */\nimport("./a.ts");\n'],
     ['a documented property, member and parameter', 'export interface I {\n  /** A. */\n  a: number;\n}\nexport function f(/** The x. */ x: number) { return x; }\n'],
