@@ -72,34 +72,28 @@ describe('links of the README and docs/', () => {
     expect(PAGES.filter((page) => !reached.has(page))).toEqual([]);
   });
 
+  /** `brokenLinks` of `docs/a.md` over a few pages held in memory. */
+  const brokenAmong = (files: Record<string, string>, markdown: string) =>
+    brokenLinks(
+      'docs/a.md',
+      markdown,
+      (path) => files[path]!,
+      (path) => path in files,
+    );
+
   // The check must be able to fail: a missing file, a missing heading on another page or on this one.
   it.each([
     ['a missing file', '[x](nowhere.md)', 'docs/a.md -> nowhere.md'],
     ['a missing heading of another page', '[x](b.md#no-such-heading)', 'docs/a.md -> b.md#no-such-heading'],
     ['a missing heading of the same page', '# Title\n[x](#no-such-heading)', 'docs/a.md -> #no-such-heading'],
   ])('finds %s', (_, markdown, expected) => {
-    const files: Record<string, string> = { 'docs/a.md': markdown, 'docs/b.md': '# B\n## The handler stack\n' };
-    expect(
-      brokenLinks(
-        'docs/a.md',
-        markdown,
-        (path) => files[path]!,
-        (path) => path in files,
-      ),
-    ).toEqual([expected]);
+    expect(brokenAmong({ 'docs/a.md': markdown, 'docs/b.md': '# B\n## The handler stack\n' }, markdown)).toEqual([expected]);
   });
 
   it('accepts headings as GitHub names them', () => {
     const files: Record<string, string> = { 'docs/b.md': '# B\n## The handler stack\n### `POST /v1/x`: why (again)\n## Notes\n## Notes\n' };
     const markdown = '[a](b.md#the-handler-stack) [b](b.md#post-v1x-why-again) [c](b.md#notes-1)';
-    expect(
-      brokenLinks(
-        'docs/a.md',
-        markdown,
-        (path) => files[path]!,
-        (path) => path in files,
-      ),
-    ).toEqual([]);
+    expect(brokenAmong(files, markdown)).toEqual([]);
   });
 });
 
