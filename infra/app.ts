@@ -10,10 +10,10 @@ import { stageFromContext } from '#infra/stage-context.ts';
  * context value and its default: infra/stage-context.ts): bundles every
  * handler (one esbuild call, skipped when nothing changed since the last), writes the API reference
  * page (infra/docs.ts), then synthesizes the
- * stacks of the stage (infra/store-api.ts), checked by cdk-nag.
+ * stacks of the stage (infra/store-api.ts), checked by cdk-nag. CDK's built-in template linter
+ * is off: it only warns, and costs more than the rest of the synthesis (about 6 s of CPU for ~480
+ * resources); test/infra runs it on every stack and fails on any finding.
  */
-// CDK's built-in template linter only warns, and costs more than the rest of the synthesis
-// (about 6 s of CPU for ~480 resources); test/infra runs it on every stack and fails on any finding.
 const app = new App({ builtinCloudFormationValidation: false });
 // Read (and refused, if wrong) before the build: a bad value fails in a second.
 const stage = stageFromContext(app);

@@ -3,21 +3,10 @@ import type { App } from 'aws-cdk-lib';
 import type { StageThrottle, ThrottleSettings } from '#infra/stacks/api-stage-stack.ts';
 import type { StoreApiProps } from '#infra/store-api.ts';
 
-/**
+/*
  * Everything a stage takes from the CDK context (`-c name=value`, or cdk.json), with its default.
  * Context values given with -c are strings; numbers are parsed here, once, with a clear error.
- *
- * | key | default | what |
- * |---|---|---|
- * | `stage` | `dev` | stage name; `prod` retains data and needs `mailFrom` |
- * | `mailFrom` | none (refused on prod) | verified SES sender of the login codes |
- * | `metricsNamespace` | `StoreApi/<stage>` | CloudWatch namespace of the request metrics |
- * | `apiThrottleRate` / `apiThrottleBurst` | cdk.json | requests a second / burst, per route of the /v1 API |
- * | `storeThrottleRate` / `storeThrottleBurst` | cdk.json | the same on the stores' own domains (login, handoff) |
- * | `storefrontPublicThrottleRate` / `storefrontPublicThrottleBurst` | cdk.json | the same, lower, for each public route of the storefront (no credential: `isPublicStorefrontRoute`) |
- * | `storeDomains` | none | comma-separated custom domains of the store API (`*.stores.example.com,shop.example.com`) |
- * | `storeDomainCertificateArn` | none | ACM certificate (same region) covering every name of `storeDomains` |
- * | `testGateway` | `false` | `true` offers the TEST payment gateway (section 13); refused on prod |
+ * The values, their defaults and what each does: docs/operations.md, "Context values".
  */
 /**
  * The throttles are tuned in cdk.json's `context` (the CDK CLI reads it for every synth and deploy;
@@ -25,10 +14,7 @@ import type { StoreApiProps } from '#infra/store-api.ts';
  * gets the very same values.
  */
 const CDK_JSON_CONTEXT = (JSON.parse(readFileSync(new URL('../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, number> }).context;
-const fromCdkJson = (name: keyof StageThrottle): ThrottleSettings => ({
-  rateLimit: CDK_JSON_CONTEXT[`${name}ThrottleRate`]!,
-  burstLimit: CDK_JSON_CONTEXT[`${name}ThrottleBurst`]!,
-});
+const fromCdkJson = (name: keyof StageThrottle): ThrottleSettings => ({ rateLimit: CDK_JSON_CONTEXT[`${name}ThrottleRate`]!, burstLimit: CDK_JSON_CONTEXT[`${name}ThrottleBurst`]! });
 export const THROTTLE_DEFAULTS: StageThrottle = { api: fromCdkJson('api'), store: fromCdkJson('store'), storefrontPublic: fromCdkJson('storefrontPublic') };
 
 export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir' | 'docsDir'> {
@@ -48,22 +34,16 @@ export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir' |
     burstLimit: Math.round(positive(`${name}ThrottleBurst`, THROTTLE_DEFAULTS[name].burstLimit)),
   });
 
-  const storeDomains = String(context('storeDomains') ?? '')
-    .split(',')
-    .map((name) => name.trim())
-    .filter(Boolean);
+  const storeDomains = String(context('storeDomains') ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   const certificateArn = context('storeDomainCertificateArn') as string | undefined;
   if (storeDomains.length > 0 !== (certificateArn !== undefined)) {
-    throw new Error(
-      'storeDomains and storeDomainCertificateArn go together: the certificate must cover every store domain (-c storeDomains=*.stores.example.com -c storeDomainCertificateArn=arn:aws:acm:...)',
-    );
+    throw new Error('storeDomains and storeDomainCertificateArn go together: the certificate must cover every store domain (-c storeDomains=*.stores.example.com -c storeDomainCertificateArn=arn:aws:acm:...)');
   }
 
   return {
     stage,
     mailFrom,
     metricsNamespace: String(context('metricsNamespace') ?? `StoreApi/${stage}`),
-    testGateway: String(context('testGateway') ?? 'false') === 'true',
     throttle: { api: throttle('api'), store: throttle('store'), storefrontPublic: throttle('storefrontPublic') },
     ...(certificateArn && { storeDomain: { domainNames: storeDomains, certificateArn } }),
   };

@@ -39,11 +39,6 @@ export interface ServerKeys {
 }
 
 /**
- * HMAC-SHA256 under a server key, for what a table dump must not let anyone brute-force (a
- * 6-digit login code has only 10^6 values) and what a client carries back (cursors, quote ids):
- * without the key, neither can be recomputed.
- */
-/**
  * Keys for cursors that never leave the process that made them (the admin CLI and the local seed
  * walking a list): a throwaway key instead of the server secret, which they need not read.
  */
@@ -51,6 +46,11 @@ export function processLocalKeys(): ServerKeys {
   return { current: randomBytes(32).toString('hex') };
 }
 
+/**
+ * HMAC-SHA256 under a server key, for what a table dump must not let anyone brute-force (a
+ * 6-digit login code has only 10^6 values) and what a client carries back (cursors, quote ids):
+ * without the key, neither can be recomputed.
+ */
 export function keyedHash(key: string, message: string): string {
   return createHmac('sha256', key).update(message, 'utf8').digest('base64url');
 }

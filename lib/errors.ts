@@ -100,10 +100,10 @@ export const unprocessable = (message: string, field?: string, code: ErrorCode =
 /** A dependency is throttling, unreachable or contended: the request was fine and may be sent again. */
 export const unavailable = (message = 'Service temporarily unavailable') =>
   new HttpError(503, { message, code: 'UNAVAILABLE' }, { 'retry-after': '1' });
-/** DynamoDB refused to store what the request would write (an item over 400 KB, a transaction over 4 MB, a key too long). */
 /** A payment provider that did not answer (unreachable, timed out, 5xx after the one retry): nothing was changed, try again. */
 export const providerUnavailable = (message = 'The payment provider could not be reached; nothing was changed, try again') =>
   new HttpError(502, { message, code: 'PROVIDER_UNAVAILABLE' });
+/** DynamoDB refused to store what the request would write (an item over 400 KB, a transaction over 4 MB, a key too long). */
 export const tooLarge = () =>
   new HttpError(413, { message: 'This request would store more than one record can hold (400 KB, or 4 MB in one transaction); send less', code: 'TOO_LARGE' });
 export const tooManyRequests = (retryAfterSeconds: number, code: ErrorCode = 'RATE_LIMITED') =>

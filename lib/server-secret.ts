@@ -10,7 +10,7 @@ import type { ServerKeys } from '#lib/crypto.ts';
  * functions whose route says `uses: ['secret']`, the only ones whose imports reach this module,
  * so no other bundle carries the Secrets Manager client); on the local stack a file
  * (`SERVER_SECRET_FILE`, written with mode 0600 on first start). Its value is JSON
- * `{"current": "...", "previous"?: "..."}` (README, "The server secret": rotation).
+ * `{"current": "...", "previous"?: "..."}` (docs/operations.md, "The server secret": rotation).
  *
  * Read on first use, not at init (a function that never hashes never pays for it), then kept
  * for CACHE_MS: one GetSecretValue per container per 5 minutes, so a rotation reaches every

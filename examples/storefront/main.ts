@@ -80,7 +80,6 @@ function problemsOf(response: Response, body: unknown): Problem[] {
   return suffix ? problems.map((problem) => ({ ...problem, message: `${problem.message} (${suffix})` })) : problems;
 }
 
-/** A /v1/webstore call. The buyer token goes only to the routes that take it. */
 /**
  * One Idempotency-Key per distinct POST (path and body) until it gets a final answer. Sending the
  * same body again after a fault (a 503, a 409 while the first still runs, no answer at all) reuses
@@ -90,6 +89,7 @@ function problemsOf(response: Response, body: unknown): Problem[] {
 const unansweredKeys = new Map<string, string>();
 const randomKey = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 
+/** A /v1/webstore call. The buyer token goes only to the routes that take it. */
 function webstore<T>(method: string, path: string, options: { body?: unknown; auth?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { 'x-store-domain': STORE_DOMAIN };
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);

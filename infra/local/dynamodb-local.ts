@@ -43,7 +43,7 @@ export function ensureDynamoDbLocal(binDir: string): string {
  * listens on every interface, and reads no system property for the host (checked in the jar run here, 1.25.1: the
  * options are -port, -inMemory, -dbPath, -sharedDb, -cors, -delayTransientStatuses,
  * -optimizeDbBeforeStartup, -disableTelemetry). Its port is therefore checked on the wildcard
- * address, and the README says it is reachable from the network.
+ * address, and docs/local-stack.md says it is reachable from the network.
  */
 export const DYNAMODB_LOCAL_HOST = '0.0.0.0';
 

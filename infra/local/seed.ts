@@ -127,7 +127,7 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
   // A new badge for the VIP rank, uploaded as a browser does and left for package-image-confirm.
   const upload = await createImageUpload(store.id, 1, 'image/svg+xml');
   await postToBucket(upload, badge('#0ea5e9', 'V'));
-  // Not required, so the README's curl quotes (no fields) stay valid; an option with a price shows options_price.
+  // Not required, so the operator curl session's quotes (docs/operator.md, no fields) stay valid; an option with a price shows options_price.
   await createVariable(
     store.id,
     v.parse(variableCreateBody, {

@@ -112,7 +112,7 @@ export class StoreDataStack extends Stack {
     });
 
     // The key of every keyed hash (login codes, cursors, quote ids), generated at deploy: no manual
-    // step. JSON {"current": ...}; a rotation adds "previous" (README, "The server secret").
+    // step. JSON {"current": ...}; a rotation adds "previous" (docs/operations.md, "The server secret").
     this.serverSecret = new secretsmanager.Secret(this, 'ServerSecret', {
       description: `${this.stackName}: key of the keyed hashes (login codes, cursors, quote ids)`,
       generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'current', passwordLength: 64, excludePunctuation: true },
@@ -120,7 +120,8 @@ export class StoreDataStack extends Stack {
     });
     Validations.of(this.serverSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'Rotated by hand in steps (README, "The server secret"): the previous key must stay accepted for a grace period, which a single-step rotation Lambda would not keep.',
+      reason:
+        'Rotated by hand in steps (docs/operations.md, "The server secret"): the previous key must stay accepted for a grace period, which a single-step rotation Lambda would not keep.',
     });
 
     // One customer-managed key of the stage for every store's provider secrets, each ciphertext bound

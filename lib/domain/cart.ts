@@ -8,7 +8,7 @@ import { ORDER_VALUES_BYTES_MAX, ORDER_VARIABLES_MAX, type Reserved } from '#lib
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
 
-/**
+/*
  * Every rule a cart must pass to become an order (section 8), in one pure function that
  * `POST /app/order`, the quote and the checkout all call, so the same cart gets the same price
  * and the same refusals everywhere: packages exist and are enabled, in stock, within the

@@ -2,7 +2,7 @@ import type { CouponCheck } from '#lib/domain/pricing.ts';
 import { couponClientLimit, couponRefused, couponSoldOut, type HttpError } from '#lib/errors.ts';
 import type { Discount, DiscountListQuery, DiscountStatus } from '#lib/schemas/discount.ts';
 
-/**
+/*
  * The coupon rules that need no I/O: a coupon's computed status, the rules that tie its fields
  * together, the list filters, and whether an order may use it. Time is a
  * parameter (`now`, epoch milliseconds), so the status and the expiry check are testable.

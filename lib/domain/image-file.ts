@@ -1,7 +1,7 @@
 import { HttpError, unprocessable, type ErrorCode } from '#lib/errors.ts';
 import { IMAGE_CONTENT_TYPES, IMAGE_MAX_BYTES, type ImageContentType } from '#lib/schemas/image.ts';
 
-/**
+/*
  * What an image is allowed to be (spec Limits: up to 10 MB; png, jpg, jpeg, svg, gif, webp), how
  * its content is recognised (magic bytes), and under which keys a package's images are stored.
  * Pure rules: the upload, the presigned POST and the confirm (lib/flows/image.ts) all judge a

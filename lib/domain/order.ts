@@ -6,7 +6,7 @@ import type { CheckoutExtras, Delivery, OrderCreate, OrderPackageLine, OrderStat
 import type { Package } from '#lib/schemas/package.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
 
-/**
+/*
  * The rules of an order that need no I/O. lib/flows/order.ts reads what they need, they decide,
  * and the flow writes what they decided:
  *

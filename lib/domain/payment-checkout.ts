@@ -1,6 +1,6 @@
 import { GATEWAY_PROVIDER, GATEWAYS, type Gateway, type Provider } from '#lib/schemas/payment.ts';
 
-/**
+/*
  * The buyer-facing rules of paying (extensions section 13), pure: which gateways a store offers,
  * and where a redirect checkout may send the buyer back.
  */

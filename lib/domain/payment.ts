@@ -13,7 +13,7 @@ import type { BindingPart, OrderRole, PaymentRecord } from '#lib/schemas/payment
 
 export type { BindingPart, OrderRole, PaymentRecord };
 
-/**
+/*
  * The rules of a payment (extensions section 13), pure: no I/O, the time a parameter.
  *
  * Every source (the checkout's create call, a notification, the buyer's poll, the operator's sync

@@ -1,4 +1,4 @@
-/**
+/*
  * Exact money arithmetic for the pricing engine (lib/domain/pricing.ts).
  *
  * Why not plain numbers: binary floating point cannot hold most decimal amounts, so products and

@@ -18,7 +18,7 @@ import {
 import type { CartLine, NextTier, PricingPromo, PricingTier } from '#lib/domain/pricing-types.ts';
 import type { Target } from '#lib/schemas/promo.ts';
 
-/**
+/*
  * Rules 2 to 4 and 7 of section 8: which promos count, what each one would take off each line,
  * and what the cart still needs for the next tier. Choosing among the promos of a line (rule 5)
  * is lib/domain/pricing.ts's job. See that module's header for the interpretations.

@@ -1,7 +1,7 @@
 import type { Discount } from '#lib/schemas/discount.ts';
 import type { Promo, PromoTier, Target } from '#lib/schemas/promo.ts';
 
-/**
+/*
  * What the pricing engine (lib/domain/pricing.ts) takes and gives. Amounts are numbers in currency
  * units as the API shows them (12.34); the engine computes in whole cents inside.
  */

@@ -4,7 +4,7 @@ import type { StorefrontPackage } from '#lib/schemas/storefront.ts';
 import type { Tag } from '#lib/schemas/tag.ts';
 import type { Variable } from '#lib/schemas/variable.ts';
 
-/** What buyers see of the catalog: pure rules, the time a parameter. */
+/* What buyers see of the catalog: pure rules, the time a parameter. */
 
 /** Enabled, started, and not ended (`ends_at` null never ends). */
 export function promoInForce(promo: Pick<Promo, 'enabled' | 'starts_at' | 'ends_at'>, now: number): boolean {

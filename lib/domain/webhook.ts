@@ -3,7 +3,7 @@ import ipaddr from 'ipaddr.js';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import type { WebhookEventType } from '#lib/schemas/webhook.ts';
 
-/**
+/*
  * The rules of webhooks (extensions section 12), pure: which table changes are events, when an
  * order counts as delivered, the retry schedule, the signature, and which URLs may be called.
  * Time and configuration are parameters; the router and sender flows do the I/O.

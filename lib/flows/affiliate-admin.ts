@@ -7,7 +7,7 @@ import { currentTimeMs, nowIso } from '#lib/clock.ts';
 import { toPanel } from '#lib/flows/affiliate.ts';
 import type { AffiliateListQuery, AffiliatePanel, OperatorAffiliatePatch, WithdrawalStatus } from '#lib/schemas/affiliate.ts';
 
-/**
+/*
  * The operator's side of the affiliate program (section 11). Calls exclude the credential lookup.
  *
  * | use case         | calls                                                                                 |

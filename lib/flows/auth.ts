@@ -5,7 +5,7 @@ import { HttpError } from '#lib/errors.ts';
 import type { Customer } from '#lib/schemas/buyer.ts';
 import { serverKeys } from '#lib/server-secret.ts';
 
-/**
+/*
  * Buyer login by e-mail code, second step, shared by the API (access token) and the store's own
  * domain (a session; its handlers turn it into the cookie). The code is sent by
  * lib/flows/login-code.ts. Calls per request: verify = 1 or 2 (code) + 2 or 3 (customer) +

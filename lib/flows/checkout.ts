@@ -8,7 +8,7 @@ import { QUOTE_TTL_SECONDS, type CheckoutBody, type Quote, type QuoteBody } from
 import type { Order } from '#lib/schemas/order.ts';
 import { serverKeys } from '#lib/server-secret.ts';
 
-/**
+/*
  * The storefront's quote and checkout (section 8): the same read (lib/db/cart.ts) and the same
  * rules (lib/domain/cart.ts) as `POST /app/order`, so a cart gets the same price and the same
  * refusals on every path. Calls exclude the store-domain lookup.

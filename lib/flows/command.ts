@@ -17,7 +17,7 @@ import { buyerDeliveries, finishesInChain, finishInChain, released, reported, re
 import { HttpError, notFound } from '#lib/errors.ts';
 import type { Command, CommandCursorPage, CommandListQuery, CommandRecord, CommandReport } from '#lib/schemas/command.ts';
 
-/**
+/*
  * The operator's side of delivery: reports, retries, resends and the views; and the one way every
  * change of a command is written (`applyChange`), claims' and acks' too (lib/flows/delivery.ts).
  * Calls exclude the credential lookup.

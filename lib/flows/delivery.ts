@@ -11,7 +11,7 @@ import { changeCommand } from '#lib/flows/command.ts';
 import type { CommandRecord } from '#lib/schemas/command.ts';
 import type { AckBody, AckResponse, ClaimBody, ClaimResponse } from '#lib/schemas/delivery.ts';
 
-/**
+/*
  * A game server's side of delivery (extensions section 9): claim, run, ack. Calls exclude the
  * credential lookup.
  *

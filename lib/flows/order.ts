@@ -29,7 +29,7 @@ import { resendCommands } from '#lib/flows/command.ts';
 import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
 import { currentTimeMs } from '#lib/clock.ts';
 
-/**
+/*
  * The order use cases: each reads (lib/db/cart.ts, lib/db/order.ts and their neighbours), lets
  * the rules decide (lib/domain/cart.ts, lib/domain/order.ts), then writes once. Calls exclude the
  * credential lookup.

@@ -21,7 +21,7 @@ import {
 } from '#lib/schemas/payment-provider.ts';
 import { serverKeys } from '#lib/server-secret.ts';
 
-/**
+/*
  * A store's provider accounts (extensions section 13): `PUT|GET|DELETE /app/payment/provider...`.
  *
  * A PUT checks the credentials with one provider call before anything is stored (refused: 422

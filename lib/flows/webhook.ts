@@ -7,7 +7,7 @@ import { unprocessable } from '#lib/errors.ts';
 import { resolvesToPublic } from '#lib/flows/webhook-post.ts';
 import type { Webhook, WebhookCreate, WebhookPatch } from '#lib/schemas/webhook.ts';
 
-/**
+/*
  * The operator's webhook use cases. Calls exclude the credential lookup.
  *
  * | use case   | calls                                                       |

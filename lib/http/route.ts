@@ -14,14 +14,14 @@ import { pageMeta } from '#lib/schemas/common.ts';
  */
 export type CredentialKind = 'operator' | 'apiKey' | 'buyer' | 'buyerStore' | 'buyerOptional' | 'session' | 'storeHost' | 'public';
 
-/** AWS resources a function touches beyond the table; drives its IAM grants. */
-/** `secret`: the server secret of the keyed hashes (lib/server-secret.ts): login codes, cursors, quote ids. */
 /**
- * What a function reaches besides its table `access`: the images bucket, the mailer, the server
- * secret, the stage's payment secrets key (`provider-secrets-seal`: KMS Encrypt, only for the route
- * that writes provider secrets; `provider-secrets-open`: KMS Decrypt, only for the functions that
- * call providers with them), and `counters` for a read route that may write the COUNT# partitions (see
- * `writesCountPartitions`) without answering a page.
+ * What a function reaches besides its table `access`, each driving its IAM grants: `images` the
+ * images bucket, `mail` the mailer, `secret` the server secret of the keyed hashes
+ * (lib/server-secret.ts: login codes, cursors, quote ids), the stage's payment secrets key
+ * (`provider-secrets-seal`: KMS Encrypt, only for the route that writes provider secrets;
+ * `provider-secrets-open`: KMS Decrypt, only for the functions that call providers with them), and
+ * `counters` for a read route that may write the COUNT# partitions (see `writesCountPartitions`)
+ * without answering a page.
  */
 export type ResourceUse = 'images' | 'mail' | 'secret' | 'counters' | 'provider-secrets-seal' | 'provider-secrets-open';
 

@@ -1,6 +1,6 @@
 import type { Gateway, Provider, ProviderSnapshot } from '#lib/schemas/payment.ts';
 
-/**
+/*
  * What every payment provider adapter does (extensions section 13). An adapter is the only code
  * that speaks a provider's wire format: it turns our payment into the provider's request and the
  * provider's answers into a `ProviderSnapshot`, the only shape lib/domain/payment.ts `settle` acts

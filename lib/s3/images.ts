@@ -2,7 +2,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectComm
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { BUCKET, s3 } from '#lib/s3/client.ts';
 
-/**
+/*
  * The image objects of the bucket. One S3 call per function.
  *
  * | operation               | S3 call                                   |

@@ -30,7 +30,6 @@ export function pageQueryEntries(options: { defaultLimit?: number; maxLimit?: nu
 
 export const pageQuery = v.object(pageQueryEntries());
 
-/** ISO 8601 timestamp with an offset (`Z` or `+02:00`), returned normalised to UTC. */
 /**
  * Date.parse rolls 2026-02-30 over to March 2nd and 9999-12-31T23:00-05:00 into year 10000, whose
  * ISO form (`+010000-...`) sorts wrongly in range keys: both are refused instead.
@@ -44,6 +43,7 @@ function isCalendarTimestamp(value: string): boolean {
   return validDate && validTime && !Number.isNaN(time) && /^\d{4}-/.test(new Date(time).toISOString()) && year! >= 1;
 }
 
+/** ISO 8601 timestamp with an offset (`Z` or `+02:00`), returned normalised to UTC. */
 export const timestampInput = v.pipe(
   v.string(),
   v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/, 'Expected an ISO 8601 timestamp with a UTC offset'),

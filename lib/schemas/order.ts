@@ -225,13 +225,13 @@ export interface Delivery {
   stage?: CommandStage;
 }
 
+/** The order as stored: lines as stored, and the timestamps of later statuses absent until they happen. */
+export type StoredOrder = Omit<Order, 'packages' | 'refunded_at' | 'chargeback_at'> & { packages: OrderPackageLine[]; refunded_at?: string | null; chargeback_at?: string | null };
+
 /**
  * A placed order as the order rules draft it (lib/domain/order.ts) and lib/db/order.ts stores
  * it: the answer, plus what the package filter, the approval and the coupon release read later.
  */
-/** The order as stored: lines as stored, and the timestamps of later statuses absent until they happen. */
-export type StoredOrder = Omit<Order, 'packages' | 'refunded_at' | 'chargeback_at'> & { packages: OrderPackageLine[]; refunded_at?: string | null; chargeback_at?: string | null };
-
 export interface PlacedOrder extends StoredOrder {
   package_ids: number[];
   deliveries: Delivery[];

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { timestamp } from '#lib/schemas/common.ts';
 import { GATEWAYS, PROVIDERS, type Gateway, type Provider } from '#lib/schemas/payment.ts';
 
-/**
+/*
  * A store's account at a payment provider (extensions section 13): the body of
  * `PUT /app/payment/provider/{provider}` and the masked answer of every provider route.
  *

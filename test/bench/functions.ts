@@ -7,7 +7,7 @@ import type { RouteSpec } from '#lib/http/route.ts';
 import { routes } from '#lib/routes/index.ts';
 import { startBenchStack } from './stack.ts';
 
-/**
+/*
  * `npx tsx test/bench/functions.ts`: the bundle size of every function, then cold starts: a fresh
  * `node` process imports a built bundle and answers one request against the local stack (DynamoDB
  * Local), timed from spawn to answer, beside a bundle that only returns 200 (the floor). Median of

@@ -10,7 +10,7 @@ import { newStore } from '../support/client.ts';
  * What a claim costs with 10 and with 10,000 due commands queued for other servers and stores:
  * the same calls and the same capacity, because a claim reads only its own two queue partitions.
  * Measured on DynamoDB Local (calls counted, ConsumedCapacity summed as DynamoDB reports it) and
- * printed; the README quotes these figures.
+ * printed; docs/integrators/game-servers.md names this test instead of quoting them.
  */
 const usage = { calls: 0, read: 0, write: 0 };
 let measuring = false;

@@ -5,7 +5,7 @@ import { listCounterKey, STORE_WIDE_LISTS } from '#lib/db/list-count.ts';
 import { createCategory, createDiscount, createPackage, createTag, type Store } from '../support/builders.ts';
 import { call, dynamoDbCalls, newStore } from '../support/client.ts';
 
-/**
+/*
  * Page-mode totals kept as counters (lib/db/list-count.ts): the counter moves in the same
  * transaction as the item, a page reads its counter and its own items, and a list whose items
  * are older than its counter is counted once.

@@ -8,7 +8,7 @@ import { WEBHOOK_INBOX_PATH } from '#infra/local/server.ts';
 import { createOrder } from '../support/builders.ts';
 import { call, newStore } from '../support/client.ts';
 
-/** The local server itself: it must outlive whatever a client sends, and answer with AWS's headers. */
+/* The local server itself: it must outlive whatever a client sends, and answer with AWS's headers. */
 
 /** Writes `payload` on a raw connection, then ends (half-closes) or destroys it; resolves with what came back. */
 function rawExchange(payload: string, ending: 'end' | 'destroy' | 'wait'): Promise<string> {

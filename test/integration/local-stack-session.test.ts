@@ -7,7 +7,7 @@ import { spawnStack, stackEnv, waitUntil, type SpawnedStack } from '../support/s
 
 /**
  * `npm start` as a user runs it, with the demo store and reload on, in a copy of the project
- * (so that the reload test may edit sources): the README's curl session, `npm run invoke`, reload.
+ * (so that the reload test may edit sources): the operator's curl session (docs/operator.md), `npm run invoke`, reload.
  */
 const hasCurl = spawnSync('curl', ['--version']).status === 0;
 let copy: string;
@@ -31,17 +31,17 @@ afterAll(async () => {
   rmSync(copy, { recursive: true, force: true });
 });
 
-/** The README's block between its curl-session markers, verbatim. */
-function readmeCurlSession(): string {
-  const readme = readFileSync('README.md', 'utf8');
-  const block = /<!-- curl-session:start -->\s*```sh\n([\s\S]*?)```\s*<!-- curl-session:end -->/.exec(readme);
-  if (!block) throw new Error('README.md has no curl-session block between its markers');
+/** The block of docs/operator.md between its curl-session markers, verbatim. */
+function operatorCurlSession(): string {
+  const page = readFileSync('docs/operator.md', 'utf8');
+  const block = /<!-- curl-session:start -->\s*```sh\n([\s\S]*?)```\s*<!-- curl-session:end -->/.exec(page);
+  if (!block) throw new Error('docs/operator.md has no curl-session block between its markers');
   return block[1]!;
 }
 
 describe('the local stack as a developer uses it', () => {
-  it.skipIf(!hasCurl)(hasCurl ? 'runs the README curl session verbatim, twice, with no 4xx or 5xx' : 'README curl session: SKIPPED, curl is not installed on this machine', () => {
-    const session = readmeCurlSession();
+  it.skipIf(!hasCurl)(hasCurl ? 'runs the operator curl session of docs/operator.md verbatim, twice, with no 4xx or 5xx' : 'operator curl session: SKIPPED, curl is not installed on this machine', () => {
+    const session = operatorCurlSession();
     const commands = session.split('\n').filter((line) => /(^|\$\()curl /.test(line)).length;
     for (const run of [1, 2]) {
       const statuses = mkdtempSync(join(tmpdir(), 'store-api-curl-'));

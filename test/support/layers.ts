@@ -1,9 +1,11 @@
-/**
- * The layers of lib/ and functions/ and the imports each may make (README, "Map of the code").
- * A module imports from its own layer or from a lower one; a few lines between siblings are
- * closed on purpose (lib/db and lib/domain never see each other; lib/domain does no I/O).
+import type { ImportGraph } from '#infra/local/import-graph.ts';
+
+/*
+ * The layers of lib/ and functions/ and the imports each may make (docs/contributing.md, "The
+ * layers"). A module imports from its own layer or from a lower one; a few lines between siblings
+ * are closed on purpose (lib/db and lib/domain never see each other; lib/domain does no I/O).
  */
-export type ImportGraph = Map<string, string[]>;
+export type { ImportGraph };
 
 /** Rank: a module may import only modules of a rank at most its own (and not a forbidden one). */
 export const LAYERS = {

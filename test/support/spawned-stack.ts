@@ -8,7 +8,7 @@ import { freePort } from './ports.ts';
 /**
  * A local stack of a test's own, started the way a user starts it (`npm start` by default), on
  * free ports with a private LOCAL_DIR, for the tests of the stack itself: its signals, its refusals,
- * its reload, the README's curl session.
+ * its reload, the operator curl session (docs/operator.md).
  */
 export interface SpawnedStack {
   child: ChildProcess;

@@ -18,7 +18,7 @@ import { FILLINGS, worstBody, type Filling } from '../support/worst-case.ts';
 process.env.TABLE_NAME ??= 'unit-test-table';
 const { commandPuts } = await import('#lib/db/command.ts');
 
-/**
+/*
  * Every body the schemas accept fits the items it produces (400 KB) and the transactions that
  * write them (4 MB), in the worst characters: the largest accepted body (test/support/worst-case.ts,
  * built from the schemas themselves) in 3-byte characters (the most UTF-8 per UTF-16 unit a

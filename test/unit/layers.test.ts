@@ -1,36 +1,17 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import ts from 'typescript';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importViolations, layerOf, LAYERS, type ImportGraph } from '../support/layers.ts';
+import { PROJECT_ROOT, readImportGraph, type ImportGraph } from '#infra/local/import-graph.ts';
+import { importViolations, layerOf, LAYERS } from '../support/layers.ts';
 
 /**
- * The layer rule of the README's map: imports only go down
+ * The layer rule of docs/contributing.md: imports only go down
  * (functions -> routes/openapi -> http -> flows -> domain | db | mail | s3 -> schemas, errors),
  * lib/domain holds pure rules (no I/O, no SDK, no clock), and no module imports itself in a circle.
  */
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = PROJECT_ROOT;
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
-    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
-}
-
-/** Every module of lib/ and functions/ with what it imports (package aliases resolved to paths). */
-function readGraph(): ImportGraph {
-  const graph: ImportGraph = new Map();
-  for (const file of [...sourceFiles('lib'), ...sourceFiles('functions')]) {
-    const info = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
-    graph.set(
-      file,
-      info.importedFiles.map(({ fileName }) => fileName.replace(/^#(lib|functions|infra)\//, '$1/')),
-    );
-  }
-  return graph;
-}
-
-const graph = readGraph();
+const graph = readImportGraph();
 
 describe('layers: imports go down only', () => {
   it('every module of lib/ and functions/ belongs to a layer', () => {
