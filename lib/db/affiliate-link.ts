@@ -6,7 +6,7 @@ import { putNewItem, remove, retrying, update, writeGuarded, WrittenConcurrently
 import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
-/**
+/*
  * An affiliate's extra links and the visits of its codes.
  *
  * | access pattern       | key                                                                    | calls |

@@ -4,7 +4,7 @@ import { update, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
 import type { AffiliateTransaction } from '#lib/schemas/affiliate.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
-/**
+/*
  * Taking back the commission of a refunded or charged-back order (extensions section 10), next to
  * its credit (recordCommission, lib/db/affiliate.ts) but apart from it, so that the affiliate
  * module can change without this one.

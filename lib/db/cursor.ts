@@ -3,7 +3,7 @@ import { keyedHash, macMatches, type ServerKeys } from '#lib/crypto.ts';
 import { badRequest } from '#lib/errors.ts';
 import { CURSOR_MAX } from '#lib/schemas/order.ts';
 
-/**
+/*
  * Opaque list cursors (cursor mode of `GET /v1/app/order` and `GET /v1/app/command`): base64url
  * JSON `{s: store, f: digest of the filters, ...position}` followed by an HMAC-SHA256 of that
  * text under the server secret (lib/server-secret.ts), salted with the list's name so that one

@@ -10,7 +10,7 @@ import { customerUnauthenticated } from '#lib/errors.ts';
 import { type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
-/**
+/*
  * Order lists. Calls below exclude the credential lookup.
  *
  * | access pattern                  | key / index                                                                 | calls |
@@ -29,7 +29,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * are checked on the orders the BatchGet reads), else the status's, else the store's. An `email`
  * or `client_identifier` list therefore costs what that client's orders cost, never the store's.
  * Orders written before the client_identifier index have no entry in it until the admin command
- * `order index-clients` (README) gives them one.
+ * `order index-clients` (docs/operations.md) gives them one.
  *
  * Cursor mode reads page_size + 1 matches (to know whether a next page exists): one Query (plus
  * one BatchGet for a client's list) when nothing is checked after the read; otherwise batches of

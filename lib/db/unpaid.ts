@@ -4,7 +4,7 @@ import { queryItems } from '#lib/db/query.ts';
 import { put, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
-/**
+/*
  * The due list of unpaid checkout orders: a checkout order still PENDING 30 minutes after it
  * was placed is canceled by a scheduled job (lib/flows/unpaid.ts). Its cost follows the work,
  * not the number of stores: each checkout writes one due item, in its own transaction, under the

@@ -7,13 +7,6 @@ import { docCommentViolations } from '../support/doc-comments.ts';
 const ROOT = join(import.meta.dirname, '..', '..');
 const FOLDERS = ['lib', 'functions', 'infra', 'test', 'examples', 'agent'];
 
-/**
- * Stacked doc comments in lib/db, left to the lib/db passes of issue 20 (s29-db and s29-db2 own
- * those modules; the docs branch does not edit them). The test below fails once one is fixed, so
- * the list only shrinks.
- */
-const KNOWN_IN_LIB_DB = ['lib/db/affiliate-link.ts', 'lib/db/commission.ts', 'lib/db/cursor.ts', 'lib/db/order-list.ts', 'lib/db/unpaid.ts'];
-
 function sourceFiles(): string[] {
   return FOLDERS.flatMap((folder) =>
     readdirSync(join(ROOT, folder), { withFileTypes: true, recursive: true })
@@ -28,15 +21,11 @@ describe('doc comments', () => {
     const files = sourceFiles();
     expect(files.length).toBeGreaterThan(300);
     const violations = files
-      .filter((file) => !file.includes('node_modules') && !KNOWN_IN_LIB_DB.includes(file))
+      .filter((file) => !file.includes('node_modules'))
       .flatMap((file) => docCommentViolations(file, readFileSync(join(ROOT, file), 'utf8')))
       .map(({ file, line, kind, followedBy }) => `${file}:${line} ${kind}: followed by ${followedBy}`);
     expect(violations).toEqual([]);
   }, 30_000);
-
-  it('the allow-listed lib/db files still break the rule (else take them off the list)', () => {
-    for (const file of KNOWN_IN_LIB_DB) expect(docCommentViolations(file, readFileSync(join(ROOT, file), 'utf8')), file).not.toEqual([]);
-  });
 
   // The rule must be able to fail: each kind of violation, planted in a small source, is found at its line.
   it.each([
