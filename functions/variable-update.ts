@@ -2,6 +2,4 @@ import { updateVariable } from '#lib/flows/variable.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { variableRoutes } from '#lib/routes/variable.ts';
 
-export const handler = defineHandler(variableRoutes['variable-update'], async ({ auth, params, body }) =>
-  updateVariable(auth.storeId, params.variableId, body),
-);
+export const handler = defineHandler(variableRoutes['variable-update'], async ({ auth, params, body }) => updateVariable(auth.storeId, params.variableId, body));

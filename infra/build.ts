@@ -25,9 +25,7 @@ export interface BundleSize {
 
 const buildOptions = (outdir: string) =>
   ({
-    entryPoints: Object.fromEntries(
-      functionNames().map((name) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)]),
-    ),
+    entryPoints: Object.fromEntries(functionNames().map((name) => [`${name}/index`, resolve(projectRoot, 'functions', `${name}.ts`)])),
     outdir,
     absWorkingDir: projectRoot,
     bundle: true,

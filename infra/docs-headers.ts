@@ -30,4 +30,3 @@ export const DOCS_HEADERS = {
   'content-security-policy': DOCS_CONTENT_SECURITY_POLICY,
   'x-content-type-options': 'nosniff',
 } as const;
-

@@ -14,7 +14,10 @@ import type { StoreApiProps } from '#infra/store-api.ts';
  * gets the very same values.
  */
 const CDK_JSON_CONTEXT = (JSON.parse(readFileSync(new URL('../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, number> }).context;
-const fromCdkJson = (name: keyof StageThrottle): ThrottleSettings => ({ rateLimit: CDK_JSON_CONTEXT[`${name}ThrottleRate`]!, burstLimit: CDK_JSON_CONTEXT[`${name}ThrottleBurst`]! });
+const fromCdkJson = (name: keyof StageThrottle): ThrottleSettings => ({
+  rateLimit: CDK_JSON_CONTEXT[`${name}ThrottleRate`]!,
+  burstLimit: CDK_JSON_CONTEXT[`${name}ThrottleBurst`]!,
+});
 export const THROTTLE_DEFAULTS: StageThrottle = { api: fromCdkJson('api'), store: fromCdkJson('store'), storefrontPublic: fromCdkJson('storefrontPublic') };
 
 export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir' | 'docsDir'> {
@@ -34,10 +37,15 @@ export function stageFromContext(app: App): Omit<StoreApiProps, 'functionsDir' |
     burstLimit: Math.round(positive(`${name}ThrottleBurst`, THROTTLE_DEFAULTS[name].burstLimit)),
   });
 
-  const storeDomains = String(context('storeDomains') ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  const storeDomains = String(context('storeDomains') ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const certificateArn = context('storeDomainCertificateArn') as string | undefined;
   if (storeDomains.length > 0 !== (certificateArn !== undefined)) {
-    throw new Error('storeDomains and storeDomainCertificateArn go together: the certificate must cover every store domain (-c storeDomains=*.stores.example.com -c storeDomainCertificateArn=arn:aws:acm:...)');
+    throw new Error(
+      'storeDomains and storeDomainCertificateArn go together: the certificate must cover every store domain (-c storeDomains=*.stores.example.com -c storeDomainCertificateArn=arn:aws:acm:...)',
+    );
   }
 
   return {

@@ -85,21 +85,15 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (message: string, code: ErrorCode = 'BAD_REQUEST', field?: string) =>
-  new HttpError(400, { message, code, ...(field ? { field } : {}) });
-export const unauthenticated = (message = 'Missing or invalid credential', code: ErrorCode = 'UNAUTHENTICATED') =>
-  new HttpError(401, { message, code });
-export const customerUnauthenticated = () =>
-  new HttpError(401, { message: 'Invalid or expired session', code: 'CUSTOMER_UNAUTHENTICATED' });
+export const badRequest = (message: string, code: ErrorCode = 'BAD_REQUEST', field?: string) => new HttpError(400, { message, code, ...(field ? { field } : {}) });
+export const unauthenticated = (message = 'Missing or invalid credential', code: ErrorCode = 'UNAUTHENTICATED') => new HttpError(401, { message, code });
+export const customerUnauthenticated = () => new HttpError(401, { message: 'Invalid or expired session', code: 'CUSTOMER_UNAUTHENTICATED' });
 export const forbidden = (message: string, code?: ErrorCode) => new HttpError(403, code ? { message, code } : { message });
 export const notFound = (what: string) => new HttpError(404, { message: `${what} not found`, code: 'NOT_FOUND' });
-export const conflict = (message: string, field?: string) =>
-  new HttpError(409, { message, code: 'CONFLICT', ...(field ? { field } : {}) });
-export const unprocessable = (message: string, field?: string, code: ErrorCode = 'VALIDATION_FAILED') =>
-  new HttpError(422, { message, code, ...(field ? { field } : {}) });
+export const conflict = (message: string, field?: string) => new HttpError(409, { message, code: 'CONFLICT', ...(field ? { field } : {}) });
+export const unprocessable = (message: string, field?: string, code: ErrorCode = 'VALIDATION_FAILED') => new HttpError(422, { message, code, ...(field ? { field } : {}) });
 /** A dependency is throttling, unreachable or contended: the request was fine and may be sent again. */
-export const unavailable = (message = 'Service temporarily unavailable') =>
-  new HttpError(503, { message, code: 'UNAVAILABLE' }, { 'retry-after': '1' });
+export const unavailable = (message = 'Service temporarily unavailable') => new HttpError(503, { message, code: 'UNAVAILABLE' }, { 'retry-after': '1' });
 /** A payment provider that did not answer (unreachable, timed out, 5xx after the one retry): nothing was changed, try again. */
 export const providerUnavailable = (message = 'The payment provider could not be reached; nothing was changed, try again') =>
   new HttpError(502, { message, code: 'PROVIDER_UNAVAILABLE' });

@@ -44,7 +44,9 @@ async function call<T>(url: string, init: RequestInit = {}): Promise<T> {
     response = await fetch(url, init);
   } catch {
     // fetch tells a page nothing more: a refused CORS preflight and a dead server look the same.
-    throw new ApiError(0, [{ message: `Could not reach ${new URL(url).origin} (server down, or the call was refused by CORS)`, code: (await reachable(url)) ? 'REFUSED_BY_CORS' : 'UNREACHABLE' }]);
+    throw new ApiError(0, [
+      { message: `Could not reach ${new URL(url).origin} (server down, or the call was refused by CORS)`, code: (await reachable(url)) ? 'REFUSED_BY_CORS' : 'UNREACHABLE' },
+    ]);
   }
   const text = await response.text();
   let body: unknown;
@@ -124,7 +126,8 @@ const storeDomain = <T>(method: string, path: string, body?: unknown) =>
 type Child = Node | string | number | false | null | undefined;
 
 /** Conditional content reads `condition && h(...)`: false, null and undefined are skipped. */
-const nodes = (children: Child[]) => children.filter((child) => child !== false && child !== null && child !== undefined).map((child) => (typeof child === 'number' ? String(child) : child));
+const nodes = (children: Child[]) =>
+  children.filter((child) => child !== false && child !== null && child !== undefined).map((child) => (typeof child === 'number' ? String(child) : child));
 
 function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLElementTagNameMap[K]> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
   const element = Object.assign(document.createElement(tag), props);
@@ -161,7 +164,11 @@ const labelled = (text: string, input: HTMLElement) => h('label', { className: '
 function errorBox(error: unknown): HTMLElement {
   const problems = error instanceof ApiError ? error.problems : [{ message: String(error) }];
   // The alert role on a wrapper: on the list itself it would hide the list's items from assistive technology.
-  return h('div', { className: 'error', role: 'alert' }, h('ul', {}, ...problems.map((problem) => h('li', {}, problem.message, problem.field && h('code', {}, ` ${problem.field}`)))));
+  return h(
+    'div',
+    { className: 'error', role: 'alert' },
+    h('ul', {}, ...problems.map((problem) => h('li', {}, problem.message, problem.field && h('code', {}, ` ${problem.field}`)))),
+  );
 }
 
 /** Runs an action from a button: shows its error under the button's form, and never twice at once. */
@@ -267,7 +274,11 @@ function textOn(color: string): string {
 }
 
 const tagsOf = (item: Package) =>
-  h('p', { className: 'tags' }, ...item.tags.map((tag) => Object.assign(h('span', { className: 'tag' }, tag.name), { style: `background:${tag.color};color:${textOn(tag.color)}` })));
+  h(
+    'p',
+    { className: 'tags' },
+    ...item.tags.map((tag) => Object.assign(h('span', { className: 'tag' }, tag.name), { style: `background:${tag.color};color:${textOn(tag.color)}` })),
+  );
 
 function packageCard(item: Package): HTMLElement {
   const details = h('button', { className: 'link details' }, 'Details');
@@ -350,7 +361,12 @@ function applyTheme(theme: Store['theme']) {
 function storeMissing() {
   document.title = 'Store not found';
   document.body.replaceChildren(
-    h('main', { className: 'missing' }, h('h1', {}, 'This store does not exist'), h('p', {}, `No store is set up at ${STORE_DOMAIN}. Check the address, or ask the store owner for the right link.`)),
+    h(
+      'main',
+      { className: 'missing' },
+      h('h1', {}, 'This store does not exist'),
+      h('p', {}, `No store is set up at ${STORE_DOMAIN}. Check the address, or ask the store owner for the right link.`),
+    ),
   );
 }
 
@@ -369,8 +385,16 @@ async function loadStore() {
     section('store-name').textContent = store.name;
     categories = categoryPage.data;
     promos = promoPage.data;
-    fill('promos',
-      ...promos.map((promo) => h('p', { className: 'promo' }, `${promo.name}: `, promo.tiers.map((tier) => `${promo.condition_mode === 'QUANTITY' ? `${tier.min_amount}+ items` : `${money(tier.min_amount)}+`} ${rewardText(tier)}`).join(', '))),
+    fill(
+      'promos',
+      ...promos.map((promo) =>
+        h(
+          'p',
+          { className: 'promo' },
+          `${promo.name}: `,
+          promo.tiers.map((tier) => `${promo.condition_mode === 'QUANTITY' ? `${tier.min_amount}+ items` : `${money(tier.min_amount)}+`} ${rewardText(tier)}`).join(', '),
+        ),
+      ),
     );
     renderCategories();
     await loadPackages();
@@ -408,7 +432,18 @@ interface CartLine {
 }
 interface Quote {
   quote_id: string;
-  items: { package_id: number; name: string; quantity: number; unit_price: number; options_price: number; subtotal: number; promo_discount: number; promo_id: number | null; coupon_discount: number; total: number }[];
+  items: {
+    package_id: number;
+    name: string;
+    quantity: number;
+    unit_price: number;
+    options_price: number;
+    subtotal: number;
+    promo_discount: number;
+    promo_id: number | null;
+    coupon_discount: number;
+    total: number;
+  }[];
   subtotal: number;
   promo_discount: number;
   coupon_discount: number;
@@ -509,7 +544,14 @@ function renderCart() {
       'li',
       {},
       h('div', { className: 'row' }, h('span', {}, `${line.quantity} × ${line.name}`), priced && h('strong', {}, money(priced.total)), remove),
-      Object.keys(line.fields).length > 0 && h('small', { className: 'options' }, Object.entries(line.fields).map(([name, value]) => optionText(line.package_id, name, value)).join(', ')),
+      Object.keys(line.fields).length > 0 &&
+        h(
+          'small',
+          { className: 'options' },
+          Object.entries(line.fields)
+            .map(([name, value]) => optionText(line.package_id, name, value))
+            .join(', '),
+        ),
       priced && priced.options_price > 0 && h('small', {}, `options +${money(priced.options_price)} each`),
       priced && priced.promo_discount > 0 && h('small', { className: 'discount' }, `${promoName} −${money(priced.promo_discount)}`),
       priced && priced.coupon_discount > 0 && h('small', { className: 'discount' }, `Coupon −${money(priced.coupon_discount)}`),
@@ -521,22 +563,33 @@ function renderCart() {
     void refreshQuote();
   };
   const termsOnly = quoteError instanceof ApiError && quoteError.problems.every((problem) => problem.field === 'terms');
-  fill('cart',
+  fill(
+    'cart',
     h('h2', {}, 'Cart'),
     cart.length === 0 ? h('p', { className: 'muted' }, 'Your cart is empty.') : h('ul', { className: 'lines' }, ...lines),
     h('div', { className: 'row' }, labelled('Coupon', couponInput), apply),
     store?.terms_url &&
-      h('p', { className: 'check' }, termsBox, h('label', { htmlFor: 'terms' }, 'I accept the ', h('a', { href: store.terms_url, target: '_blank', rel: 'noopener' }, 'terms of sale'), ' (required)')),
+      h(
+        'p',
+        { className: 'check' },
+        termsBox,
+        h('label', { htmlFor: 'terms' }, 'I accept the ', h('a', { href: store.terms_url, target: '_blank', rel: 'noopener' }, 'terms of sale'), ' (required)'),
+      ),
     termsOnly && cart.length > 0 && h('p', { className: 'hint' }, 'Accept the terms of sale to see your total and order.'),
     couponError !== null && errorBox(couponError),
-    quote && h(
-      'dl',
-      { className: 'totals' },
-      h('dt', {}, 'Subtotal'), h('dd', {}, money(quote.subtotal)),
-      quote.promo_discount > 0 && h('dt', {}, 'Promos'), quote.promo_discount > 0 && h('dd', { className: 'discount' }, `−${money(quote.promo_discount)}`),
-      quote.coupon && h('dt', {}, `Coupon ${quote.coupon}`), quote.coupon && h('dd', { className: 'discount' }, `−${money(quote.coupon_discount)}`),
-      h('dt', {}, 'Total'), h('dd', { className: 'total' }, money(quote.total)),
-    ),
+    quote &&
+      h(
+        'dl',
+        { className: 'totals' },
+        h('dt', {}, 'Subtotal'),
+        h('dd', {}, money(quote.subtotal)),
+        quote.promo_discount > 0 && h('dt', {}, 'Promos'),
+        quote.promo_discount > 0 && h('dd', { className: 'discount' }, `−${money(quote.promo_discount)}`),
+        quote.coupon && h('dt', {}, `Coupon ${quote.coupon}`),
+        quote.coupon && h('dd', { className: 'discount' }, `−${money(quote.coupon_discount)}`),
+        h('dt', {}, 'Total'),
+        h('dd', { className: 'total' }, money(quote.total)),
+      ),
     ...(quote?.next_tiers ?? []).map((tier) => h('p', { className: 'hint' }, nextTierHint(tier))),
     quoteError !== null && !termsOnly && errorBox(quoteError),
   );
@@ -611,7 +664,8 @@ function renderAccount() {
     renderCheckout();
     await Promise.all([refreshQuote(), loadOrders(), renderAffiliate()]);
   });
-  fill('account',
+  fill(
+    'account',
     h('h2', {}, 'Log in'),
     h('p', { className: 'muted' }, 'We e-mail you a code. On the local stack, the code is in .local/outbox.jsonl.'),
     h('div', { className: 'row' }, labelled('E-mail', email), send),
@@ -655,7 +709,12 @@ function renderCheckout() {
   fill(
     'checkout',
     h('h2', {}, 'Checkout'),
-    placed && h('p', { className: 'success', role: 'status' }, `Order ${placed.order_id} placed (${words(ORDER_STATUS, placed.status)}, ${money(placed.total)}). Unpaid orders are canceled after 30 minutes.`),
+    placed &&
+      h(
+        'p',
+        { className: 'success', role: 'status' },
+        `Order ${placed.order_id} placed (${words(ORDER_STATUS, placed.status)}, ${money(placed.total)}). Unpaid orders are canceled after 30 minutes.`,
+      ),
     labelled('Name', name),
     labelled('In-game nick', nick),
     !customer && labelled('E-mail', email),
@@ -718,7 +777,12 @@ function orderDetail(order: Order): HTMLElement {
     'div',
     { className: 'detail' },
     h('h3', {}, `Order ${order.internal_id}`),
-    h('p', {}, `${words(ORDER_STATUS, order.status)} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`, order.discount > 0 && ` (you saved ${money(order.discount)})`),
+    h(
+      'p',
+      {},
+      `${words(ORDER_STATUS, order.status)} · placed ${new Date(order.created_at).toLocaleString()} · total ${money(order.total)}`,
+      order.discount > 0 && ` (you saved ${money(order.discount)})`,
+    ),
     h('p', {}, `For ${order.client_identifier}`, order.coupon && ` · coupon ${order.coupon} (−${money(order.coupon_discount)})`),
     h(
       'ul',
@@ -728,19 +792,28 @@ function orderDetail(order: Order): HTMLElement {
           'li',
           {},
           `${line.quantity} × ${line.name}: ${money(line.total)}`,
-          (line.variables?.length ?? 0) > 0 && h('small', { className: 'options' }, ` (${line.variables!.map((given) => optionText(line.package_id, given.name, given.value)).join(', ')})`),
+          (line.variables?.length ?? 0) > 0 &&
+            h('small', { className: 'options' }, ` (${line.variables!.map((given) => optionText(line.package_id, given.name, given.value)).join(', ')})`),
         ),
       ),
     ),
     order.deliveries?.length === 0 && h('p', { className: 'muted' }, 'Nothing delivered yet: delivery starts once the order is paid and approved.'),
     // `length &&` would render a 0 with no deliveries: the condition is a boolean.
-    order.deliveries !== undefined && order.deliveries.length > 0 &&
+    order.deliveries !== undefined &&
+      order.deliveries.length > 0 &&
       h(
         'table',
         {},
         h('tr', {}, h('th', {}, 'Delivery'), h('th', {}, 'Server'), h('th', {}, 'Status'), h('th', {}, 'Updated')),
         ...order.deliveries.map((delivery) =>
-          h('tr', {}, h('td', {}, delivery.package_name), h('td', {}, delivery.server_name ?? (delivery.status === 'PENDING' ? 'any server, once one claims it' : '—')), h('td', {}, words(DELIVERY_STATUS, delivery.status)), h('td', {}, new Date(delivery.updated_at).toLocaleString())),
+          h(
+            'tr',
+            {},
+            h('td', {}, delivery.package_name),
+            h('td', {}, delivery.server_name ?? (delivery.status === 'PENDING' ? 'any server, once one claims it' : '—')),
+            h('td', {}, words(DELIVERY_STATUS, delivery.status)),
+            h('td', {}, new Date(delivery.updated_at).toLocaleString()),
+          ),
         ),
       ),
   );
@@ -758,11 +831,21 @@ function renderOrders() {
   const rows = orders.map((order) => {
     const open = h('button', { className: 'link' }, order.internal_id);
     open.onclick = () => void openOrder(order.internal_id);
-    return h('tr', {}, h('td', {}, open), h('td', {}, new Date(order.created_at).toLocaleString()), h('td', {}, words(ORDER_STATUS, order.status)), h('td', {}, money(order.total)));
+    return h(
+      'tr',
+      {},
+      h('td', {}, open),
+      h('td', {}, new Date(order.created_at).toLocaleString()),
+      h('td', {}, words(ORDER_STATUS, order.status)),
+      h('td', {}, money(order.total)),
+    );
   });
-  fill('orders',
+  fill(
+    'orders',
     h('h2', {}, 'My orders'),
-    orders.length === 0 ? h('p', { className: 'muted' }, 'No orders yet.') : h('table', {}, h('tr', {}, h('th', {}, 'Order'), h('th', {}, 'Placed'), h('th', {}, 'Status'), h('th', {}, 'Total')), ...rows),
+    orders.length === 0
+      ? h('p', { className: 'muted' }, 'No orders yet.')
+      : h('table', {}, h('tr', {}, h('th', {}, 'Order'), h('th', {}, 'Placed'), h('th', {}, 'Status'), h('th', {}, 'Total')), ...rows),
     opened && orderDetail(opened),
     ordersError !== null && errorBox(ordersError),
   );
@@ -817,7 +900,13 @@ async function renderAffiliate() {
       await webstore('POST', '/affiliate/join', { auth: true, body: { ref_code: code.value.trim() } });
       await renderAffiliate();
     });
-    return fill('affiliate', h('h2', {}, 'Affiliate program'), h('p', { className: 'muted' }, 'Earn a commission on every order placed through your links.'), h('div', { className: 'row' }, labelled('Your code', code), join), errors);
+    return fill(
+      'affiliate',
+      h('h2', {}, 'Affiliate program'),
+      h('p', { className: 'muted' }, 'Earn a commission on every order placed through your links.'),
+      h('div', { className: 'row' }, labelled('Your code', code), join),
+      errors,
+    );
   }
   const statement = (await webstore<{ data: AffiliateTransaction[] }>('GET', '/affiliate/transactions', { auth: true })).data;
   const linkName = h('input', { name: 'link_name', id: 'link-name' });
@@ -850,7 +939,13 @@ async function renderAffiliate() {
     h('h3', {}, 'Statement'),
     statement.length === 0
       ? h('p', { className: 'muted' }, 'Nothing yet.')
-      : h('ul', { className: 'statement' }, ...statement.map((entry) => h('li', {}, `${new Date(entry.created_at).toLocaleDateString()} · ${OPERATION[entry.operation] ?? entry.operation} · ${money(entry.amount)}`))),
+      : h(
+          'ul',
+          { className: 'statement' },
+          ...statement.map((entry) =>
+            h('li', {}, `${new Date(entry.created_at).toLocaleDateString()} · ${OPERATION[entry.operation] ?? entry.operation} · ${money(entry.amount)}`),
+          ),
+        ),
     h('div', { className: 'row' }, labelled(`Withdraw${panel.min_withdraw ? ` (at least ${money(panel.min_withdraw)})` : ''}`, amount), withdraw),
     errors,
   );
@@ -889,7 +984,11 @@ function askSessionCode(slot: HTMLElement) {
     await storeDomain('POST', '/auth/verify', { email: customer!.email, code: code.value });
     await verifyAccount(slot);
   });
-  slot.replaceChildren(h('p', { className: 'muted' }, `We sent a new code to ${customer!.email} (local stack: .local/outbox.jsonl).`), h('div', { className: 'row' }, labelled('Session code', code), confirm), errors);
+  slot.replaceChildren(
+    h('p', { className: 'muted' }, `We sent a new code to ${customer!.email} (local stack: .local/outbox.jsonl).`),
+    h('div', { className: 'row' }, labelled('Session code', code), confirm),
+    errors,
+  );
 }
 
 // ---- Start ------------------------------------------------------------------------------------

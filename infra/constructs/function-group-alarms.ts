@@ -35,7 +35,11 @@ export const METRICS_PER_ALARM = 10;
 export class FunctionGroupAlarms extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
 
-  constructor(scope: Construct, id: string, private readonly props: FunctionGroupAlarmsProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: FunctionGroupAlarmsProps,
+  ) {
     super(scope, id);
     const { group, metricsNamespace } = props;
     if (metricsNamespace) this.requestAlarms(group, metricsNamespace);

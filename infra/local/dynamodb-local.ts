@@ -59,10 +59,14 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions): Promise
   // -sharedDb: one database whatever the access key (and TTL deletion only runs with it).
   const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const child = spawn('java', ['-Djava.library.path=./DynamoDBLocal_lib', '-jar', 'DynamoDBLocal.jar', '-sharedDb', ...storage, '-port', String(options.port), '-disableTelemetry'], {
-    cwd: home,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'java',
+    ['-Djava.library.path=./DynamoDBLocal_lib', '-jar', 'DynamoDBLocal.jar', '-sharedDb', ...storage, '-port', String(options.port), '-disableTelemetry'],
+    {
+      cwd: home,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));

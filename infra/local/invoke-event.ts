@@ -23,7 +23,10 @@ async function demoLease(storeId: number, serverId: number): Promise<{ lease_id:
   if (!claimed.lease_id) {
     const { approveOrder, createOrder } = await import('#lib/flows/order.ts');
     const { orderCreateBody } = await import('#lib/schemas/order.ts');
-    const order = await createOrder(storeId, v.parse(orderCreateBody, { client_identifier: DEMO_BUYER_NICK, client_email: DEMO_BUYER_EMAIL, client_name: DEMO_BUYER_NICK, packages: [{ package_id: 1, quantity: 1 }] }));
+    const order = await createOrder(
+      storeId,
+      v.parse(orderCreateBody, { client_identifier: DEMO_BUYER_NICK, client_email: DEMO_BUYER_EMAIL, client_name: DEMO_BUYER_NICK, packages: [{ package_id: 1, quantity: 1 }] }),
+    );
     await approveOrder(storeId, order.id);
     claimed = await claim();
   }

@@ -24,7 +24,14 @@ if (!name || name === '--help' || name === '-h') {
     const { requestContext, rawPath } = JSON.parse(readFileSync(sampleOf(fn), 'utf8')) as { requestContext: { http: { method: string } }; rawPath: string };
     return `${requestContext.http.method} ${rawPath}`;
   };
-  console.log(['usage: npm run invoke -- <function> [event file]   e.g. npm run invoke -- tag-list', '', 'functions:', ...functionNames.map((fn) => `  ${fn.padEnd(width)}  ${describe(fn)}`)].join('\n'));
+  console.log(
+    [
+      'usage: npm run invoke -- <function> [event file]   e.g. npm run invoke -- tag-list',
+      '',
+      'functions:',
+      ...functionNames.map((fn) => `  ${fn.padEnd(width)}  ${describe(fn)}`),
+    ].join('\n'),
+  );
   process.exit(0);
 }
 const fail = (message: string): never => {

@@ -19,7 +19,9 @@ export async function assertPortFree(port: number, host: string, variable: strin
     probe.once('error', (error: NodeJS.ErrnoException) =>
       fail(
         error.code === 'EADDRINUSE' || error.code === 'EACCES'
-          ? new LocalStackError(`port ${port} for ${service} is ${error.code === 'EADDRINUSE' ? 'already in use' : 'not open to this user'} on ${host}: set ${variable} to a free port`)
+          ? new LocalStackError(
+              `port ${port} for ${service} is ${error.code === 'EADDRINUSE' ? 'already in use' : 'not open to this user'} on ${host}: set ${variable} to a free port`,
+            )
           : error,
       ),
     );

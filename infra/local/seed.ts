@@ -114,13 +114,37 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
   // Empty, for category-update and category-delete.
   await createCategory(store.id, { name: 'Kits' });
   const catalog = [
-    { name: 'VIP rank', price: 9.99, tags: [fresh.id], stock: null, color: '#6366f1', description: 'Colored name, /kit vip every day.', command: 'lp user {client_identifier} parent add vip' },
-    { name: 'MVP rank', price: 19.99, tags: [bestSeller.id], stock: 25, color: '#ec4899', description: 'Everything VIP has, plus /fly in the lobby.', command: 'lp user {client_identifier} parent add mvp' },
+    {
+      name: 'VIP rank',
+      price: 9.99,
+      tags: [fresh.id],
+      stock: null,
+      color: '#6366f1',
+      description: 'Colored name, /kit vip every day.',
+      command: 'lp user {client_identifier} parent add vip',
+    },
+    {
+      name: 'MVP rank',
+      price: 19.99,
+      tags: [bestSeller.id],
+      stock: 25,
+      color: '#ec4899',
+      description: 'Everything VIP has, plus /fly in the lobby.',
+      command: 'lp user {client_identifier} parent add mvp',
+    },
   ];
   for (const item of catalog) {
     const created = await createPackage(
       store.id,
-      v.parse(packageCreateBody, { name: item.name, price: item.price, category_id: ranks.id, description: item.description, tags: item.tags, stock: item.stock, commands: [{ command: item.command }] }),
+      v.parse(packageCreateBody, {
+        name: item.name,
+        price: item.price,
+        category_id: ranks.id,
+        description: item.description,
+        tags: item.tags,
+        stock: item.stock,
+        commands: [{ command: item.command }],
+      }),
     );
     await uploadPackageImage(store.id, created.id, { filename: 'badge.svg', bytes: badge(item.color, item.name[0]!) });
   }
@@ -131,16 +155,29 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
   await createVariable(
     store.id,
     v.parse(variableCreateBody, {
-      name: 'server', type: 'SELECT', description: 'Game server', required: false,
-      options: [{ name: 'Survival', value: 'survival', price: 0 }, { name: 'Creative', value: 'creative', price: 1 }],
+      name: 'server',
+      type: 'SELECT',
+      description: 'Game server',
+      required: false,
+      options: [
+        { name: 'Survival', value: 'survival', price: 0 },
+        { name: 'Creative', value: 'creative', price: 1 },
+      ],
     }),
   );
   // Two tiers, so a cart of 2 sees the next one in `next_tiers` ("add 1 more for 15% off").
   await createPromo(
     store.id,
     v.parse(promoCreateBody, {
-      name: 'Bundle deal', type: 'PROGRESSIVE', condition_mode: 'QUANTITY', starts_at: '2025-01-01T00:00:00Z', targets: [{ type: 'STORE' }],
-      tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 10 }, { min_amount: 3, reward_type: 'PERCENTAGE', reward_value: 15 }],
+      name: 'Bundle deal',
+      type: 'PROGRESSIVE',
+      condition_mode: 'QUANTITY',
+      starts_at: '2025-01-01T00:00:00Z',
+      targets: [{ type: 'STORE' }],
+      tiers: [
+        { min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 10 },
+        { min_amount: 3, reward_type: 'PERCENTAGE', reward_value: 15 },
+      ],
     }),
   );
   await createDiscount(store.id, v.parse(discountCreateBody, { coupon: 'WELCOME10', type: 'PERCENTAGE', value: 10 }));
@@ -151,7 +188,16 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
   const { key: deliveryKey } = await createServerKey(store.id, server.id);
 
   const order = (client: { name: string; email: string }, quantity = 1, refCode: string | null = null) =>
-    createOrder(store.id, v.parse(orderCreateBody, { client_identifier: client.name, client_email: client.email, client_name: client.name, packages: [{ package_id: 1, quantity }], ref_code: refCode }));
+    createOrder(
+      store.id,
+      v.parse(orderCreateBody, {
+        client_identifier: client.name,
+        client_email: client.email,
+        client_name: client.name,
+        packages: [{ package_id: 1, quantity }],
+        ref_code: refCode,
+      }),
+    );
   const steve = { name: DEMO_BUYER_NICK, email: DEMO_BUYER_EMAIL };
   const first = await order(steve);
   await approveOrder(store.id, first.id);
@@ -169,11 +215,20 @@ export async function seedDemoStore(apiUrl: string, domain = DEMO_DOMAIN): Promi
   await joinAffiliate(store.id, alex.id, store.domain, 'alex_plays');
   // Players who came through the demo buyer's code: their approved orders are its balance.
   for (const name of ['Notch', 'Jeb', 'Dinnerbone', 'Grumm']) await approveOrder(store.id, (await order({ name, email: `${name.toLowerCase()}@example.com` }, 2, 'ana_games')).id);
-  await updateWithdrawSettings(store.id, buyer.id, store.domain, v.parse(withdrawSettings, { full_name: 'Steve Miller', pix_key: 'buyer@demo.localhost', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' }));
+  await updateWithdrawSettings(
+    store.id,
+    buyer.id,
+    store.domain,
+    v.parse(withdrawSettings, { full_name: 'Steve Miller', pix_key: 'buyer@demo.localhost', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' }),
+  );
   // Late, so that the attempts of the seed's own changes are few: the withdrawals' (the port opens after the seed).
   const webhook = await createStoreWebhook(
     store.id,
-    v.parse(webhookCreateBody, { url: `${apiUrl}${WEBHOOK_INBOX_PATH}`, events: ['order.approved', 'order.refunded', 'order.chargeback', 'affiliate.withdrawal_requested'], description: 'Local inbox' }),
+    v.parse(webhookCreateBody, {
+      url: `${apiUrl}${WEBHOOK_INBOX_PATH}`,
+      events: ['order.approved', 'order.refunded', 'order.chargeback', 'affiliate.withdrawal_requested'],
+      description: 'Local inbox',
+    }),
   );
   for (const amount of [2, 1.5]) await requestWithdrawal(store.id, buyer.id, amount);
 

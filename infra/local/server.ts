@@ -91,7 +91,14 @@ export function buildEvent(
     routeKey: `${spec.method} ${spec.path}`,
     rawPath: request.url.pathname,
     rawQueryString: request.url.search.replace(/^\?/, ''),
-    ...(cookie ? { cookies: cookie.split(';').map((c) => c.trim()).filter(Boolean) } : {}),
+    ...(cookie
+      ? {
+          cookies: cookie
+            .split(';')
+            .map((c) => c.trim())
+            .filter(Boolean),
+        }
+      : {}),
     headers,
     ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
     ...(Object.keys(pathParameters).length > 0 ? { pathParameters } : {}),

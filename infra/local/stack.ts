@@ -81,9 +81,7 @@ async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   } catch (error) {
     if ((error as Error).name !== 'ResourceNotFoundException') throw error;
     await client.send(new CreateTableCommand(createTableInput(tableName)));
-    await client.send(
-      new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: tableKeys.ttlAttribute, Enabled: true } }),
-    );
+    await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: tableKeys.ttlAttribute, Enabled: true } }));
   } finally {
     client.destroy();
   }

@@ -36,7 +36,17 @@ const stack = await startLocalStack({
 });
 
 // One machine-readable line first (the test run waits for it), then the human summary.
-console.log(JSON.stringify({ ready: true, api_url: stack.apiUrl, dynamodb_endpoint: stack.dynamodbEndpoint, s3_endpoint: stack.s3Endpoint, table: stack.tableName, bucket: stack.bucket, owner_backend_url: stack.ownerBackendUrl }));
+console.log(
+  JSON.stringify({
+    ready: true,
+    api_url: stack.apiUrl,
+    dynamodb_endpoint: stack.dynamodbEndpoint,
+    s3_endpoint: stack.s3Endpoint,
+    table: stack.tableName,
+    bucket: stack.bucket,
+    owner_backend_url: stack.ownerBackendUrl,
+  }),
+);
 console.log(`store-api is up: ${stack.apiUrl}/v1  (API reference: ${stack.apiUrl}/docs)`);
 if (stack.ownerBackendUrl) {
   const demo = JSON.parse(readFileSync(join(stack.localDir, 'demo.json'), 'utf8')) as { store_url: string };

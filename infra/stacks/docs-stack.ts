@@ -50,13 +50,22 @@ export class StoreDocsStack extends Stack {
     const generated = (finding: string) => `AwsSolutions-IAM5[${finding}]`;
     const importedBucketArn = (this.resolve(data.imagesBucketArn) as { 'Fn::ImportValue': string })['Fn::ImportValue'];
     Validations.of(this).acknowledge(
-      { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', reason: "CDK's BucketDeployment handler writes its logs with the basic execution role; it runs at deploy time only." },
+      {
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        reason: "CDK's BucketDeployment handler writes its logs with the basic execution role; it runs at deploy time only.",
+      },
       ...['Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:DeleteObject*', 'Action::s3:Abort*'].map((finding) => ({
         id: generated(finding),
-        reason: "The object actions CDK grants its BucketDeployment handler to sync the docs/ prefix (pruning stays inside it); deploy time only.",
+        reason: 'The object actions CDK grants its BucketDeployment handler to sync the docs/ prefix (pruning stays inside it); deploy time only.',
       })),
-      { id: generated('Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*'), reason: "The handler reads the page's zip from CDK's asset bucket, whose keys are content hashes." },
-      { id: generated(`Resource::${importedBucketArn}/*`), reason: 'The handler writes the docs/ prefix of the images bucket; CDK grants on the bucket, the prefix is enforced by the deployment.' },
+      {
+        id: generated('Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*'),
+        reason: "The handler reads the page's zip from CDK's asset bucket, whose keys are content hashes.",
+      },
+      {
+        id: generated(`Resource::${importedBucketArn}/*`),
+        reason: 'The handler writes the docs/ prefix of the images bucket; CDK grants on the bucket, the prefix is enforced by the deployment.',
+      },
       { id: 'AwsSolutions-L1', reason: "The runtime of CDK's BucketDeployment handler is chosen by aws-cdk-lib (Python); it runs at deploy time only." },
       { id: generated('Resource::*'), reason: 'cloudfront:CreateInvalidation, which CDK grants on every distribution; the handler invalidates /docs* of the images CDN only.' },
     );

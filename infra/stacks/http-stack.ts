@@ -66,7 +66,8 @@ export class StoreHttpStack extends Stack {
     );
     Validations.of(topic).acknowledge({
       id: 'AwsSolutions-SNS2',
-      reason: 'Alarm notifications carry alarm names and states, no data; CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a customer key for them is not worth its cost.',
+      reason:
+        'Alarm notifications carry alarm names and states, no data; CloudWatch cannot publish to a topic under the AWS-managed SNS key, and a customer key for them is not worth its cost.',
     });
     new CfnOutput(this, 'AlarmTopicArn', { value: topic.topicArn, description: 'Subscribe to it (e-mail, chat, paging) to hear of every alarm of the stage' });
     return topic;

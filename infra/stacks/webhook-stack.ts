@@ -18,8 +18,7 @@ import { consumers, isStreamSource, queues, type ConsumerSpec, type QueueName, t
 const DEFAULT_TIMEOUT_SECONDS = 10;
 
 /** Lambda filter criteria passing a stream record only when its new image's `entity` is listed (infra/local/webhooks.ts applies the same test). */
-export const streamEntityFilter = (entities: readonly string[]) =>
-  lambda.FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: lambda.FilterRule.or(...entities) } } } });
+export const streamEntityFilter = (entities: readonly string[]) => lambda.FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: lambda.FilterRule.or(...entities) } } } });
 
 export interface WebhookStackProps extends StageStackProps {
   functionsDir: string;
@@ -95,7 +94,8 @@ export class StoreWebhookStack extends Stack {
     this.alarmTopic = new sns.Topic(this, 'Alarms', { displayName: `${this.stackName} alarms`, enforceSSL: true });
     Validations.of(this.alarmTopic).acknowledge({
       id: 'AwsSolutions-SNS2',
-      reason: 'Carries only alarm state changes (no data); CloudWatch cannot publish to a topic under the AWS managed key, and a customer key for alarms alone is not worth its cost.',
+      reason:
+        'Carries only alarm state changes (no data); CloudWatch cannot publish to a topic under the AWS managed key, and a customer key for alarms alone is not worth its cost.',
     });
     const alarm = new cloudwatch.Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: 'Webhook deliveries or stream batches failed for good: read the dead-letter queue',

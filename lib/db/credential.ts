@@ -99,7 +99,16 @@ function operatorCredentialPuts(hash: string, credential: OperatorCredentialReco
     { item: putNewItem(credentialItem(hash, credential)), onConditionFailed: () => new Error('credential secret collision') },
     {
       item: put({
-        Item: { ...credentialEntryKey(store_id, credential_id), entity: ENTITY.CREDENTIAL_ENTRY, store_id, kind, scopes: scopes ?? [], ...(server_id === undefined ? {} : { server_id }), credential_hash: hash, created_at },
+        Item: {
+          ...credentialEntryKey(store_id, credential_id),
+          entity: ENTITY.CREDENTIAL_ENTRY,
+          store_id,
+          kind,
+          scopes: scopes ?? [],
+          ...(server_id === undefined ? {} : { server_id }),
+          credential_hash: hash,
+          created_at,
+        },
       }),
     },
   ];
@@ -131,7 +140,11 @@ export async function createApiKey(storeId: number, scopes: string[]): Promise<{
 export function operatorRevokeDeletes(secret: string, kind: 'api_token' | 'api_key', storeId: number, credentialId: number, onGone: () => Error): GuardedWrite[] {
   return [
     {
-      item: remove({ Key: credentialKey(hashSecret(secret)), ConditionExpression: 'kind = :kind AND store_id = :store', ExpressionAttributeValues: { ':kind': kind, ':store': storeId } }),
+      item: remove({
+        Key: credentialKey(hashSecret(secret)),
+        ConditionExpression: 'kind = :kind AND store_id = :store',
+        ExpressionAttributeValues: { ':kind': kind, ':store': storeId },
+      }),
       onConditionFailed: onGone,
     },
     { item: remove({ Key: credentialEntryKey(storeId, credentialId) }) },
@@ -154,9 +167,18 @@ export async function rotateApiKey(
   const key = newSecret(SECRET_PREFIX.apiKey);
   const hash = hashSecret(key);
   const credential: OperatorCredentialRecord = {
-    kind: 'api_key', store_id: old.store_id, credential_id: credentialId, scopes, ...(old.server_id === undefined ? {} : { server_id: old.server_id }), created_at: nowIso(),
+    kind: 'api_key',
+    store_id: old.store_id,
+    credential_id: credentialId,
+    scopes,
+    ...(old.server_id === undefined ? {} : { server_id: old.server_id }),
+    created_at: nowIso(),
   };
-  await writeGuarded([...operatorRevokeDeletes(oldKey, 'api_key', old.store_id, old.credential_id, onGone), ...operatorCredentialPuts(hash, credential), ...extraWrites(hash, credentialId)]);
+  await writeGuarded([
+    ...operatorRevokeDeletes(oldKey, 'api_key', old.store_id, old.credential_id, onGone),
+    ...operatorCredentialPuts(hash, credential),
+    ...extraWrites(hash, credentialId),
+  ]);
   return { key, credential_id: credentialId, scopes };
 }
 
@@ -189,7 +211,14 @@ export const DELIVERY_SCOPE = 'delivery';
 export async function newDeliveryKey(storeId: number, serverId: number): Promise<{ key: string; credential_id: number; hash: string; puts: GuardedWrite[] }> {
   const credentialId = await nextId(storeId, ENTITY.CREDENTIAL);
   const key = newSecret(SECRET_PREFIX.apiKey);
-  const credential: OperatorCredentialRecord = { kind: 'api_key', store_id: storeId, credential_id: credentialId, scopes: [DELIVERY_SCOPE], server_id: serverId, created_at: nowIso() };
+  const credential: OperatorCredentialRecord = {
+    kind: 'api_key',
+    store_id: storeId,
+    credential_id: credentialId,
+    scopes: [DELIVERY_SCOPE],
+    server_id: serverId,
+    created_at: nowIso(),
+  };
   const hash = hashSecret(key);
   return { key, credential_id: credentialId, hash, puts: operatorCredentialPuts(hash, credential) };
 }

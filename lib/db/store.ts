@@ -102,7 +102,12 @@ function settingsAttributes(settings: Partial<Pick<StorePatch, 'currency' | 'the
   };
 }
 
-const storeItem = ({ theme, payments, terms_url, ...store }: Store) => ({ ...storeKey(store.id), entity: ENTITY.STORE, ...store, ...settingsAttributes({ theme, payments, terms_url }) });
+const storeItem = ({ theme, payments, terms_url, ...store }: Store) => ({
+  ...storeKey(store.id),
+  entity: ENTITY.STORE,
+  ...store,
+  ...settingsAttributes({ theme, payments, terms_url }),
+});
 
 /** A new store's chargeback setting, and what stores made before payments existed read as. */
 const DEFAULT_CHARGEBACK_ON: ChargebackOn = 'DISPUTE_OPENED';
@@ -174,10 +179,12 @@ export async function createStore(input: { name: string; domain: string }): Prom
 /** Every store, in id order (the admin command line's `store list`): the id counter, then BatchGets of 100. */
 export async function listStores(): Promise<Pick<Store, 'id' | 'name' | 'domain' | 'created_at'>[]> {
   const items = await getMany(Array.from({ length: await storeIdsAllocated() }, (_, at) => storeKey(at + 1)));
-  return items.filter((item) => item !== undefined).map((item) => {
-    const { id, name, domain, created_at } = storeFromItem(item);
-    return { id, name, domain, created_at };
-  });
+  return items
+    .filter((item) => item !== undefined)
+    .map((item) => {
+      const { id, name, domain, created_at } = storeFromItem(item);
+      return { id, name, domain, created_at };
+    });
 }
 
 export async function getStore(storeId: number): Promise<Store | undefined> {

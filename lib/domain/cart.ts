@@ -136,7 +136,12 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
   if (request.coupon !== null) {
     const record = state.coupon?.record;
     const refusal = record
-      ? couponRefusal(record, { client_email: request.client_email, client_identifier: request.client_identifier, clientUses: state.coupon!.clientUses[record.limit_criteria], now })
+      ? couponRefusal(record, {
+          client_email: request.client_email,
+          client_identifier: request.client_identifier,
+          clientUses: state.coupon!.clientUses[record.limit_criteria],
+          now,
+        })
       : couponNotFound(request.coupon);
     if (refusal) problems.push(...refusal.details);
     else coupon = record!;
@@ -163,10 +168,17 @@ export function assessCart(request: CartRequest, state: CartState, now: number):
   const priceRefusal = coupon && couponCheck && !state.quoted ? couponPriceRefusal(coupon, couponCheck) : undefined;
   if (priceRefusal) problems.push(...priceRefusal.details);
 
-  const limits: LimitReservation[] = state.held === null ? [] : found.flatMap(({ asked, pkg }) => (pkg.per_customer_limit === null ? [] : [{ package_id: pkg.id, units: asked.quantity, limit: pkg.per_customer_limit }]));
+  const limits: LimitReservation[] =
+    state.held === null
+      ? []
+      : found.flatMap(({ asked, pkg }) => (pkg.per_customer_limit === null ? [] : [{ package_id: pkg.id, units: asked.quantity, limit: pkg.per_customer_limit }]));
   const writes = 3 + request.lines.length + limits.length + (coupon ? COUPON_WRITES : 0) + request.extraWrites;
   if (writes > TRANSACTION_ITEMS_MAX) {
-    problems.push({ message: `This order has too many packages with a per-customer limit to be placed at once; split it`, code: 'VALIDATION_FAILED', field: request.valuesField === 'fields' ? 'cart' : 'packages' });
+    problems.push({
+      message: `This order has too many packages with a per-customer limit to be placed at once; split it`,
+      code: 'VALIDATION_FAILED',
+      field: request.valuesField === 'fields' ? 'cart' : 'packages',
+    });
   }
   if (problems.length > 0) throw new HttpError(422, problems);
   return {
@@ -206,7 +218,11 @@ export function cartValues(orderFields: Readonly<Record<string, string>>, lines:
   // Measured as the body carries them (`{name: value}` per record), so that one `fields` the schema accepts is never refused here.
   const bytes = [orderFields, ...lines.map((line) => line.fields ?? {})].reduce((sum, fields) => sum + (Object.keys(fields).length > 0 ? jsonBytes(fields) : 0), 0);
   if (bytes > ORDER_VALUES_BYTES_MAX) {
-    problems.push({ message: `The fields of a cart together must be at most ${ORDER_VALUES_BYTES_MAX} bytes as JSON (UTF-8); these are ${bytes}`, code: 'VALIDATION_FAILED', field: 'fields' });
+    problems.push({
+      message: `The fields of a cart together must be at most ${ORDER_VALUES_BYTES_MAX} bytes as JSON (UTF-8); these are ${bytes}`,
+      code: 'VALIDATION_FAILED',
+      field: 'fields',
+    });
   }
   return { values, lines: perLine, problems };
 }

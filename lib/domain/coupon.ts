@@ -27,9 +27,7 @@ export function withStatus<T extends Pick<Discount, 'expires_in' | 'max_uses' | 
 }
 
 /** The rules that span fields, held by a creation and by the merged result of a PATCH. */
-export function discountViolation(
-  discount: Pick<Discount, 'type' | 'value' | 'restricted_to' | 'restricted_to_criteria'>,
-): { message: string; field: string } | undefined {
+export function discountViolation(discount: Pick<Discount, 'type' | 'value' | 'restricted_to' | 'restricted_to_criteria'>): { message: string; field: string } | undefined {
   if (discount.type === 'PERCENTAGE' && discount.value > 100) {
     return { message: 'value of a PERCENTAGE discount must be at most 100', field: 'value' };
   }

@@ -216,8 +216,7 @@ export function afterServerDeleted(command: CommandRecord | undefined, serverId:
 }
 
 /** A change finishes the command (it becomes final now) and others may wait on it: the chain must hear of it. */
-export const finishesInChain = (before: CommandRecord, after: CommandRecord) =>
-  before.chain !== null && before.releases && !isFinal(before.status) && isFinal(after.status);
+export const finishesInChain = (before: CommandRecord, after: CommandRecord) => before.chain !== null && before.releases && !isFinal(before.status) && isFinal(after.status);
 
 export interface BuyerDelivery {
   package_id: number;
@@ -231,11 +230,7 @@ export interface BuyerDelivery {
  * What a buyer sees of an order's delivery: its APPROVED-stage commands, in hand-out order, by
  * package and server name; never the command text (it may hold other players' or staff data).
  */
-export function buyerDeliveries(
-  commands: readonly CommandRecord[],
-  packageNames: ReadonlyMap<number, string>,
-  serverNames: ReadonlyMap<number, string>,
-): BuyerDelivery[] {
+export function buyerDeliveries(commands: readonly CommandRecord[], packageNames: ReadonlyMap<number, string>, serverNames: ReadonlyMap<number, string>): BuyerDelivery[] {
   return commands
     .filter((command) => command.stage === 'APPROVED')
     .sort((a, b) => a.id - b.id)

@@ -40,8 +40,13 @@ export function guestEmailOf(body: string | undefined): string {
  * path as routed (the route's template and its parameters as decoded, so `/order/3/note` and
  * `/order/%33/note` are one path), and the key.
  */
-export function idempotencyScope(caller: IdempotencyCaller, request: { method: string; routePath: string; pathParameters: Record<string, string | undefined>; key: string }): string {
-  const params = Object.keys(request.pathParameters).sort().map((name) => [name, request.pathParameters[name] ?? null]);
+export function idempotencyScope(
+  caller: IdempotencyCaller,
+  request: { method: string; routePath: string; pathParameters: Record<string, string | undefined>; key: string },
+): string {
+  const params = Object.keys(request.pathParameters)
+    .sort()
+    .map((name) => [name, request.pathParameters[name] ?? null]);
   return JSON.stringify([caller, request.method, request.routePath, params, request.key]);
 }
 

@@ -72,7 +72,8 @@ export function renderDeliveries(lines: readonly OrderPackageLine[], catalog: Re
   const deliveries = lines.flatMap((line) => {
     // The line's own values override the order-level ones for this package's commands (section 8).
     const own = line.variables ?? [];
-    const lineContext = own.length === 0 ? context : { ...context, variables: new Map([...context.variables, ...own.map(({ name, value }) => [name.toLowerCase(), value] as const)]) };
+    const lineContext =
+      own.length === 0 ? context : { ...context, variables: new Map([...context.variables, ...own.map(({ name, value }) => [name.toLowerCase(), value] as const)]) };
     return (catalog.get(line.package_id)?.commands ?? []).map((template) => ({
       package_id: line.package_id,
       command: renderCommand(template.command, lineContext, line.quantity),

@@ -1,13 +1,5 @@
 import type { OrderStatus } from '#lib/schemas/order.ts';
-import type {
-  ChargebackOn,
-  DisputeStage,
-  Gateway,
-  PaymentAttention,
-  PaymentSource,
-  PaymentStatus,
-  ProviderSnapshot,
-} from '#lib/schemas/payment.ts';
+import type { ChargebackOn, DisputeStage, Gateway, PaymentAttention, PaymentSource, PaymentStatus, ProviderSnapshot } from '#lib/schemas/payment.ts';
 import { GATEWAY_PROVIDER } from '#lib/schemas/payment.ts';
 import type { BindingPart, OrderRole, PaymentRecord } from '#lib/schemas/payment.ts';
 
@@ -112,7 +104,6 @@ export interface SettleDecision {
   cancelAtProvider: boolean;
   events: PaymentEvent[];
 }
-
 
 /** Money as whole minor units: the comparisons of rule 2 and the refunded amounts are exact integers. */
 export const toCents = (amount: number) => Math.round(amount * 100);

@@ -62,8 +62,7 @@ function measureOf(promo: PricingPromo, lines: readonly LineAmounts[]): Exact {
 const byMinimum = (tiers: readonly PricingTier[]) => [...tiers].sort((a, b) => compare(exact(a.min_amount), exact(b.min_amount)));
 
 /** Rule 3: the tier with the largest `min_amount` not above the measure, if any. */
-const reachedTier = (tiers: readonly PricingTier[], measure: Exact) =>
-  byMinimum(tiers).findLast((tier) => compare(exact(tier.min_amount), measure) <= 0);
+const reachedTier = (tiers: readonly PricingTier[], measure: Exact) => byMinimum(tiers).findLast((tier) => compare(exact(tier.min_amount), measure) <= 0);
 
 /** Rule 7: the tier with the smallest `min_amount` above the measure, if any. */
 const nextTierAbove = (tiers: readonly PricingTier[], measure: Exact) => byMinimum(tiers).find((tier) => compare(exact(tier.min_amount), measure) > 0);
@@ -81,7 +80,10 @@ function progressiveDiscounts(promo: PricingPromo, tier: PricingTier, lines: rea
     case 'VALUE': {
       // Shared among the matched lines only, so the remainder lands on the last matched line.
       const matchedIndexes = weights.flatMap((_, index) => (matched[index] ? [index] : []));
-      const shares = shareInProportion(toCents(exact(tier.reward_value ?? 0)), matchedIndexes.map((index) => weights[index] ?? 0n));
+      const shares = shareInProportion(
+        toCents(exact(tier.reward_value ?? 0)),
+        matchedIndexes.map((index) => weights[index] ?? 0n),
+      );
       const discounts = weights.map(() => 0n);
       matchedIndexes.forEach((lineIndex, shareIndex) => (discounts[lineIndex] = shares[shareIndex] ?? 0n));
       return discounts;
@@ -95,11 +97,7 @@ function progressiveDiscounts(promo: PricingPromo, tier: PricingTier, lines: rea
 /** Rule 4: the discount on `units` units of a reward line, before rounding. */
 function rewardOnUnits(tier: PricingTier, unitPrice: Exact, units: bigint): Exact {
   const perUnit =
-    tier.reward_type === 'FREE'
-      ? unitPrice
-      : tier.reward_type === 'PERCENTAGE'
-        ? percentOf(unitPrice, percentage(tier))
-        : smaller(exact(tier.reward_value ?? 0), unitPrice);
+    tier.reward_type === 'FREE' ? unitPrice : tier.reward_type === 'PERCENTAGE' ? percentOf(unitPrice, percentage(tier)) : smaller(exact(tier.reward_value ?? 0), unitPrice);
   return { num: perUnit.num * units, den: perUnit.den };
 }
 

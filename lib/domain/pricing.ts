@@ -140,7 +140,10 @@ function priceCoupon(coupon: PricingCoupon, lines: readonly LineAmounts[], after
     return { check, cents: coveredAmounts.map((amount) => toCents(percentOf(fromCents(amount), percent))) };
   }
   const coveredIndexes = covered.flatMap((isCovered, index) => (isCovered ? [index] : []));
-  const shares = shareInProportion(toCents(exact(coupon.value)), coveredIndexes.map((index) => coveredAmounts[index] ?? 0n));
+  const shares = shareInProportion(
+    toCents(exact(coupon.value)),
+    coveredIndexes.map((index) => coveredAmounts[index] ?? 0n),
+  );
   const cents = lines.map(() => 0n);
   coveredIndexes.forEach((lineIndex, shareIndex) => (cents[lineIndex] = shares[shareIndex] ?? 0n));
   return { check, cents };

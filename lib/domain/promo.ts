@@ -103,8 +103,7 @@ export function assertPromoRules(draft: PromoDraft): void {
 }
 
 /** A target as stored and returned: a STORE target has no `id` at all. */
-export const normalTarget = (target: TargetInput): Target =>
-  target.type === 'STORE' ? { type: 'STORE' } : { type: target.type, id: target.id as number };
+export const normalTarget = (target: TargetInput): Target => (target.type === 'STORE' ? { type: 'STORE' } : { type: target.type, id: target.id as number });
 
 /** The catalog items a (valid) promo refers to, each with the input path that named it. */
 export function promoReferences(draft: Pick<PromoDraft, 'targets' | 'tiers'>): Reference[] {
@@ -142,12 +141,7 @@ export function newTierCount(inputs: readonly TierInput[], current: readonly Pro
  * `current` keep its id and created_at (and its updated_at when nothing else changed); the
  * others are numbered from `firstTierId` (allocated for `newTierCount` of them).
  */
-export function buildTiers(
-  ids: { storeId: number; promoId: number; firstTierId: number },
-  inputs: readonly TierInput[],
-  current: readonly PromoTier[],
-  now: string,
-): PromoTier[] {
+export function buildTiers(ids: { storeId: number; promoId: number; firstTierId: number }, inputs: readonly TierInput[], current: readonly PromoTier[], now: string): PromoTier[] {
   const kept = new Map(current.map((tier) => [tier.min_amount, tier]));
   let nextTierId = ids.firstTierId;
   const tiers = inputs.map((input): PromoTier => {

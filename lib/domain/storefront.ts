@@ -12,8 +12,7 @@ export function promoInForce(promo: Pick<Promo, 'enabled' | 'starts_at' | 'ends_
 }
 
 /** A checkout variable applies to every package (`applies_to` null) or to those it lists. */
-export const variableAppliesTo = (variable: Pick<Variable, 'applies_to'>, packageId: number) =>
-  variable.applies_to === null || variable.applies_to.includes(packageId);
+export const variableAppliesTo = (variable: Pick<Variable, 'applies_to'>, packageId: number) => variable.applies_to === null || variable.applies_to.includes(packageId);
 
 /**
  * The storefront shape of an enabled package: its shown tags, its stock as the client reads it,

@@ -74,7 +74,10 @@ export function resolveOptions(
     throw unprocessable(`A variable keeps at most ${STORED_OPTIONS_MAX} options, deactivated ones included; reuse old option names`, 'options');
   }
   if (jsonBytes(options) > STORED_OPTIONS_BYTES_MAX) {
-    throw unprocessable(`A variable keeps at most ${STORED_OPTIONS_BYTES_MAX} bytes of options as JSON (UTF-8), deactivated ones included; reuse old option names or shorten them`, 'options');
+    throw unprocessable(
+      `A variable keeps at most ${STORED_OPTIONS_BYTES_MAX} bytes of options as JSON (UTF-8), deactivated ones included; reuse old option names or shorten them`,
+      'options',
+    );
   }
   return { options, nextOptionId: next };
 }
@@ -190,7 +193,11 @@ export function missingRequired(defined: readonly Variable[], orderLevel: readon
       problems.push({ message: `Variable ${variable.name} is required for the packages of this order`, code: 'VALIDATION_FAILED', field: requiredField });
     } else {
       for (const line of lacking) {
-        problems.push({ message: `Variable ${variable.name} is required for package ${line.package_id}: give it in this line's fields or the order's`, code: 'VALIDATION_FAILED', field: `${line.field}.fields` });
+        problems.push({
+          message: `Variable ${variable.name} is required for package ${line.package_id}: give it in this line's fields or the order's`,
+          code: 'VALIDATION_FAILED',
+          field: `${line.field}.fields`,
+        });
       }
     }
   }
@@ -200,8 +207,6 @@ export function missingRequired(defined: readonly Variable[], orderLevel: readon
 /** Per unit: the summed prices of the SELECT options chosen for variables that apply to this package (rule 1 of section 8). */
 export function optionsPriceOf(variables: readonly ResolvedVariable[], packageId: number): number {
   return addAmounts(
-    variables.flatMap((variable) =>
-      variable.option_price !== null && (variable.applies_to === null || variable.applies_to.includes(packageId)) ? [variable.option_price] : [],
-    ),
+    variables.flatMap((variable) => (variable.option_price !== null && (variable.applies_to === null || variable.applies_to.includes(packageId)) ? [variable.option_price] : [])),
   );
 }

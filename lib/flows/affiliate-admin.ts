@@ -33,10 +33,7 @@ async function customerIdOf(storeId: number, affiliateId: number): Promise<numbe
 /** The affiliates matching the filters (main code prefix, e-mail), in main-code order, one page of panels. */
 export async function listAffiliatePanels(storeId: number, query: AffiliateListQuery): Promise<{ total: number; data: AffiliatePanel[] }> {
   const prefix = query.ref_code ?? '';
-  const [found, domain] = await Promise.all([
-    query.email ? listAffiliatesByEmail(storeId, query.email) : listAffiliatesByCode(storeId, prefix),
-    storeDomainOf(storeId),
-  ]);
+  const [found, domain] = await Promise.all([query.email ? listAffiliatesByEmail(storeId, query.email) : listAffiliatesByCode(storeId, prefix), storeDomainOf(storeId)]);
   const matching = found.filter((affiliate) => affiliate.ref_code.toLowerCase().startsWith(prefix.toLowerCase()));
   const start = (query.page - 1) * query.limit;
   const page = matching.slice(start, start + query.limit);

@@ -14,7 +14,11 @@ const UNSAVED_WITHDRAW_SETTINGS = { full_name: '', pix_key: '', pix_key_type: ''
 
 /** Visits of one counter attribute (or of all of them) over the days read. */
 const visitsOf = (visits: VisitCounters, attribute?: string) =>
-  visits.reduce((sum, day) => sum + Object.entries(day).reduce((daySum, [name, value]) => daySum + ((attribute ? name === attribute : name === 'main' || /^c\d+$/.test(name)) ? Number(value) : 0), 0), 0);
+  visits.reduce(
+    (sum, day) =>
+      sum + Object.entries(day).reduce((daySum, [name, value]) => daySum + ((attribute ? name === attribute : name === 'main' || /^c\d+$/.test(name)) ? Number(value) : 0), 0),
+    0,
+  );
 
 const linkUrl = (storeDomain: string, refCode: string) => `https://${storeDomain}/?ref=${encodeURIComponent(refCode)}`;
 

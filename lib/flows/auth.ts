@@ -40,9 +40,6 @@ export interface Session {
  */
 export async function loginWithSession(storeId: number, email: string, code: string, previousSession: string | undefined): Promise<{ session: Session; customer: Customer }> {
   const customer = await verifiedCustomer(storeId, email, code);
-  const [session] = await Promise.all([
-    issueSession(storeId, customer.id),
-    previousSession ? revokeCredential(previousSession, 'session', storeId) : Promise.resolve(false),
-  ]);
+  const [session] = await Promise.all([issueSession(storeId, customer.id), previousSession ? revokeCredential(previousSession, 'session', storeId) : Promise.resolve(false)]);
   return { session: { secret: session.sessionId, maxAgeSeconds: session.max_age }, customer };
 }

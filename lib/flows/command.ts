@@ -1,13 +1,5 @@
 import { currentTimeMs } from '#lib/clock.ts';
-import {
-  chainWrite,
-  commandWrite,
-  getChain,
-  getCommandRecord,
-  getCommandRecords,
-  saveCommand,
-  commandResponse,
-} from '#lib/db/command.ts';
+import { chainWrite, commandWrite, getChain, getCommandRecord, getCommandRecords, saveCommand, commandResponse } from '#lib/db/command.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { decodeCommandCursor, encodeCommandCursor, listCommandsPage } from '#lib/db/command-list.ts';
 import { getOrderItem, type OrderItem } from '#lib/db/order.ts';
@@ -155,6 +147,9 @@ export async function listCommands(storeId: number, query: CommandListQuery, key
 /** What the buyer sees of the order's delivery (never the command text). */
 export async function orderDeliveries(storeId: number, order: OrderItem): Promise<BuyerDelivery[]> {
   const records = await commandsOf(storeId, order);
-  const names = await serverNames(storeId, records.flatMap((record) => (record.server_id === null ? [] : [record.server_id])));
+  const names = await serverNames(
+    storeId,
+    records.flatMap((record) => (record.server_id === null ? [] : [record.server_id])),
+  );
   return buyerDeliveries(records, new Map(order.packages.map((line) => [line.package_id, line.name])), names);
 }

@@ -48,8 +48,7 @@ export const UPLOAD_EXPIRES_SECONDS = 300;
 const imageUrl = (key: string) => `${config.imagesBaseUrl}/${key}`;
 const keyOfPackageImage = (url: string, storeId: number, packageId: number) => imageKeyOfUrl(url, config.imagesBaseUrl, storeId, packageId);
 
-const newKey = (storeId: number, packageId: number, extension: string) =>
-  `${packageImagePrefix(storeId, packageId)}${randomBytes(16).toString('base64url')}.${extension}`;
+const newKey = (storeId: number, packageId: number, extension: string) => `${packageImagePrefix(storeId, packageId)}${randomBytes(16).toString('base64url')}.${extension}`;
 
 async function pointPackageTo(storeId: number, packageId: number, key: string): Promise<{ url: string }> {
   const url = imageUrl(key);

@@ -73,7 +73,9 @@ async function reverseCommands(order: OrderItem, target: ReversalStatus): Promis
     await retrying(async () => {
       const commands = order.command_ids.length > 0 ? await getCommandRecords(storeId, order.command_ids) : [];
       // A leased one too: its lease_id stays, so the holder's later ack is recorded and changes nothing.
-      const cancels = commands.flatMap((command) => (command && command.status !== 'DONE' && command.status !== 'CANCELED' ? [commandWrite(canceled(command, Date.parse(at)), command.rev)] : []));
+      const cancels = commands.flatMap((command) =>
+        command && command.status !== 'DONE' && command.status !== 'CANCELED' ? [commandWrite(canceled(command, Date.parse(at)), command.rev)] : [],
+      );
       await finishCommandReversal(order, ids, [...cancels, ...commandPuts(storeId, order.id, commandContext(order), stage, chain, firstId, at)]);
     });
   } catch (error) {

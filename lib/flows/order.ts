@@ -3,17 +3,7 @@ import { readCart } from '#lib/db/cart.ts';
 import { allocateCommandIds } from '#lib/db/command.ts';
 import { releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
 import { nowIso } from '#lib/db/keys.ts';
-import {
-  clearCommissionPending,
-  getOrderItem,
-  markApproved,
-  markCanceled,
-  nextOrderId,
-  putNewOrder,
-  settleOrderCount,
-  orderResponse,
-  type OrderItem,
-} from '#lib/db/order.ts';
+import { clearCommissionPending, getOrderItem, markApproved, markCanceled, nextOrderId, putNewOrder, settleOrderCount, orderResponse, type OrderItem } from '#lib/db/order.ts';
 import type { StoredQuote } from '#lib/db/quote.ts';
 import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
 import { orderPlacedWrite } from '#lib/db/idempotency.ts';
@@ -93,11 +83,22 @@ export async function placeOrder(storeId: number, placement: Placement): Promise
     const quoted = quote ? honouredPrices(read.quote as StoredQuote<CartPrices> | undefined, quote.signature, now) : null;
     const assessed = assessCart({ ...request, client_email: email }, { ...read, quoted }, now);
     orderId ??= await nextOrderId(storeId);
-    const draft = draftOrder({ client: { ...client, client_email: email }, catalog: read.catalog, defined: read.variables, assessed, checkout }, { storeId, orderId, internalId }, now);
+    const draft = draftOrder(
+      { client: { ...client, client_email: email }, catalog: read.catalog, defined: read.variables, assessed, checkout },
+      { storeId, orderId, internalId },
+      now,
+    );
     const fields = new Map(request.lines.map((line) => [line.package_id, `${line.field}.quantity`]));
     const coupon = assessed.coupon && reserveCouponUse(storeId, assessed.coupon, draft, draft.created_at);
     await putNewOrder(draft, coupon?.counterSks ?? [], [
-      ...reservePackages(storeId, { packageIds: draft.package_ids, stock: assessed.stock, limits: assessed.limits, email, fieldOf: (id) => fields.get(id) ?? 'packages', now: draft.created_at }),
+      ...reservePackages(storeId, {
+        packageIds: draft.package_ids,
+        stock: assessed.stock,
+        limits: assessed.limits,
+        email,
+        fieldOf: (id) => fields.get(id) ?? 'packages',
+        now: draft.created_at,
+      }),
       ...(coupon?.writes ?? []),
       ...(checkout ? [fileUnpaid(storeId, draft.id, now + UNPAID_AFTER_MS, minuteOf(now + UNPAID_AFTER_MS))] : []),
       ...(claim ? [orderPlacedWrite(claim, draft.id)] : []),
@@ -142,7 +143,10 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
     const now = currentTimeMs();
     const { plan, packages } = approvalPlan(order, now);
     firstCommandId ??= plan.length > 0 ? await allocateCommandIds(storeId, plan.length) : 0;
-    const chain = newChain(plan.map((_, index) => firstCommandId! + index), plan);
+    const chain = newChain(
+      plan.map((_, index) => firstCommandId! + index),
+      plan,
+    );
     return markApproved(storeId, order, { plan, chain }, firstCommandId, new Date(now).toISOString(), packages);
   });
   // What an approval too large for the counts left owed (lib/db/order.ts); a repeated call finishes what a crash left.

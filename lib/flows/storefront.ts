@@ -44,13 +44,16 @@ export async function storefrontCategories(storeId: number): Promise<StorefrontC
   }));
 }
 
-const shape = (pkg: StoredPackage, storeTags: readonly Tag[], variables: readonly Variable[]) =>
-  toStorefrontPackage(pkg, tagsShownOn(pkg.tags, storeTags), variables);
+const shape = (pkg: StoredPackage, storeTags: readonly Tag[], variables: readonly Variable[]) => toStorefrontPackage(pkg, tagsShownOn(pkg.tags, storeTags), variables);
 
 /** A page of the enabled packages (of a category) and their total. */
 export async function storefrontPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StorefrontPackage[] }> {
   const [packages, applyAll, variables] = await Promise.all([enabledPackagePage(storeId, categoryId, page, limit), applyAllTagIds(storeId), listVariables(storeId)]);
-  const shown = await tagsFor(storeId, packages.data.flatMap((pkg) => pkg.tags), applyAll);
+  const shown = await tagsFor(
+    storeId,
+    packages.data.flatMap((pkg) => pkg.tags),
+    applyAll,
+  );
   return { total: packages.total, data: packages.data.map((pkg) => shape(pkg, shown, variables)) };
 }
 

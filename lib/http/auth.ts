@@ -127,7 +127,8 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
       if (route.credential === 'buyerStore') return { kind: 'buyerStore', storeId, domain } satisfies StoreHostAuth;
       // Without a token, a guest; a token sent must be valid (401 otherwise), never silently ignored.
       if (route.credential === 'buyerOptional' && !secret) return { kind: 'buyerOptional', storeId, domain, customerId: null } satisfies OptionalBuyerAuth;
-      if (route.credential === 'buyerOptional') return { kind: 'buyerOptional', storeId, domain, customerId: buyerFrom('buyer', credential, storeId, domain, secret!).customerId } satisfies OptionalBuyerAuth;
+      if (route.credential === 'buyerOptional')
+        return { kind: 'buyerOptional', storeId, domain, customerId: buyerFrom('buyer', credential, storeId, domain, secret!).customerId } satisfies OptionalBuyerAuth;
       return buyerFrom('buyer', credential, storeId, domain, secret!);
     }
 

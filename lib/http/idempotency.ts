@@ -118,7 +118,10 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
     // Every attempt failed, and one may have landed (its answer lost): let our claim go, so that
     // the retry the 503 invites is not refused as running; if that fails too, say how long it holds the key.
     if (provesNothingWritten(error)) throw error;
-    const released = await settleUnanswered(claim, now, false).then(() => true, () => false);
+    const released = await settleUnanswered(claim, now, false).then(
+      () => true,
+      () => false,
+    );
     if (released) throw error;
     throw new HttpError(503, unavailable().details, { 'retry-after': String(IDEMPOTENCY_RUNNING_SECONDS + 1) });
   });
@@ -130,7 +133,8 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
     // (the order is found, or known never placed; a transition already made is answered as is), running it again could do it twice.
     if (result.earlier.maybeWrote && result.earlier.orderId === undefined && !route.rerunsAfterLostAnswer) {
       throw new HttpError(409, {
-        message: 'A request with this Idempotency-Key was carried out, at least in part, but its answer was lost in a fault; it is not run again. Read the resource to see its result',
+        message:
+          'A request with this Idempotency-Key was carried out, at least in part, but its answer was lost in a fault; it is not run again. Read the resource to see its result',
         code: 'IDEMPOTENCY_ANSWER_LOST',
       });
     }
@@ -179,7 +183,11 @@ async function settle(request: { event: APIGatewayProxyEventV2; response: APIGat
   // invites can take the key over at once (and find the order); if DynamoDB fails that too, the
   // key is held until the running window ends, and Retry-After says so.
   let settled = false;
-  if (kept) settled = await settleUnanswered(claim, now, maybeWrote).then(() => true, () => false);
+  if (kept)
+    settled = await settleUnanswered(claim, now, maybeWrote).then(
+      () => true,
+      () => false,
+    );
   const requestId = event.requestContext?.requestId ?? 'unknown';
   const error = failure instanceof Error ? { name: failure.name, message: failure.message } : { name: 'unknown', message: String(failure) };
   console.error(JSON.stringify({ level: 'error', request_id: requestId, message: 'Idempotency-Key not kept', answered: answer?.statusCode ?? null, settled, error }));

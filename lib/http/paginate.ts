@@ -44,13 +44,7 @@ function pageUrl(path: string, query: Record<string, string | undefined>, page: 
 }
 
 /** The page meta of the spec's page mode. */
-export function pageMeta(
-  total: number,
-  page: number,
-  limit: number,
-  request: RequestLocation,
-  options: PageOptions = {},
-): PageMeta {
+export function pageMeta(total: number, page: number, limit: number, request: RequestLocation, options: PageOptions = {}): PageMeta {
   const lastPage = Math.max(1, Math.ceil(total / limit));
   const urlLimit = options.fixedLimit ? undefined : limit;
   const url = (n: number) => pageUrl(request.path, request.query, n, urlLimit);
@@ -71,13 +65,7 @@ export function pageMeta(
  * The answer of every page-mode list: a page's items with the meta built from the request
  * location. `page.total` counts the whole list, not the page.
  */
-export function pageAnswer<T>(
-  page: { total: number; data: T[] },
-  pageNumber: number,
-  limit: number,
-  request: RequestLocation,
-  options: PageOptions = {},
-): Page<T> {
+export function pageAnswer<T>(page: { total: number; data: T[] }, pageNumber: number, limit: number, request: RequestLocation, options: PageOptions = {}): Page<T> {
   return { meta: pageMeta(page.total, pageNumber, limit, request, options), data: page.data };
 }
 

@@ -81,10 +81,7 @@ export interface RouteSpec {
  * `idempotencyTableActions`).
  */
 export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'path' | 'api'>) =>
-  spec.api === 'api' &&
-  spec.method === 'POST' &&
-  (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/')) &&
-  !spec.path.startsWith('/v1/webstore/auth/');
+  spec.api === 'api' && spec.method === 'POST' && (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/')) && !spec.path.startsWith('/v1/webstore/auth/');
 
 /**
  * The routes that answer page mode (a response `{meta: <page meta>, data}`, alone or in a union):

@@ -11,8 +11,7 @@ function details(issues: readonly BaseIssue<unknown>[]): ErrorDetail[] {
   });
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The names a query schema knows: the entries of its object (under any `pipe`). The OpenAPI
@@ -41,16 +40,16 @@ function sentQueryNames(event: { rawQueryString?: string; queryStringParameters?
  * order of the store as if the filter had been applied. A strict query schema's own message
  * (the identify route explains why it takes none) is kept.
  */
-export function checkQueryNames(
-  schema: GenericSchema | undefined,
-  event: { rawQueryString?: string; queryStringParameters?: Record<string, string | undefined> },
-): void {
+export function checkQueryNames(schema: GenericSchema | undefined, event: { rawQueryString?: string; queryStringParameters?: Record<string, string | undefined> }): void {
   const known = queryParameterNames(schema);
   const seen = new Set<string>();
   const ownMessage = (schema as { type?: string; message?: unknown } | undefined)?.type === 'strict_object' ? (schema as { message?: unknown }).message : undefined;
   for (const name of sentQueryNames(event)) {
     if (!known.has(name)) {
-      const message = typeof ownMessage === 'string' ? ownMessage : `Unknown query parameter "${name}"${known.size > 0 ? `; this endpoint takes ${[...known].join(', ')}` : '; this endpoint takes none'}`;
+      const message =
+        typeof ownMessage === 'string'
+          ? ownMessage
+          : `Unknown query parameter "${name}"${known.size > 0 ? `; this endpoint takes ${[...known].join(', ')}` : '; this endpoint takes none'}`;
       throw new HttpError(400, { message, code: 'INVALID_QUERY', field: name });
     }
     if (seen.has(name)) throw new HttpError(400, { message: `Query parameter "${name}" is repeated; send it once`, code: 'INVALID_QUERY', field: name });
@@ -71,7 +70,10 @@ export function parsePart(part: 'params' | 'query' | 'body', schema: GenericSche
   if (part === 'params') throw new HttpError(404, { message: 'Resource not found', code: 'NOT_FOUND' });
   if (part === 'query') {
     const malformed = result.issues.some((issue) => MALFORMED_QUERY_ISSUES.has(issue.type));
-    throw new HttpError(malformed ? 400 : 422, details(result.issues).map((d) => ({ ...d, code: malformed ? 'INVALID_QUERY' : d.code })));
+    throw new HttpError(
+      malformed ? 400 : 422,
+      details(result.issues).map((d) => ({ ...d, code: malformed ? 'INVALID_QUERY' : d.code })),
+    );
   }
   throw new HttpError(422, details(result.issues));
 }

@@ -178,11 +178,7 @@ export function mercadoPagoAdapter(options: MercadoPagoOptions = {}): ProviderAd
   const baseUrl = (options.baseUrl ?? config.mercadopagoApiUrl ?? MERCADOPAGO_API).replace(/\/+$/, '');
 
   const call = (accessToken: string, request: Omit<ProviderRequest, 'url' | 'headers'> & { path: string }) =>
-    callProvider(
-      'mercadopago',
-      { ...request, url: `${baseUrl}${request.path}`, headers: { authorization: `Bearer ${accessToken}` } },
-      options,
-    );
+    callProvider('mercadopago', { ...request, url: `${baseUrl}${request.path}`, headers: { authorization: `Bearer ${accessToken}` } }, options);
 
   const tokenOf = (credentials: Pick<ProviderCredentials, 'secrets'>) => {
     const token = credentials.secrets.access_token;

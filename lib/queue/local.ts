@@ -16,12 +16,15 @@ export function consumeLocally(next: Consumer | undefined): void {
 
 export const localQueue: DeliveryQueue = {
   async send(message, delayMs) {
-    const timer = setTimeout(() => {
-      pending.delete(timer);
-      consumer?.(message).catch((error: Error) =>
-        console.error(JSON.stringify({ level: 'error', message: 'webhook delivery failed', event_id: message.event_id, webhook_id: message.webhook_id, error: error.message })),
-      );
-    }, Math.max(0, delayMs));
+    const timer = setTimeout(
+      () => {
+        pending.delete(timer);
+        consumer?.(message).catch((error: Error) =>
+          console.error(JSON.stringify({ level: 'error', message: 'webhook delivery failed', event_id: message.event_id, webhook_id: message.webhook_id, error: error.message })),
+        );
+      },
+      Math.max(0, delayMs),
+    );
     pending.add(timer);
   },
 };

@@ -38,7 +38,16 @@ export async function deleteImageQuietly(key: string, reason: string): Promise<v
   try {
     await deleteImage(key);
   } catch (error) {
-    console.error(JSON.stringify({ level: 'warn', message: 'image object not deleted', reason, bucket: BUCKET, key, error: { name: (error as Error).name, message: (error as Error).message } }));
+    console.error(
+      JSON.stringify({
+        level: 'warn',
+        message: 'image object not deleted',
+        reason,
+        bucket: BUCKET,
+        key,
+        error: { name: (error as Error).name, message: (error as Error).message },
+      }),
+    );
   }
 }
 
@@ -77,7 +86,11 @@ export function presignImagePost(key: string, contentType: string, maxBytes: num
   return createPresignedPost(s3, {
     Bucket: BUCKET,
     Key: key,
-    Conditions: [['content-length-range', 1, maxBytes], ['eq', '$Content-Type', contentType], ['eq', '$Cache-Control', CACHE_CONTROL]],
+    Conditions: [
+      ['content-length-range', 1, maxBytes],
+      ['eq', '$Content-Type', contentType],
+      ['eq', '$Cache-Control', CACHE_CONTROL],
+    ],
     Fields: { 'Content-Type': contentType, 'Cache-Control': CACHE_CONTROL },
     Expires: expiresIn,
   });

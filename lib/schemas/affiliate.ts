@@ -135,12 +135,21 @@ const linkRefCode = v.pipe(refCode, v.minLength(REF_CODE_MIN, `ref_code must be 
 export const linkBody = v.strictObject({ name: text('name', 60), ref_code: linkRefCode });
 export const visitBody = v.strictObject({ ref_code: refCode });
 
-const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.finite(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
+const money = (name: string) =>
+  storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.finite(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
 
 export const operatorAffiliatePatch = patchBody(
   v.strictObject({
     percent_commission: v.optional(
-      storableAmount('percent_commission', v.pipe(v.number('percent_commission must be a number'), v.finite('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100'))),
+      storableAmount(
+        'percent_commission',
+        v.pipe(
+          v.number('percent_commission must be a number'),
+          v.finite('percent_commission must be a number'),
+          v.minValue(0, 'percent_commission must be at least 0'),
+          v.maxValue(100, 'percent_commission must be at most 100'),
+        ),
+      ),
     ),
     /** null: the store's min_withdraw applies. */
     min_withdraw: v.optional(v.nullable(money('min_withdraw'))),

@@ -16,11 +16,7 @@ export const loginBody = v.strictObject({ email });
 
 export const verifyBody = v.strictObject({
   email,
-  code: v.pipe(
-    v.string('code must be a string'),
-    v.trim(),
-    v.regex(/^\d{6}$/, `code must be the ${LOGIN_CODE_LENGTH}-digit code from the e-mail`),
-  ),
+  code: v.pipe(v.string('code must be a string'), v.trim(), v.regex(/^\d{6}$/, `code must be the ${LOGIN_CODE_LENGTH}-digit code from the e-mail`)),
 });
 
 /** Says a code went out; never the code itself. */

@@ -43,7 +43,9 @@ export const commandResource = v.object({
   response: v.nullable(v.string()),
   server_id: v.pipe(
     v.nullable(v.number()),
-    v.description('The server that runs it: the one its template listed, or for a command of any server the last to claim it (null until one does; the claimer holds it only while its lease lives)'),
+    v.description(
+      'The server that runs it: the one its template listed, or for a command of any server the last to claim it (null until one does; the claimer holds it only while its lease lives)',
+    ),
   ),
   stage: v.picklist(COMMAND_STAGES),
   /** How many times a claim has handed it out. */
@@ -54,9 +56,7 @@ export const commandResource = v.object({
 
 export const commandReportBody = v.strictObject({
   status: v.picklist(COMMAND_STATUSES, 'status must be PENDING, DONE, FAILED, DEAD or CANCELED'),
-  response: v.optional(
-    v.pipe(v.string('response must be a string'), v.maxLength(COMMAND_RESPONSE_MAX, `response must be at most ${COMMAND_RESPONSE_MAX} characters`)),
-  ),
+  response: v.optional(v.pipe(v.string('response must be a string'), v.maxLength(COMMAND_RESPONSE_MAX, `response must be at most ${COMMAND_RESPONSE_MAX} characters`))),
 });
 
 export type QueuedCommandOrder = v.InferOutput<typeof queuedCommandOrder>;
@@ -77,7 +77,9 @@ export const commandCursorPage = v.object({
   data: v.array(commandResource),
   next_cursor: v.pipe(
     v.nullable(v.pipe(v.string(), v.maxLength(CURSOR_MAX))),
-    v.description('Send as page_cursor for the next page; null on the last page. With status or server filters a page examines at most 1000 commands, so it may be short, even empty, and still carry a cursor.'),
+    v.description(
+      'Send as page_cursor for the next page; null on the last page. With status or server filters a page examines at most 1000 commands, so it may be short, even empty, and still carry a cursor.',
+    ),
   ),
 });
 

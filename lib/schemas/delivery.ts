@@ -14,12 +14,20 @@ export const ONLINE_MAX = 5000;
 export const ACK_RESPONSE_MAX = 2000;
 
 const whole = (name: string, min: number, max: number) =>
-  v.pipe(v.number(`${name} must be a number`), v.integer(`${name} must be a whole number`), v.minValue(min, `${name} must be at least ${min}`), v.maxValue(max, `${name} must be at most ${max}`));
+  v.pipe(
+    v.number(`${name} must be a number`),
+    v.integer(`${name} must be a whole number`),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  );
 
 export const claimBody = v.strictObject({
   online: v.optional(
     v.pipe(
-      v.array(v.pipe(v.string('online holds client_identifier strings'), v.maxLength(CLIENT_FIELD_MAX, `a client_identifier is at most ${CLIENT_FIELD_MAX} characters`)), 'online must be an array of client_identifier'),
+      v.array(
+        v.pipe(v.string('online holds client_identifier strings'), v.maxLength(CLIENT_FIELD_MAX, `a client_identifier is at most ${CLIENT_FIELD_MAX} characters`)),
+        'online must be an array of client_identifier',
+      ),
       v.maxLength(ONLINE_MAX, `online holds at most ${ONLINE_MAX} players`),
     ),
     () => [],
@@ -84,7 +92,9 @@ export const buyerOrderWithDeliveries = v.object({
       package_name: v.string(),
       server_name: v.pipe(
         v.nullable(v.string()),
-        v.description('The server the command is bound to from the start (servers: [ids]); for a command of any server the server that claimed it last, null until one does (and for a deleted server)'),
+        v.description(
+          'The server the command is bound to from the start (servers: [ids]); for a command of any server the server that claimed it last, null until one does (and for a deleted server)',
+        ),
       ),
       status: v.picklist(COMMAND_STATUSES),
       updated_at: timestamp,

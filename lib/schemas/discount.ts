@@ -102,9 +102,7 @@ export const discountListQuery = v.object({
   status: v.optional(v.picklist(DISCOUNT_STATUSES, 'status must be ACTIVE, SOLD_OUT or EXPIRED')),
   /** Case-insensitive prefix of the code; empty means no filter. */
   coupon: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(COUPON_MAX, `coupon must be at most ${COUPON_MAX} characters`))),
-  restricted_to: v.optional(
-    v.pipe(v.string(), v.trim(), v.maxLength(RESTRICTED_VALUE_MAX, `restricted_to must be at most ${RESTRICTED_VALUE_MAX} characters`)),
-  ),
+  restricted_to: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(RESTRICTED_VALUE_MAX, `restricted_to must be at most ${RESTRICTED_VALUE_MAX} characters`))),
 });
 
 export const discountResource = v.object({

@@ -23,8 +23,7 @@ export const EMAIL_MAX = 254;
 export const REF_CODE_MAX = 32;
 export const COUPON_INPUT_MAX = 50;
 
-export const positiveId = (name: string) =>
-  v.pipe(v.number(`${name} must be a number`), v.safeInteger(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`));
+export const positiveId = (name: string) => v.pipe(v.number(`${name} must be a number`), v.safeInteger(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`));
 
 export const quantity = v.pipe(
   v.number('quantity must be a number'),
@@ -125,7 +124,6 @@ export const orderPackageResource = v.object({
   expires_at: v.nullable(timestamp),
 });
 
-
 export const orderResource = v.object({
   id: v.number(),
   store_id: v.number(),
@@ -198,7 +196,9 @@ export const orderCursorPage = v.object({
   data: v.array(orderResource),
   next_cursor: v.pipe(
     v.nullable(v.string()),
-    v.description('Send as page_cursor for the next page; null on the last page. With the package filter a page may hold fewer than page_size orders, even none, and still carry a cursor (at most 1000 orders are examined per page).'),
+    v.description(
+      'Send as page_cursor for the next page; null on the last page. With the package filter a page may hold fewer than page_size orders, even none, and still carry a cursor (at most 1000 orders are examined per page).',
+    ),
   ),
 });
 

@@ -32,7 +32,8 @@ const serverIds = v.nullable(
   v.pipe(
     v.array(
       v.pipe(v.number('a server id must be a number'), v.safeInteger('a server id must be an integer'), v.minValue(1, 'a server id must be at least 1')),
-      'servers must be an array of server ids or null'),
+      'servers must be an array of server ids or null',
+    ),
     v.minLength(1, 'servers must name at least one server (null: any one server)'),
     v.maxLength(COMMAND_SERVERS_MAX, `servers holds at most ${COMMAND_SERVERS_MAX} server ids`),
     // One command per listed server: a server named twice would run it twice.

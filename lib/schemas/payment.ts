@@ -90,7 +90,6 @@ export interface TestCharge {
   updated_at: string;
 }
 
-
 /** Which part of rule 2's binding failed. */
 export type BindingPart = 'reference' | 'amount' | 'currency' | 'account';
 
@@ -129,4 +128,3 @@ export interface PaymentRecord {
   created_at: string;
   updated_at: string;
 }
-

@@ -27,9 +27,7 @@ const targetInput = v.strictObject({
 const tierInput = v.strictObject({
   min_amount: storableAmount('min_amount', v.pipe(v.number('min_amount must be a number'), v.minValue(0, 'min_amount must be at least 0'))),
   reward_type: v.picklist(REWARD_TYPES, oneOf('reward_type', REWARD_TYPES)),
-  reward_value: v.optional(
-    v.nullable(storableAmount('reward_value', v.pipe(v.number('reward_value must be a number'), v.gtValue(0, 'reward_value must be greater than 0')))),
-  ),
+  reward_value: v.optional(v.nullable(storableAmount('reward_value', v.pipe(v.number('reward_value must be a number'), v.gtValue(0, 'reward_value must be greater than 0'))))),
   reward_quantity: v.optional(
     v.nullable(v.pipe(v.number('reward_quantity must be a number'), v.safeInteger('reward_quantity must be an integer'), v.minValue(1, 'reward_quantity must be at least 1'))),
   ),

@@ -39,7 +39,10 @@ const allowedOrigins = v.pipe(
   v.transform((origins) => [...new Set(origins)]),
 );
 
-const percent = storableAmount('percent_commission', v.pipe(v.number('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100')));
+const percent = storableAmount(
+  'percent_commission',
+  v.pipe(v.number('percent_commission must be a number'), v.minValue(0, 'percent_commission must be at least 0'), v.maxValue(100, 'percent_commission must be at most 100')),
+);
 const money = (name: string) => storableAmount(name, v.pipe(v.number(`${name} must be a number`), v.minValue(0, `${name} must be at least 0`)));
 
 export const affiliateSettingsPatch = patchBody(
@@ -89,9 +92,7 @@ const httpsUrl = (name: string) =>
 
 export const themePatch = patchBody(
   v.strictObject({
-    primary_color: v.optional(
-      v.pipe(v.string('primary_color must be a string'), v.regex(/^#[0-9a-fA-F]{6}$/, 'primary_color must be a color written #rrggbb'), v.toLowerCase()),
-    ),
+    primary_color: v.optional(v.pipe(v.string('primary_color must be a string'), v.regex(/^#[0-9a-fA-F]{6}$/, 'primary_color must be a color written #rrggbb'), v.toLowerCase())),
     logo: v.optional(httpsUrl('logo')),
     banner: v.optional(httpsUrl('banner')),
   }),

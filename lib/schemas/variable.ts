@@ -56,9 +56,7 @@ const appliesTo = v.nullable(
 const option = v.strictObject({
   name: text('option name', OPTION_NAME_MAX),
   value: text('option value', OPTION_VALUE_MAX),
-  price: v.optional(
-    v.nullable(storableAmount('option price', v.pipe(v.number('option price must be a number or null'), v.minValue(0, 'option price must be at least 0')))),
-  ),
+  price: v.optional(v.nullable(storableAmount('option price', v.pipe(v.number('option price must be a number or null'), v.minValue(0, 'option price must be at least 0'))))),
 });
 
 /** Options are matched by name, so a name may appear once per submission. */

@@ -20,7 +20,12 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const WEBHOOK_URL_MAX = 2048;
 export const WEBHOOK_DESCRIPTION_MAX = 500;
 
-const url = v.pipe(v.string('url must be a string'), v.trim(), v.minLength(1, 'url is required'), v.maxLength(WEBHOOK_URL_MAX, `url must be at most ${WEBHOOK_URL_MAX} characters`));
+const url = v.pipe(
+  v.string('url must be a string'),
+  v.trim(),
+  v.minLength(1, 'url is required'),
+  v.maxLength(WEBHOOK_URL_MAX, `url must be at most ${WEBHOOK_URL_MAX} characters`),
+);
 const events = v.pipe(
   v.array(v.picklist(WEBHOOK_EVENT_TYPES, `events must be among ${WEBHOOK_EVENT_TYPES.join(', ')}`), 'events must be an array'),
   v.minLength(1, 'events must name at least one event'),

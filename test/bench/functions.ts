@@ -80,7 +80,11 @@ function coldStart({ bundle, event, nodeOptions }: ColdStartCase, env: NodeJS.Pr
     });
     let output = '';
     let total = 0;
-    const resultLines = () => output.split('\n').filter((line) => line.startsWith(RESULT_PREFIX)).map((line) => line.slice(RESULT_PREFIX.length));
+    const resultLines = () =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith(RESULT_PREFIX))
+        .map((line) => line.slice(RESULT_PREFIX.length));
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const lines = resultLines();
@@ -159,7 +163,11 @@ try {
   const eventOf = (name: (typeof COLD_START_FUNCTIONS)[number]) => {
     const event = sampleEvent(routes[name]);
     const body = bodies[name] === undefined ? event.body : JSON.stringify(bodies[name]);
-    return JSON.parse(JSON.stringify({ ...event, body }).replaceAll('{{api_token}}', apiToken).replaceAll('{{store_domain}}', store.domain));
+    return JSON.parse(
+      JSON.stringify({ ...event, body })
+        .replaceAll('{{api_token}}', apiToken)
+        .replaceAll('{{store_domain}}', store.domain),
+    );
   };
 
   const env: NodeJS.ProcessEnv = {

@@ -36,7 +36,12 @@ const ALL_LISTS: ListCase[] = [
     name: 'order',
     path: '/v1/app/order',
     prepare: async (post) => ({ packageId: (await post('/v1/app/package', { name: 'Bench VIP', price: 4.99, commands: [{ command: 'give {client_identifier} vip' }] })).id }),
-    body: (i, { packageId }: Record<string, number>) => ({ client_identifier: `player${i}`, client_email: `p${i}@example.com`, client_name: `Player ${i}`, packages: [{ package_id: packageId, quantity: 1 }] }),
+    body: (i, { packageId }: Record<string, number>) => ({
+      client_identifier: `player${i}`,
+      client_email: `p${i}@example.com`,
+      client_name: `Player ${i}`,
+      packages: [{ package_id: packageId, quantity: 1 }],
+    }),
   },
 ];
 const LISTS = ALL_LISTS.filter((list) => !process.env.BENCH_LIST_NAMES || process.env.BENCH_LIST_NAMES.split(',').includes(list.name));
@@ -117,7 +122,9 @@ try {
   }
 
   console.log(`\nPage-mode lists, limit ${LIMIT}: one request through the handler (median of ${RUNS} by wall time)`);
-  console.log(`${'list'.padEnd(9)}  ${'items'.padStart(5)}  ${'page'.padStart(4)}  ${'returned'.padStart(8)}  ${'total'.padStart(5)}  ${'calls'.padStart(5)}  ${'read units'.padStart(10)}  ${'ms'.padStart(6)}`);
+  console.log(
+    `${'list'.padEnd(9)}  ${'items'.padStart(5)}  ${'page'.padStart(4)}  ${'returned'.padStart(8)}  ${'total'.padStart(5)}  ${'calls'.padStart(5)}  ${'read units'.padStart(10)}  ${'ms'.padStart(6)}`,
+  );
   for (const row of rows) {
     console.log(
       `${row.list.padEnd(9)}  ${String(row.items).padStart(5)}  ${String(row.page).padStart(4)}  ${String(row.returned).padStart(8)}  ${String(row.total).padStart(5)}  ${String(row.calls).padStart(5)}  ${row.readUnits.toFixed(1).padStart(10)}  ${row.ms.toFixed(1).padStart(6)}`,

@@ -54,7 +54,11 @@ async function codeFor(email: string, sentBefore: number): Promise<string> {
 
 const messagesTo = (outbox: string, email: string) =>
   existsSync(outbox)
-    ? readFileSync(outbox, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { to: string; code: string }).filter((message) => message.to === email)
+    ? readFileSync(outbox, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { to: string; code: string })
+        .filter((message) => message.to === email)
     : [];
 
 const card = (name: string) => page.locator('article.package', { has: page.getByRole('heading', { name }) });
@@ -69,7 +73,10 @@ async function accessible(target: Page = page) {
   // The callbacks run in the page: its globals are reached through globalThis (this file is typed for Node).
   if (!(await target.evaluate(() => 'axe' in globalThis))) await target.addScriptTag({ path: AXE });
   const violations = await target.evaluate(async () => {
-    const page = globalThis as unknown as { document: unknown; axe: { run: (context: unknown, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } };
+    const page = globalThis as unknown as {
+      document: unknown;
+      axe: { run: (context: unknown, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> };
+    };
     const result = await page.axe.run(page.document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
     return result.violations.map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
   });
@@ -341,7 +348,9 @@ describe('the API reference', () => {
         return `${text('.opblock-summary-method')} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')} ${text('.opblock-summary-operation-id')}`;
       }),
     );
-    expect(documented.filter((entry) => entry.split(' ')[1]!.startsWith('/')).sort()).toEqual(operations.map(([name, spec]) => `${spec.method} ${spec.path} ${operationIdOf(name)}`).sort());
+    expect(documented.filter((entry) => entry.split(' ')[1]!.startsWith('/')).sort()).toEqual(
+      operations.map(([name, spec]) => `${spec.method} ${spec.path} ${operationIdOf(name)}`).sort(),
+    );
     await shot('09-docs', false);
 
     // One operation opened: its parameters and request body schema are there.
@@ -377,7 +386,7 @@ describe('the API reference', () => {
     await shot('11-docs-try-it-out', false);
   });
 
-  it('is a reference without Try it out nor an Authorize dialog where the API is not the page\'s origin', async () => {
+  it("is a reference without Try it out nor an Authorize dialog where the API is not the page's origin", async () => {
     const origin = `http://127.0.0.1:${inject('apiPort')}`;
     // As on the CDN that serves the deployed page: its origin has no /v1/openapi.json.
     await page.route(`${origin}/v1/openapi.json`, (route) => route.fulfill({ status: 403, contentType: 'application/xml', body: '<Error/>' }));

@@ -59,13 +59,21 @@ describe('function bundles', () => {
   });
 
   it('carry the Secrets Manager client exactly in the functions that read the server secret (keyed hashes)', () => {
-    expect(functionsUsing('secret')).toEqual(
-      [
-        'auth-login', 'auth-store-login', 'auth-store-verify', 'auth-verify', 'command-list', 'order-list',
-        'payment-provider-get', 'payment-provider-list', 'payment-provider-put',
-        'webhook-delivery-list', 'webstore-checkout', 'webstore-order-list', 'webstore-quote',
-      ],
-    );
+    expect(functionsUsing('secret')).toEqual([
+      'auth-login',
+      'auth-store-login',
+      'auth-store-verify',
+      'auth-verify',
+      'command-list',
+      'order-list',
+      'payment-provider-get',
+      'payment-provider-list',
+      'payment-provider-put',
+      'webhook-delivery-list',
+      'webstore-checkout',
+      'webstore-order-list',
+      'webstore-quote',
+    ]);
     expect(functionsBundling('@aws-sdk/client-secrets-manager')).toEqual(functionsUsing('secret'));
   });
 

@@ -42,7 +42,9 @@ describe('the API reference on AWS', () => {
     expect(behavior!.ViewerProtocolPolicy).toBe('redirect-to-https');
     expect(behavior!.AllowedMethods).toEqual(['GET', 'HEAD']);
     expect(behavior!.LambdaFunctionAssociations).toBeUndefined();
-    expect(behavior!.FunctionAssociations).toEqual([{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [logicalIdOf(data, 'AWS::CloudFront::Function'), 'FunctionARN'] } }]);
+    expect(behavior!.FunctionAssociations).toEqual([
+      { EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': [logicalIdOf(data, 'AWS::CloudFront::Function'), 'FunctionARN'] } },
+    ]);
 
     const policies = resourcesOf(data, 'AWS::CloudFront::ResponseHeadersPolicy');
     const docsPolicy = policies[behavior!.ResponseHeadersPolicyId.Ref]!.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
@@ -98,7 +100,11 @@ describe('the API reference files (infra/docs.ts)', () => {
     const html = readFileSync(join(dir, 'index.html'), 'utf8');
     const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
     expect(urls.length).toBeGreaterThan(0);
-    for (const url of urls) expect(Object.keys(DOCS_FILES).map((name) => `/docs/${name}`), url).toContain(url);
+    for (const url of urls)
+      expect(
+        Object.keys(DOCS_FILES).map((name) => `/docs/${name}`),
+        url,
+      ).toContain(url);
     expect(html).not.toMatch(/<script>|<script [^>]*>[^<]/);
     const initializer = readFileSync(join(dir, 'docs.js'), 'utf8');
     expect(initializer).toContain("url: '/docs/openapi.json'");

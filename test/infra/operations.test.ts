@@ -54,7 +54,11 @@ describe('observability', () => {
   it('alarms per area on its 5xx rate and p99 latency (request metrics) and on Lambda errors and throttles of each of its functions', () => {
     for (const [area, stack] of synthesized.stacks.areas) {
       const alarms = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::CloudWatch::Alarm'));
-      const metricsOf = (alarm: (typeof alarms)[number]) => (alarm.Properties.Metrics ?? []) as { Expression?: string; MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: unknown }[] } } }[];
+      const metricsOf = (alarm: (typeof alarms)[number]) =>
+        (alarm.Properties.Metrics ?? []) as {
+          Expression?: string;
+          MetricStat?: { Metric: { MetricName: string; Namespace: string; Dimensions: { Name: string; Value: unknown }[] } };
+        }[];
       const rate = alarms.find((alarm) => metricsOf(alarm).some((metric) => metric.Expression?.includes('serverErrors')));
       expect(rate, area).toBeDefined();
       expect(metricsOf(rate!).flatMap((metric) => metric.MetricStat?.Metric.Dimensions ?? [])).toContainEqual({ Name: 'function_group', Value: area });
@@ -112,7 +116,10 @@ describe('observability', () => {
     const stacks = fromContext({ stage: 'staging', metricsNamespace: 'Shop/Staging' });
     const fn = Object.values(resourcesOf(Template.fromStack(stacks.areas.get('core')!), 'AWS::Lambda::Function'))[0]!;
     expect(fn.Properties.Environment.Variables.METRICS_NAMESPACE).toBe('Shop/Staging');
-    expect(Object.values(resourcesOf(Template.fromStack(fromContext({ stage: 'staging' }).areas.get('core')!), 'AWS::Lambda::Function'))[0]!.Properties.Environment.Variables.METRICS_NAMESPACE).toBe('StoreApi/staging');
+    expect(
+      Object.values(resourcesOf(Template.fromStack(fromContext({ stage: 'staging' }).areas.get('core')!), 'AWS::Lambda::Function'))[0]!.Properties.Environment.Variables
+        .METRICS_NAMESPACE,
+    ).toBe('StoreApi/staging');
   });
 });
 
@@ -126,8 +133,14 @@ describe('stage throttling', () => {
 
   it('puts the documented defaults on every route of both APIs', () => {
     const stacks = fromContext({});
-    expect(stageOf(stacks, 'api').Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: THROTTLE_DEFAULTS.api.rateLimit, ThrottlingBurstLimit: THROTTLE_DEFAULTS.api.burstLimit });
-    expect(stageOf(stacks, 'store').Properties.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: THROTTLE_DEFAULTS.store.rateLimit, ThrottlingBurstLimit: THROTTLE_DEFAULTS.store.burstLimit });
+    expect(stageOf(stacks, 'api').Properties.DefaultRouteSettings).toMatchObject({
+      ThrottlingRateLimit: THROTTLE_DEFAULTS.api.rateLimit,
+      ThrottlingBurstLimit: THROTTLE_DEFAULTS.api.burstLimit,
+    });
+    expect(stageOf(stacks, 'store').Properties.DefaultRouteSettings).toMatchObject({
+      ThrottlingRateLimit: THROTTLE_DEFAULTS.store.rateLimit,
+      ThrottlingBurstLimit: THROTTLE_DEFAULTS.store.burstLimit,
+    });
   });
 
   it('takes the values of the context (strings, as -c gives them)', () => {
@@ -193,7 +206,11 @@ describe("the stores' own domains", () => {
     // Mapped in the stage stack (a mapping names its stage), which deploys after the HTTP stack that creates the domains.
     const stageStack = stacks.apiStage;
     const mappings = resourcesOf(Template.fromStack(stageStack), 'AWS::ApiGatewayV2::ApiMapping');
-    expect(Object.values(mappings).map((mapping) => mapping.Properties.DomainName).sort()).toEqual(['*.stores.example.com', 'shop.example.com']);
+    expect(
+      Object.values(mappings)
+        .map((mapping) => mapping.Properties.DomainName)
+        .sort(),
+    ).toEqual(['*.stores.example.com', 'shop.example.com']);
     const storeStage = stageStack.getLogicalId(stageStack.stages.store.node.defaultChild as never);
     for (const mapping of Object.values(mappings)) {
       expect(mapping.Properties.ApiId).toEqual(stageStack.resolve(stacks.http.apiIds.store));

@@ -25,7 +25,14 @@ function grownAreas(): Areas {
     ]),
   );
   const newRoute = (index: number): RouteSpec => ({
-    method: 'POST', path: `/v1/app/new/${index}`, api: 'api', credential: 'operator', access: 'write', uses: ['images', 'mail'], summary: 'new', tag: 'New',
+    method: 'POST',
+    path: `/v1/app/new/${index}`,
+    api: 'api',
+    credential: 'operator',
+    access: 'write',
+    uses: ['images', 'mail'],
+    summary: 'new',
+    tag: 'New',
   });
   grown.new = Object.fromEntries(Array.from({ length: 30 }, (_, index) => [`new-${index}`, newRoute(index)]));
   return grown;

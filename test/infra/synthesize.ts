@@ -41,7 +41,6 @@ export function synthesize(props: Omit<StoreApiProps, 'stage' | 'docsDir'> & { d
   return { app, stacks, all };
 }
 
-export const resourcesOf = (template: Template, type?: string) =>
-  (type ? template.findResources(type) : (template.toJSON().Resources ?? {})) as Record<string, Resource>;
+export const resourcesOf = (template: Template, type?: string) => (type ? template.findResources(type) : (template.toJSON().Resources ?? {})) as Record<string, Resource>;
 
 export const resourceCountOf = (stack: Stack) => Object.keys(resourcesOf(Template.fromStack(stack))).length;

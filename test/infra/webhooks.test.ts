@@ -66,19 +66,39 @@ describe('webhook stack', () => {
   });
 
   it("grants the router and the sender their entry's table access, their stream or queue, and the queues they send to", () => {
-    const writeActions = ['dynamodb:BatchGetItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+    const writeActions = [
+      'dynamodb:BatchGetItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ];
     const streamActions = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
     expect(tableActionsOf('webhook-router')).toEqual([...writeActions, ...streamActions].sort());
     expect(tableActionsOf('webhook-sender')).toEqual(writeActions);
     expect(actionsOf('webhook-router')).toContain('sqs:SendMessage');
     expect(actionsOf('webhook-router')).not.toContain('sqs:ReceiveMessage');
     expect(actionsOf('webhook-sender')).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:SendMessage']));
-    for (const name of ['webhook-router', 'webhook-sender']) expect(actionsOf(name).some((action) => /Scan|BatchWriteItem|\*/.test(action)), name).toBe(false);
+    for (const name of ['webhook-router', 'webhook-sender'])
+      expect(
+        actionsOf(name).some((action) => /Scan|BatchWriteItem|\*/.test(action)),
+        name,
+      ).toBe(false);
   });
 
   it('gives each consumer the URL of every queue it sends to, and the sender its longer timeout', () => {
-    webhooks.hasResourceProperties('AWS::Lambda::Function', { Description: consumers['webhook-sender'].summary, Timeout: 30, Environment: { Variables: Match.objectLike({ WEBHOOK_QUEUE_URL: Match.anyValue() }) } });
-    webhooks.hasResourceProperties('AWS::Lambda::Function', { Description: consumers['webhook-router'].summary, Timeout: 10, Environment: { Variables: Match.objectLike({ WEBHOOK_QUEUE_URL: Match.anyValue() }) } });
+    webhooks.hasResourceProperties('AWS::Lambda::Function', {
+      Description: consumers['webhook-sender'].summary,
+      Timeout: 30,
+      Environment: { Variables: Match.objectLike({ WEBHOOK_QUEUE_URL: Match.anyValue() }) },
+    });
+    webhooks.hasResourceProperties('AWS::Lambda::Function', {
+      Description: consumers['webhook-router'].summary,
+      Timeout: 10,
+      Environment: { Variables: Match.objectLike({ WEBHOOK_QUEUE_URL: Match.anyValue() }) },
+    });
     // Six times the sender's timeout: a message is not handed out again while it is being sent.
     webhooks.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 180 });
   });
@@ -87,7 +107,15 @@ describe('webhook stack', () => {
     const probe = synthesize({ functionsDir, consumers: { 'webhook-router': { source: { stream: 'table', entities: ['TAG'] }, access: 'read', sendsTo: [], summary: 'probe' } } });
     const template = Template.fromStack(probe.stacks.webhooks);
     expect(filteredEntities(template)).toEqual(['TAG']);
-    expect(tableActionsOf('webhook-router', probe.stacks.webhooks)).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DescribeStream', 'dynamodb:GetItem', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams', 'dynamodb:Query']);
+    expect(tableActionsOf('webhook-router', probe.stacks.webhooks)).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:DescribeStream',
+      'dynamodb:GetItem',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+      'dynamodb:Query',
+    ]);
     // Its one queue right is its stream's dead-letter queue, where a failing batch goes.
     const queueStatements = policyOf(probe.stacks.webhooks, 'webhook-router').filter((statement) => JSON.stringify(statement.Action).includes('sqs:'));
     expect(queueStatements.map((statement) => JSON.stringify(statement.Resource))).toEqual([expect.stringContaining('DeadLetters')]);
@@ -95,7 +123,11 @@ describe('webhook stack', () => {
 
   it('keeps the construct ids the router, the sender and the stream mapping had before the consumer table', () => {
     const ids = Object.keys(resourcesOf(webhooks));
-    for (const prefix of ['RouterFunction', 'SenderFunction', 'TableStream', 'Deliveries', 'DeadLetters']) expect(ids.some((id) => id.startsWith(prefix)), prefix).toBe(true);
+    for (const prefix of ['RouterFunction', 'SenderFunction', 'TableStream', 'Deliveries', 'DeadLetters'])
+      expect(
+        ids.some((id) => id.startsWith(prefix)),
+        prefix,
+      ).toBe(true);
   });
 
   it('deploys after the data stack whose table and stream it imports', () => {

@@ -18,7 +18,17 @@ function admin(...args: string[]) {
     encoding: 'utf8',
   });
   const parse = (text: string) => (text.trim().startsWith('{') ? JSON.parse(text) : undefined);
-  return { status: result.status, text: result.stdout, out: parse(result.stdout), err: parse(result.stderr.split('\n').filter((l) => l.startsWith('{')).join('\n')) };
+  return {
+    status: result.status,
+    text: result.stdout,
+    out: parse(result.stdout),
+    err: parse(
+      result.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .join('\n'),
+    ),
+  };
 }
 
 const domain = () => `cli-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}.test.localhost`;
@@ -96,7 +106,18 @@ describe('npm run admin', () => {
   it('answers --help for the whole and for each command, and refuses an unknown or valueless flag before doing anything', () => {
     const overview = admin('--help');
     expect(overview.status).toBe(0);
-    for (const command of ['store create', 'store list', 'token create', 'token list', 'token revoke', 'key create', 'key list', 'key rotate', 'key revoke', 'order index-clients']) {
+    for (const command of [
+      'store create',
+      'store list',
+      'token create',
+      'token list',
+      'token revoke',
+      'key create',
+      'key list',
+      'key rotate',
+      'key revoke',
+      'order index-clients',
+    ]) {
       expect(overview.text).toContain(`  ${command} `);
       const help = admin(...command.split(' '), '--help');
       expect(help.status, command).toBe(0);
@@ -116,7 +137,7 @@ describe('npm run admin', () => {
     expect(admin('store', 'create', '--name', 'Typo shop', `--domain=${unused}`).status).toBe(0);
   });
 
-  it('lists stores, and a store\'s tokens and keys without their secrets; a revoked one leaves the list', async () => {
+  it("lists stores, and a store's tokens and keys without their secrets; a revoked one leaves the list", async () => {
     const store = admin('store', 'create', '--name', 'Listed shop', '--domain', domain()).out;
     const other = admin('store', 'create', '--name', 'Other listed shop', '--domain', domain()).out;
     const stores = admin('store', 'list').out.data as { id: number; name: string; domain: string; created_at: string }[];
@@ -154,7 +175,13 @@ describe('npm run admin', () => {
     expect((await claim(server.key)).status).toBe(200);
     const rotated = admin('key', 'rotate', '--key', server.key);
     expect(rotated.status, JSON.stringify(rotated.err)).toBe(0);
-    expect(rotated.out).toEqual({ store_id: store.storeId, key: expect.stringMatching(/^sak_/), credential_id: expect.any(Number), scopes: ['delivery'], replaced: expect.any(Number) });
+    expect(rotated.out).toEqual({
+      store_id: store.storeId,
+      key: expect.stringMatching(/^sak_/),
+      credential_id: expect.any(Number),
+      scopes: ['delivery'],
+      replaced: expect.any(Number),
+    });
     expect((await claim(server.key)).status).toBe(401);
     expect((await claim(rotated.out.key)).status).toBe(200);
     const listed = admin('key', 'list', '--store', String(store.storeId)).out.data as { id: number; server_id: number | null }[];

@@ -287,7 +287,10 @@ describe('commission rules', () => {
     const cart = { cart: [{ package_id: pkg.id, quantity: 1 }], ref_code: 'nobody' };
     const quote = await call('POST', '/v1/webstore/cart/quote', { json: cart, headers });
     expect(firstError(quote)).toMatchObject({ field: 'ref_code', code: 'REF_CODE_NOT_FOUND' });
-    const checkout = await call('POST', '/v1/webstore/checkout', { json: { ...cart, client_name: 'Steve', client_identifier: 'Steve', client_email: 'steve@example.com' }, headers });
+    const checkout = await call('POST', '/v1/webstore/checkout', {
+      json: { ...cart, client_name: 'Steve', client_identifier: 'Steve', client_email: 'steve@example.com' },
+      headers,
+    });
     expect(firstError(checkout)).toMatchObject({ field: 'ref_code', code: 'REF_CODE_NOT_FOUND' });
     expect((await store.get('/v1/app/order')).body.meta.total).toBe(before);
   });

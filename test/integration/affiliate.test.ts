@@ -237,7 +237,12 @@ describe('creditOrderCommission (called by order approval)', () => {
   it('adds cents exactly', async () => {
     const store = await newStore();
     const { buyer, ref } = await affiliateOf(store.domain);
-    for (const [order, total] of [[1, 1], [2, 2], [3, 1]] as const) await fund(store.storeId, ref, order, total);
+    for (const [order, total] of [
+      [1, 1],
+      [2, 2],
+      [3, 1],
+    ] as const)
+      await fund(store.storeId, ref, order, total);
     // 0.1 + 0.2 + 0.1 in decimal, not 0.4000000000000001.
     expect((await buyer.get('/v1/webstore/affiliate/me')).body.balance).toBe(0.4);
   });

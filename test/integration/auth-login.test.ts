@@ -224,7 +224,12 @@ describe('buyer tokens', () => {
     const a = await newStore('A');
     const b = await newStore('B');
     const buyer = await buyerLogin(a.domain);
-    for (const res of [await me(b.domain, buyer.token), await me(a.domain), await me(a.domain, 'sbt_forged'), await call('GET', '/v1/webstore/customer/me', { token: buyer.token })]) {
+    for (const res of [
+      await me(b.domain, buyer.token),
+      await me(a.domain),
+      await me(a.domain, 'sbt_forged'),
+      await call('GET', '/v1/webstore/customer/me', { token: buyer.token }),
+    ]) {
       expect(res.status).toBe(401);
       expect(firstError(res).code).toBe('CUSTOMER_UNAUTHENTICATED');
     }

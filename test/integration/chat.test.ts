@@ -100,7 +100,7 @@ describe('the buyer side: /v1/webstore/order/{internal_id}/chat/messages', () =>
     expect((await buyer.get(web)).body.meta.total).toBe(1);
   });
 
-  it("answers 404 to another buyer of the store, and to a buyer of another store, adding and marking nothing", async () => {
+  it('answers 404 to another buyer of the store, and to a buyer of another store, adding and marking nothing', async () => {
     const { store, buyer, order, app, web } = await setup();
     await storeSays(store, app, 'for the owner only');
     const stranger = await buyerLogin(store.domain);

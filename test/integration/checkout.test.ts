@@ -25,8 +25,13 @@ async function pricedStore() {
   const store = await newStore();
   const pkg = await createPackage(store, { name: 'VIP', price: 10 });
   const server = await createVariable(store, {
-    name: 'server', type: 'SELECT', applies_to: [pkg.id],
-    options: [{ name: 'Survival', value: 'survival', price: 2.5 }, { name: 'Creative', value: 'creative' }],
+    name: 'server',
+    type: 'SELECT',
+    applies_to: [pkg.id],
+    options: [
+      { name: 'Survival', value: 'survival', price: 2.5 },
+      { name: 'Creative', value: 'creative' },
+    ],
   });
   const promo = await createPromo(store, { name: 'Two or more' });
   return { store, pkg, server, promo };
@@ -39,7 +44,20 @@ describe('one pricing engine for every path', () => {
     // (10.00 + 2.50) x 2 = 25.00; the promo's tier (2 units) takes 10%: 2.50; total 22.50
     expect(order).toMatchObject({ subtotal: 25, promo_discount: 2.5, coupon_discount: 0, discount: 2.5, total: 22.5 });
     expect(order.packages).toEqual([
-      { package_id: pkg.id, name: 'VIP', price: 10, quantity: 2, options_price: 2.5, subtotal: 25, promo_discount: 2.5, promo_id: promo.id, coupon_discount: 0, total: 22.5, variables: [], expires_at: null },
+      {
+        package_id: pkg.id,
+        name: 'VIP',
+        price: 10,
+        quantity: 2,
+        options_price: 2.5,
+        subtotal: 25,
+        promo_discount: 2.5,
+        promo_id: promo.id,
+        coupon_discount: 0,
+        total: 22.5,
+        variables: [],
+        expires_at: null,
+      },
     ]);
     expect((await store.get(`/v1/app/order/${order.id}`)).body).toEqual(order);
   });
@@ -48,13 +66,29 @@ describe('one pricing engine for every path', () => {
     const { store, pkg } = await pricedStore();
     const other = await createPackage(store, { name: 'Kit', price: 3.33 });
     await createDiscount(store, { coupon: 'FIVE', type: 'VALUE', value: 5 });
-    const quote = await web(store).quote({ cart: [{ package_id: pkg.id, quantity: 3, fields: { server: 'survival' } }, { package_id: other.id, quantity: 1 }], coupon: 'five' });
+    const quote = await web(store).quote({
+      cart: [
+        { package_id: pkg.id, quantity: 3, fields: { server: 'survival' } },
+        { package_id: other.id, quantity: 1 },
+      ],
+      coupon: 'five',
+    });
     expect(quote.status, quote.text).toBe(200);
     // lines: 12.50 x 3 = 37.50 and 3.33; promo 10% (4 units): 3.75 and 0.33; after promos 33.75 + 3.00 = 36.75;
     // VALUE coupon 5.00 shared by amounts after promos: 5 x 33.75 / 36.75 = 4.59, the last line takes 0.41
     expect(quote.body).toMatchObject({ subtotal: 40.83, promo_discount: 4.08, coupon_discount: 5, discount: 9.08, total: 31.75, coupon: 'FIVE' });
-    const order = await placeOrder(store, { ...CLIENT, packages: [{ package_id: pkg.id, quantity: 3 }, { package_id: other.id, quantity: 1 }], variables: [{ name: 'server', value: 'survival' }], coupon: 'FIVE' });
-    expect(order.packages).toEqual(quote.body.items.map(({ unit_price, ...line }: { unit_price: number }) => ({ ...line, price: unit_price })).map((line: object) => expect.objectContaining(line)));
+    const order = await placeOrder(store, {
+      ...CLIENT,
+      packages: [
+        { package_id: pkg.id, quantity: 3 },
+        { package_id: other.id, quantity: 1 },
+      ],
+      variables: [{ name: 'server', value: 'survival' }],
+      coupon: 'FIVE',
+    });
+    expect(order.packages).toEqual(
+      quote.body.items.map(({ unit_price, ...line }: { unit_price: number }) => ({ ...line, price: unit_price })).map((line: object) => expect.objectContaining(line)),
+    );
     for (const total of ['subtotal', 'promo_discount', 'coupon_discount', 'discount', 'total']) expect(order[total], total).toBe(quote.body[total]);
   });
 });
@@ -70,7 +104,12 @@ describe('POST /v1/webstore/cart/quote', () => {
       quote_id: expect.stringMatching(/^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{22}$/),
       expires_at: expect.any(String),
       items: [{ package_id: pkg.id, name: 'VIP', quantity: 1, unit_price: 10, options_price: 0, subtotal: 10, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 10 }],
-      subtotal: 10, promo_discount: 0, coupon_discount: 0, discount: 0, total: 10, coupon: null,
+      subtotal: 10,
+      promo_discount: 0,
+      coupon_discount: 0,
+      discount: 0,
+      total: 10,
+      coupon: null,
       next_tiers: [{ promo_id: promo.id, name: 'Two or more', missing: 1, reward_type: 'PERCENTAGE', reward_value: 10 }],
     });
     const expiresIn = Date.parse(res.body.expires_at) - before;
@@ -123,7 +162,16 @@ describe('POST /v1/webstore/cart/quote', () => {
 
   it('refuses a deactivated SELECT option', async () => {
     const { store, pkg, server } = await pricedStore();
-    expect((await store.patch(`/v1/app/variable/${server.id}`, { options: [{ name: 'Creative', value: 'creative' }, { name: 'Skyblock', value: 'skyblock' }] })).status).toBe(200);
+    expect(
+      (
+        await store.patch(`/v1/app/variable/${server.id}`, {
+          options: [
+            { name: 'Creative', value: 'creative' },
+            { name: 'Skyblock', value: 'skyblock' },
+          ],
+        })
+      ).status,
+    ).toBe(200);
     const res = await web(store).quote({ cart: [{ package_id: pkg.id, quantity: 1 }], fields: { server: 'survival' } });
     expect(res.status).toBe(422);
     expect(firstError(res).field).toBe('fields.server');
@@ -133,7 +181,16 @@ describe('POST /v1/webstore/cart/quote', () => {
   it.each([
     ['no cart', {}, 'cart'],
     ['quantity 0', { cart: [{ package_id: 1, quantity: 0 }] }, 'cart.0.quantity'],
-    ['a package twice', { cart: [{ package_id: 1, quantity: 1 }, { package_id: 1, quantity: 1 }] }, 'cart.1.package_id'],
+    [
+      'a package twice',
+      {
+        cart: [
+          { package_id: 1, quantity: 1 },
+          { package_id: 1, quantity: 1 },
+        ],
+      },
+      'cart.1.package_id',
+    ],
     ['a field that is an object', { cart: [{ package_id: 1, quantity: 1 }], fields: { server: {} } }, 'fields.server'],
     ['coupon a number', { cart: [{ package_id: 1, quantity: 1 }], coupon: 5 }, 'coupon'],
     ['client_email not an e-mail', { cart: [{ package_id: 1, quantity: 1 }], client_email: 'nope' }, 'client_email'],
@@ -158,21 +215,40 @@ describe("a cart line's own fields (section 8)", () => {
     const store = await newStore();
     const vip = await createPackage(store, { name: 'VIP', price: 10, commands: [{ command: 'vip {Steve} {server}' }] });
     const kit = await createPackage(store, { name: 'Kit', price: 5, commands: [{ command: 'kit {server}' }] });
-    await createVariable(store, { name: 'server', type: 'SELECT', applies_to: [vip.id, kit.id], options: [{ name: 'Big', value: 'big', price: 1 }, { name: 'Small', value: 'small' }] });
+    await createVariable(store, {
+      name: 'server',
+      type: 'SELECT',
+      applies_to: [vip.id, kit.id],
+      options: [
+        { name: 'Big', value: 'big', price: 1 },
+        { name: 'Small', value: 'small' },
+      ],
+    });
     return { store, vip, kit };
   }
 
   it("prices an option chosen in the first line's fields on that line alone", async () => {
     const { store, vip, kit } = await twoPackages();
-    const res = await web(store).quote({ cart: [{ package_id: vip.id, quantity: 1, fields: { server: 'big' } }, { package_id: kit.id, quantity: 2 }] });
+    const res = await web(store).quote({
+      cart: [
+        { package_id: vip.id, quantity: 1, fields: { server: 'big' } },
+        { package_id: kit.id, quantity: 2 },
+      ],
+    });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.items.map((item: { options_price: number; subtotal: number }) => [item.options_price, item.subtotal])).toEqual([[1, 11], [0, 10]]);
+    expect(res.body.items.map((item: { options_price: number; subtotal: number }) => [item.options_price, item.subtotal])).toEqual([
+      [1, 11],
+      [0, 10],
+    ]);
     expect(res.body.total).toBe(21);
   });
 
   it("applies order-level fields to every line, a line's own value over them; the order shows each line's own variables and renders its commands with them", async () => {
     const { store, vip, kit } = await twoPackages();
-    const cart = [{ package_id: vip.id, quantity: 1, fields: { server: 'small' } }, { package_id: kit.id, quantity: 1 }];
+    const cart = [
+      { package_id: vip.id, quantity: 1, fields: { server: 'small' } },
+      { package_id: kit.id, quantity: 1 },
+    ];
     const quote = await web(store).quote({ cart, fields: { server: 'big' } });
     expect(quote.body.items.map((item: { options_price: number }) => item.options_price)).toEqual([0, 1]);
     const res = await web(store).checkout({ cart, fields: { server: 'big' }, quote_id: quote.body.quote_id, ...BUYER });
@@ -188,14 +264,24 @@ describe("a cart line's own fields (section 8)", () => {
   it('refuses a cart missing a required value on one line only, on that line, placing nothing', async () => {
     const { store, vip, kit } = await twoPackages();
     await createVariable(store, { name: 'nick', required: true, applies_to: [vip.id, kit.id] });
-    const cart = [{ package_id: vip.id, quantity: 1, fields: { nick: 'a' } }, { package_id: kit.id, quantity: 1 }];
+    const cart = [
+      { package_id: vip.id, quantity: 1, fields: { nick: 'a' } },
+      { package_id: kit.id, quantity: 1 },
+    ];
     const res = await web(store).quote({ cart });
     expect(res.status).toBe(422);
     expect(errorsOf(res)).toEqual(['cart.1.fields:VALIDATION_FAILED']);
     const refused = await web(store).checkout({ cart, ...BUYER });
     expect(errorsOf(refused)).toEqual(['cart.1.fields:VALIDATION_FAILED']);
     expect(await orderCount(store)).toBe(0);
-    const checkout = await web(store).checkout({ cart: [{ package_id: kit.id, quantity: 1, fields: { nick: 'a' } }, { package_id: vip.id, quantity: 1 }], fields: { nick: 'b' }, ...BUYER });
+    const checkout = await web(store).checkout({
+      cart: [
+        { package_id: kit.id, quantity: 1, fields: { nick: 'a' } },
+        { package_id: vip.id, quantity: 1 },
+      ],
+      fields: { nick: 'b' },
+      ...BUYER,
+    });
     expect(checkout.status, checkout.text).toBe(200);
     expect(await orderCount(store)).toBe(1);
   });
@@ -237,12 +323,28 @@ describe('POST /v1/webstore/checkout', () => {
     await store.patch(`/v1/app/package/${pkg.id}`, { stock: 5 });
     const coupon = await createDiscount(store, { coupon: 'TEN', type: 'PERCENTAGE', value: 10 });
     const res = await web(store).checkout({
-      cart: [{ package_id: pkg.id, quantity: 2, fields: { server: 'creative' } }], coupon: 'ten', ...BUYER,
-      client_document: '123.456.789-09', client_phone: '+55 11 99999-9999', gateway: 'pix', terms: true, user_id: 'ignored',
+      cart: [{ package_id: pkg.id, quantity: 2, fields: { server: 'creative' } }],
+      coupon: 'ten',
+      ...BUYER,
+      client_document: '123.456.789-09',
+      client_phone: '+55 11 99999-9999',
+      gateway: 'pix',
+      terms: true,
+      user_id: 'ignored',
     });
     expect(res.status, res.text).toBe(200);
     // 10.00 x 2 = 20.00; promo 10% = 2.00; coupon 10% of 18.00 = 1.80; total 16.20
-    expect(res.body).toMatchObject({ status: 'PENDING', order_id: res.body.internal_id, subtotal: 20, promo_discount: 2, coupon_discount: 1.8, discount: 3.8, total: 16.2, coupon: 'TEN', client_email: 'steve@example.com' });
+    expect(res.body).toMatchObject({
+      status: 'PENDING',
+      order_id: res.body.internal_id,
+      subtotal: 20,
+      promo_discount: 2,
+      coupon_discount: 1.8,
+      discount: 3.8,
+      total: 16.2,
+      coupon: 'TEN',
+      client_email: 'steve@example.com',
+    });
     // store domain + variables + promos + BatchGet + BatchGet (coupon, counters) + order id ADD + TransactWrite
     expect(dynamoDbCalls(res)).toBe(7);
     expect(await stockOf(store, pkg.id)).toBe(3);
@@ -250,10 +352,13 @@ describe('POST /v1/webstore/checkout', () => {
     expect((await store.get(`/v1/app/order/${res.body.id}`)).body).toEqual(Object.fromEntries(Object.entries(res.body).filter(([key]) => key !== 'order_id')));
   });
 
-  it('carries a quote\'s prices after its promo ended, for the same cart in any line order; another cart, or no quote, is priced now', async () => {
+  it("carries a quote's prices after its promo ended, for the same cart in any line order; another cart, or no quote, is priced now", async () => {
     const { store, pkg, promo } = await pricedStore();
     const kit = await createPackage(store, { name: 'Kit', price: 5 });
-    const cart = [{ package_id: pkg.id, quantity: 2 }, { package_id: kit.id, quantity: 1 }];
+    const cart = [
+      { package_id: pkg.id, quantity: 2 },
+      { package_id: kit.id, quantity: 1 },
+    ];
     const quote = await web(store).quote({ cart, fields: { server: 'creative' } });
     // 20.00 + 5.00; promo 10% on 3 units: 2.00 + 0.50
     expect(quote.body.total).toBe(22.5);
@@ -262,7 +367,15 @@ describe('POST /v1/webstore/checkout', () => {
     expect(honoured.status, honoured.text).toBe(200);
     expect(honoured.body).toMatchObject({ total: 22.5, promo_discount: 2.5 });
     expect(honoured.body.packages.map((line: { promo_id: number }) => line.promo_id)).toEqual([promo.id, promo.id]);
-    const otherCart = await web(store).checkout({ cart: [{ package_id: pkg.id, quantity: 1 }, { package_id: kit.id, quantity: 1 }], fields: { server: 'creative' }, quote_id: quote.body.quote_id, ...BUYER });
+    const otherCart = await web(store).checkout({
+      cart: [
+        { package_id: pkg.id, quantity: 1 },
+        { package_id: kit.id, quantity: 1 },
+      ],
+      fields: { server: 'creative' },
+      quote_id: quote.body.quote_id,
+      ...BUYER,
+    });
     expect(otherCart.status, otherCart.text).toBe(200);
     expect(otherCart.body).toMatchObject({ total: 15, promo_discount: 0 });
     const otherFields = await web(store).checkout({ cart, fields: { server: 'survival' }, quote_id: quote.body.quote_id, ...BUYER });
@@ -330,7 +443,10 @@ describe('POST /v1/webstore/checkout', () => {
     const store = await newStore();
     const pkg = await createPackage(store);
     const origin = `https://${store.domain}`;
-    const res = await call('POST', '/v1/webstore/checkout', { json: { cart: [{ package_id: pkg.id, quantity: 1 }], ...BUYER }, headers: { 'x-store-domain': store.domain, origin } });
+    const res = await call('POST', '/v1/webstore/checkout', {
+      json: { cart: [{ package_id: pkg.id, quantity: 1 }], ...BUYER },
+      headers: { 'x-store-domain': store.domain, origin },
+    });
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe(origin);
     const refused = await call('POST', '/v1/webstore/checkout', { json: { cart: [] }, headers: { 'x-store-domain': store.domain, origin: 'https://evil.example' } });
@@ -387,7 +503,9 @@ describe('stock and per-customer limits', () => {
   it('never sells more than the stock: 20 orders racing for 5 units', async () => {
     const store = await newStore();
     const pkg = await createPackage(store, { stock: 5 });
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.post('/v1/app/order', { ...CLIENT, client_email: `r${i}@example.com`, packages: [{ package_id: pkg.id, quantity: 1 }] })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.post('/v1/app/order', { ...CLIENT, client_email: `r${i}@example.com`, packages: [{ package_id: pkg.id, quantity: 1 }] })),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
     for (const refused of results.filter((r) => r.status !== 200)) {
       expect(refused.status, refused.text).toBe(422);

@@ -66,5 +66,4 @@ describe('stream and queue consumers on the local stack', () => {
       expect.objectContaining({ event_id: message.event_id, type: 'order.created', status_code: null }),
     ]);
   });
-
 });

@@ -12,7 +12,7 @@ const preflight = (path: string, origin?: string) =>
 const allowOrigin = (res: { headers: Record<string, unknown> }) => res.headers['access-control-allow-origin'];
 
 describe('CORS headers on storefront and buyer responses', () => {
-  it("allow https://<store domain> and, on the local stack, http://<store domain>[:port]; not another origin", async () => {
+  it('allow https://<store domain> and, on the local stack, http://<store domain>[:port]; not another origin', async () => {
     const store = await newStore();
     for (const origin of [`https://${store.domain}`, `http://${store.domain}:5173`, `http://${store.domain}`]) {
       const res = await fromOrigin(store, '/v1/webstore', origin);

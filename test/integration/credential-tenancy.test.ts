@@ -31,7 +31,7 @@ describe("store A's session cookie on store B's domain", () => {
     expect((await handoffAt(a.domain, cookie)).status).toBe(401);
   });
 
-  it('20 logouts racing on B with A\'s cookie are all 401 and the session lives on', async () => {
+  it("20 logouts racing on B with A's cookie are all 401 and the session lives on", async () => {
     const a = await newStore('A');
     const b = await newStore('B');
     const { cookie } = await sessionLogin(a.domain);
@@ -49,7 +49,7 @@ describe("store A's session cookie on store B's domain", () => {
     }
   });
 
-  it('a login (verify) on B carrying it gets B its own session and leaves A\'s alone', async () => {
+  it("a login (verify) on B carrying it gets B its own session and leaves A's alone", async () => {
     const a = await newStore('A');
     const b = await newStore('B');
     const { cookie } = await sessionLogin(a.domain);
@@ -96,7 +96,10 @@ describe("store A's buyer token with store B's x-store-domain", () => {
     const ownerAtB = await buyerLogin(b.domain);
     const buyer = await buyerLogin(a.domain);
     expect(buyer.customer.id).toBe(ownerAtB.customer.id);
-    const body = method === 'GET' || method === 'DELETE' ? undefined : { name: 'Changed', amount: 1, ref_code: 'taken1', withdraw_settings: {}, message: 'hi', cart: [{ package_id: 1, quantity: 1 }] };
+    const body =
+      method === 'GET' || method === 'DELETE'
+        ? undefined
+        : { name: 'Changed', amount: 1, ref_code: 'taken1', withdraw_settings: {}, message: 'hi', cart: [{ package_id: 1, quantity: 1 }] };
     const res = await call(method, path.replace(/\{[^}]+\}/g, '1'), { token: buyer.token, json: body, headers: { 'x-store-domain': b.domain } });
     expect(res.status, res.text).toBe(401);
     expect(firstError(res).code).toBe('CUSTOMER_UNAUTHENTICATED');
@@ -105,7 +108,9 @@ describe("store A's buyer token with store B's x-store-domain", () => {
   });
 
   it('covers every buyer route of the table', () => {
-    expect(buyerRoutes.map(([name]) => name)).toEqual(expect.arrayContaining(['customer-me-update', 'affiliate-withdraw', 'webstore-order-list', 'webstore-checkout', 'chat-buyer-create']));
+    expect(buyerRoutes.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['customer-me-update', 'affiliate-withdraw', 'webstore-order-list', 'webstore-checkout', 'chat-buyer-create']),
+    );
   });
 });
 

@@ -32,7 +32,13 @@ db.middlewareStack.add(
 /** `count` due commands for servers other than the claimer's (half in another store). */
 async function queueForeign(storeId: number, otherStoreId: number, count: number) {
   const order = { client_identifier: 'Other', client_email: 'o@example.com', client_name: 'Other', client_social: null, internal_id: 'x', variables: [] };
-  const plan = (server: number) => ({ delivery: { package_id: 1, command: 'say foreign', offline_execute: true, delay_seconds: 0 }, server_id: server, stage: 'APPROVED' as const, waiting: false, releases: false });
+  const plan = (server: number) => ({
+    delivery: { package_id: 1, command: 'say foreign', offline_execute: true, delay_seconds: 0 },
+    server_id: server,
+    stage: 'APPROVED' as const,
+    waiting: false,
+    releases: false,
+  });
   const items = Array.from({ length: count }, (_, index) => {
     const store = index % 2 ? storeId : otherStoreId;
     const [put] = commandPuts(store, 1, order, [plan(900 + (index % 7))], null, 1_000_000 + index, '2020-01-01T00:00:00.000Z');
@@ -41,7 +47,9 @@ async function queueForeign(storeId: number, otherStoreId: number, count: number
   const batches = [];
   for (let start = 0; start < items.length; start += 25) batches.push(items.slice(start, start + 25));
   for (let start = 0; start < batches.length; start += 20) {
-    await Promise.all(batches.slice(start, start + 20).map((batch) => db.send(new BatchWriteCommand({ RequestItems: { [TABLE]: batch.map((Item) => ({ PutRequest: { Item } })) } }))));
+    await Promise.all(
+      batches.slice(start, start + 20).map((batch) => db.send(new BatchWriteCommand({ RequestItems: { [TABLE]: batch.map((Item) => ({ PutRequest: { Item } })) } }))),
+    );
   }
 }
 
@@ -59,7 +67,7 @@ async function measureClaim(foreign: number) {
   return { foreign, handed_out: claimed.commands.length, ...usage };
 }
 
-describe('the cost of a claim does not grow with other servers\' queues', () => {
+describe("the cost of a claim does not grow with other servers' queues", () => {
   it('costs the same with 10 and with 10,000 due commands of other servers and stores', { timeout: 300_000 }, async () => {
     const few = await measureClaim(10);
     const many = await measureClaim(10_000);

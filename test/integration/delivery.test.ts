@@ -39,7 +39,12 @@ describe('game servers and their keys', () => {
     expect((await store.get('/v1/app/package')).body.meta.total).toBe(0);
 
     const mine = await createServer(store);
-    const pkg = await createPackage(store, { commands: [{ command: 'a', servers: [mine.id] }, { command: 'b', servers: [mine.id] }] });
+    const pkg = await createPackage(store, {
+      commands: [
+        { command: 'a', servers: [mine.id] },
+        { command: 'b', servers: [mine.id] },
+      ],
+    });
     const refused = await store.delete(`/v1/app/server/${mine.id}`);
     expect(refused.status).toBe(409);
     expect(firstError(refused).message).toContain(`package(s) ${pkg.id}`);
@@ -63,7 +68,7 @@ describe('game servers and their keys', () => {
 });
 
 describe('claim and ack', () => {
-  it('queues one command per listed server (or one for any); a claim takes its own and any-server ones, and an any-server command is the claimer\'s while its lease lives', async () => {
+  it("queues one command per listed server (or one for any); a claim takes its own and any-server ones, and an any-server command is the claimer's while its lease lives", async () => {
     const store = await newStore();
     const a = await createServer(store, 'A');
     const b = await createServer(store, 'B');
@@ -79,7 +84,10 @@ describe('claim and ack', () => {
     ]);
 
     const claimA = await claim(a.key);
-    expect(claimA.body.commands.map((c: any) => [c.command, c.attempt, c.order_id])).toEqual([['both Steve', 1, order.id], ['anywhere', 1, second.order.id]]);
+    expect(claimA.body.commands.map((c: any) => [c.command, c.attempt, c.order_id])).toEqual([
+      ['both Steve', 1, order.id],
+      ['anywhere', 1, second.order.id],
+    ]);
     expect(Object.keys(claimA.body.commands[0])).toEqual(['id', 'store_id', 'command', 'offline_execute', 'execute_at', 'order', 'order_id', 'attempt']);
     // credential + server + 2 Queries + 2 leases + lease item
     expect(dynamoDbCalls(claimA)).toBe(7);
@@ -163,7 +171,14 @@ describe('claim and ack', () => {
     expect(res.status).toBe(422);
     expect(firstError(res).field).toBe('results.0.response');
     expect((await store.get(`/v1/app/command/${id}`)).body).toMatchObject({ status: 'PENDING', tries: 0 });
-    expect((await ack(server.key, lease.lease_id, [{ id, status: 'DONE' }, { id, status: 'DONE' }])).status).toBe(422);
+    expect(
+      (
+        await ack(server.key, lease.lease_id, [
+          { id, status: 'DONE' },
+          { id, status: 'DONE' },
+        ])
+      ).status,
+    ).toBe(422);
   });
 
   it("keeps another store's and another server's keys away from a server's commands (404/403, nothing changed)", async () => {
@@ -181,7 +196,14 @@ describe('claim and ack', () => {
     expect((await ack(stranger.key, lease.lease_id, [{ id, status: 'DONE' }])).status).toBe(404);
     expect((await ack(mine.key, 'not-a-lease', [{ id, status: 'DONE' }])).status).toBe(404);
     expect((await store.get(`/v1/app/command/${id}`)).body).toMatchObject({ status: 'PENDING', attempt: 1 });
-    expect((await ack(mine.key, lease.lease_id, [{ id, status: 'DONE' }, { id: 999, status: 'DONE' }])).body).toEqual({
+    expect(
+      (
+        await ack(mine.key, lease.lease_id, [
+          { id, status: 'DONE' },
+          { id: 999, status: 'DONE' },
+        ])
+      ).body,
+    ).toEqual({
       accepted: [id],
       rejected: [{ id: 999, reason: 'NOT_FOUND' }],
     });
@@ -189,7 +211,7 @@ describe('claim and ack', () => {
 });
 
 describe('a command of any server is bound to its claimer only while the lease lives (section 9)', () => {
-  it('once the lease lapses unacknowledged, another server of the store claims it (attempt + 1) and server_id is the last claimer\'s; the old lease\'s ack is refused', async () => {
+  it("once the lease lapses unacknowledged, another server of the store claims it (attempt + 1) and server_id is the last claimer's; the old lease's ack is refused", async () => {
     const store = await newStore();
     const a = await createServer(store, 'A');
     const b = await createServer(store, 'B');

@@ -12,9 +12,7 @@ const FUTURE = '2099-01-01T00:00:00.000Z';
 
 /** What an order does when it reserves a coupon use; no endpoint of this area writes `uses`. */
 async function recordUses(storeId: number, discountId: number, uses: number) {
-  await db.send(
-    new UpdateCommand({ TableName: TABLE, Key: discountKey(storeId, discountId), UpdateExpression: 'ADD uses :n', ExpressionAttributeValues: { ':n': uses } }),
-  );
+  await db.send(new UpdateCommand({ TableName: TABLE, Key: discountKey(storeId, discountId), UpdateExpression: 'ADD uses :n', ExpressionAttributeValues: { ':n': uses } }));
 }
 
 async function createDiscount(store: Store, body: Record<string, unknown>) {
@@ -57,8 +55,23 @@ describe('POST /v1/app/discount', () => {
       status: 'ACTIVE',
     });
     expect(Object.keys(res.body)).toEqual([
-      'id', 'store_id', 'coupon', 'type', 'value', 'applies_to', 'uses', 'max_uses', 'max_uses_per_client', 'expires_in',
-      'min_price', 'limit_criteria', 'restricted_to_criteria', 'restricted_to', 'created_at', 'updated_at', 'status',
+      'id',
+      'store_id',
+      'coupon',
+      'type',
+      'value',
+      'applies_to',
+      'uses',
+      'max_uses',
+      'max_uses_per_client',
+      'expires_in',
+      'min_price',
+      'limit_criteria',
+      'restricted_to_criteria',
+      'restricted_to',
+      'created_at',
+      'updated_at',
+      'status',
     ]);
     expect((await store.get(`/v1/app/discount/${res.body.id}`)).body).toEqual(res.body);
   });
@@ -97,7 +110,11 @@ describe('POST /v1/app/discount', () => {
   it('accepts 100 as a percentage and client identifiers as restriction values', async () => {
     const store = await newStore();
     const res = await store.post('/v1/app/discount', {
-      coupon: 'FREE', type: 'PERCENTAGE', value: 100, restricted_to_criteria: 'CLIENT_IDENTIFIER', restricted_to: ['Steve'],
+      coupon: 'FREE',
+      type: 'PERCENTAGE',
+      value: 100,
+      restricted_to_criteria: 'CLIENT_IDENTIFIER',
+      restricted_to: ['Steve'],
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ value: 100, restricted_to: ['Steve'] });
@@ -135,9 +152,17 @@ describe('POST /v1/app/discount', () => {
     ['limit_criteria unknown', { coupon: 'A', type: 'VALUE', value: 5, limit_criteria: 'CLIENT_IP' }, 'limit_criteria'],
     ['restricted_to_criteria unknown', { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'IP' }, 'restricted_to_criteria'],
     ['restricted_to empty', { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'CLIENT_EMAIL', restricted_to: [] }, 'restricted_to'],
-    ['restricted_to too long', { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'CLIENT_IDENTIFIER', restricted_to: Array.from({ length: 101 }, (_, i) => `p${i}`) }, 'restricted_to'],
+    [
+      'restricted_to too long',
+      { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'CLIENT_IDENTIFIER', restricted_to: Array.from({ length: 101 }, (_, i) => `p${i}`) },
+      'restricted_to',
+    ],
     ['restricted_to without its criteria', { coupon: 'A', type: 'VALUE', value: 5, restricted_to: ['a@b.co'] }, 'restricted_to_criteria'],
-    ['restricted_to not e-mails for CLIENT_EMAIL', { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'CLIENT_EMAIL', restricted_to: ['a@b.co', 'Steve'] }, 'restricted_to.1'],
+    [
+      'restricted_to not e-mails for CLIENT_EMAIL',
+      { coupon: 'A', type: 'VALUE', value: 5, restricted_to_criteria: 'CLIENT_EMAIL', restricted_to: ['a@b.co', 'Steve'] },
+      'restricted_to.1',
+    ],
     ['uses sent (not writable)', { coupon: 'A', type: 'VALUE', value: 5, uses: 3 }, 'uses'],
     ['status sent (computed)', { coupon: 'A', type: 'VALUE', value: 5, status: 'ACTIVE' }, 'status'],
   ])('rejects %s with 422 naming the field, and creates nothing', async (_case, body, field) => {

@@ -50,7 +50,15 @@ describe('the API reference at /docs', () => {
   });
 
   it('answers 404 for anything else under /docs: other files of swagger-ui-dist, paths out of the folder, other methods, the store domains', async () => {
-    for (const path of ['/docs/index.js', '/docs/swagger-ui-standalone-preset.js', '/docs/../package.json', '/docs/%2e%2e/package.json', '/docs/openapi.json/x', '/docsx', '/docs//index.html']) {
+    for (const path of [
+      '/docs/index.js',
+      '/docs/swagger-ui-standalone-preset.js',
+      '/docs/../package.json',
+      '/docs/%2e%2e/package.json',
+      '/docs/openapi.json/x',
+      '/docsx',
+      '/docs//index.html',
+    ]) {
       const answer = await call('GET', path);
       expect(answer.status, path).toBe(404);
       expect(answer.body.errors[0].code, path).toBe('ROUTE_NOT_FOUND');

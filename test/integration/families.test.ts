@@ -69,15 +69,12 @@ describe.each(PAGE_MODE_LISTS)('page mode of GET $path', ({ path, seed }) => {
 });
 
 /** Every operator route with a JSON body, from the route table: a new one is covered by being in it. */
-const JSON_BODY_ROUTES = routeEntries().filter(
-  ([, spec]) => spec.credential === 'operator' && spec.body !== undefined && spec.body !== 'multipart',
-);
+const JSON_BODY_ROUTES = routeEntries().filter(([, spec]) => spec.credential === 'operator' && spec.body !== undefined && spec.body !== 'multipart');
 // Ids are numbers; a provider is a name the route knows (any other is a 404 before the body is read).
 const concretePath = (path: string) => path.replace('{provider}', 'mercadopago').replace(/\{[^}]+\}/g, '1');
 
 describe.each(JSON_BODY_ROUTES)('the JSON body of %s', (_name, spec) => {
-  const send = (store: Store, raw: string, contentType = 'application/json') =>
-    call(spec.method, concretePath(spec.path), { token: store.token, raw, contentType });
+  const send = (store: Store, raw: string, contentType = 'application/json') => call(spec.method, concretePath(spec.path), { token: store.token, raw, contentType });
 
   it.each([
     ['text that is not JSON', '{"unterminated', 400, 'INVALID_JSON'],

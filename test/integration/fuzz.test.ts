@@ -101,7 +101,9 @@ function fromSchema(schema: JsonSchema | undefined, depth = 0): fc.Arbitrary<unk
       if (Object.keys(properties).length === 0) {
         return fc.dictionary(fc.string({ maxLength: 10 }), fromSchema(schema.additionalProperties, depth + 1), { maxKeys: 4 });
       }
-      const entries = Object.entries(properties).map(([name, property]) => [name, required.has(name) ? fromSchema(property, depth + 1) : fc.option(fromSchema(property, depth + 1), { nil: undefined })] as const);
+      const entries = Object.entries(properties).map(
+        ([name, property]) => [name, required.has(name) ? fromSchema(property, depth + 1) : fc.option(fromSchema(property, depth + 1), { nil: undefined })] as const,
+      );
       return fc.record(Object.fromEntries(entries));
     }
     default:
@@ -131,7 +133,16 @@ const badJson = fc.oneof(
   deeplyNested,
   deepObject,
 );
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json-patch+json', 'APPLICATION/JSON', ''];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json-patch+json',
+  'APPLICATION/JSON',
+  '',
+];
 
 /** The raw body and Content-Type of one case. */
 function bodyArbitrary(route: RouteSpec, operation: any): fc.Arbitrary<{ raw?: string; contentType?: string }> {
@@ -143,16 +154,29 @@ function bodyArbitrary(route: RouteSpec, operation: any): fc.Arbitrary<{ raw?: s
     { weight: 3, arbitrary: json(mutated(valid)) },
     { weight: 1, arbitrary: json(hostileValue) },
     { weight: 1, arbitrary: badJson.map((raw) => ({ raw, contentType: 'application/json' })) },
-    { weight: 1, arbitrary: fc.tuple(fc.oneof(json(valid), badJson.map((raw) => ({ raw }))), fc.constantFrom(...CONTENT_TYPES)).map(([body, contentType]) => ({ raw: body.raw, contentType })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          fc.oneof(
+            json(valid),
+            badJson.map((raw) => ({ raw })),
+          ),
+          fc.constantFrom(...CONTENT_TYPES),
+        )
+        .map(([body, contentType]) => ({ raw: body.raw, contentType })),
+    },
     { weight: route.body ? 0 : 2, arbitrary: fc.constant({}) },
   ];
   if (route.body === 'multipart') {
     options.push({
       weight: 3,
-      arbitrary: fc.tuple(fc.string({ maxLength: 20 }), fc.constantFrom('a.png', 'a.svg', 'x', '../../etc/passwd', 'a.PNG'), fc.constantFrom('\x89PNG\r\n\x1a\n', '<svg></svg>', '')).map(([content, filename, magic]) => ({
-        raw: `--b\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: image/png\r\n\r\n${magic}${content}\r\n--b--\r\n`,
-        contentType: 'multipart/form-data; boundary=b',
-      })),
+      arbitrary: fc
+        .tuple(fc.string({ maxLength: 20 }), fc.constantFrom('a.png', 'a.svg', 'x', '../../etc/passwd', 'a.PNG'), fc.constantFrom('\x89PNG\r\n\x1a\n', '<svg></svg>', ''))
+        .map(([content, filename, magic]) => ({
+          raw: `--b\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: image/png\r\n\r\n${magic}${content}\r\n--b--\r\n`,
+          contentType: 'multipart/form-data; boundary=b',
+        })),
     });
   }
   return fc.oneof(...options);
@@ -192,8 +216,27 @@ async function fuzzingStore() {
   const category = idOf(await store.post('/v1/app/category', { name: 'Ranks' }), 'category');
   const server = idOf(await store.post('/v1/app/server', { name: 'Survival' }), 'server');
   const deliveryKey = (await store.post(`/v1/app/server/${server}/key`)).body.key as string;
-  const packageId = idOf(await store.post('/v1/app/package', { name: 'VIP', price: 10, category_id: Number(category), tags: [Number(tag)], commands: [{ command: 'give {client_identifier} vip' }, { command: 'say {nick}', servers: [Number(server)] }] }), 'package');
-  const promo = idOf(await store.post('/v1/app/promo', { name: 'Promo', type: 'PROGRESSIVE', condition_mode: 'QUANTITY', starts_at: '2020-01-01T00:00:00Z', targets: [{ type: 'STORE' }], tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 10 }] }), 'promo');
+  const packageId = idOf(
+    await store.post('/v1/app/package', {
+      name: 'VIP',
+      price: 10,
+      category_id: Number(category),
+      tags: [Number(tag)],
+      commands: [{ command: 'give {client_identifier} vip' }, { command: 'say {nick}', servers: [Number(server)] }],
+    }),
+    'package',
+  );
+  const promo = idOf(
+    await store.post('/v1/app/promo', {
+      name: 'Promo',
+      type: 'PROGRESSIVE',
+      condition_mode: 'QUANTITY',
+      starts_at: '2020-01-01T00:00:00Z',
+      targets: [{ type: 'STORE' }],
+      tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 10 }],
+    }),
+    'promo',
+  );
   const discount = await store.post('/v1/app/discount', { coupon: 'FUZZ10', type: 'PERCENTAGE', value: 10 });
   const variable = idOf(await store.post('/v1/app/variable', { name: 'nick', type: 'TEXT', description: 'Nick' }), 'variable');
   const webhook = idOf(await store.post('/v1/app/webhook', { url: 'http://127.0.0.1:9/hook', events: ['order.created'], enabled: false }), 'webhook');
@@ -201,7 +244,16 @@ async function fuzzingStore() {
   const link = await buyer.post('/v1/webstore/affiliate/link', { name: 'Link', ref_code: 'fuzzlink' });
   const orders: ApiResponse[] = [];
   for (let i = 0; i < 3; i++) {
-    orders.push(await store.post('/v1/app/order', { client_identifier: 'steve', client_email: buyerEmail, client_name: 'Steve', packages: [{ package_id: Number(packageId), quantity: 1 }], variables: [{ name: 'nick', value: 'Steve' }], ref_code: 'fuzzref' }));
+    orders.push(
+      await store.post('/v1/app/order', {
+        client_identifier: 'steve',
+        client_email: buyerEmail,
+        client_name: 'Steve',
+        packages: [{ package_id: Number(packageId), quantity: 1 }],
+        variables: [{ name: 'nick', value: 'Steve' }],
+        ref_code: 'fuzzref',
+      }),
+    );
   }
   const orderIds = orders.map((order) => idOf(order, 'order'));
   await store.post(`/v1/app/order/${orderIds[0]}/approve`);
@@ -213,7 +265,11 @@ async function fuzzingStore() {
   const withdrawal = await buyer.post('/v1/webstore/affiliate/withdraw', { amount: 0.1 });
   const withdrawals = await store.get('/v1/app/affiliate/withdrawal');
   const deliveries = await store.get(`/v1/app/webhook/${webhook}/delivery`);
-  const list = (value: unknown) => [value].flat().filter((entry) => entry !== undefined && entry !== null).map(String);
+  const list = (value: unknown) =>
+    [value]
+      .flat()
+      .filter((entry) => entry !== undefined && entry !== null)
+      .map(String);
   ids = {
     tagId: [tag],
     categoryId: [category],
@@ -234,7 +290,15 @@ async function fuzzingStore() {
     code: ['FUZZ10', 'fuzz10'],
     proxy: ['package', 'cart/quote', 'a/b/c'],
   };
-  credentials = { domain: store.domain, token: store.token, identifyKey: store.identifyKey, deliveryKey, buyerToken: buyer.token, sessionCookie: session.cookie, logoutCookie: logoutSession.cookie };
+  credentials = {
+    domain: store.domain,
+    token: store.token,
+    identifyKey: store.identifyKey,
+    deliveryKey,
+    buyerToken: buyer.token,
+    sessionCookie: session.cookie,
+    logoutCookie: logoutSession.cookie,
+  };
   storeUpdateToken = (await newStore('Fuzz store, its settings fuzzed')).token;
 }
 
@@ -284,11 +348,15 @@ const encodeSegment = (value: string) => encodeURIComponent(value.replace(/[\uD8
 function queryArbitrary(operation: any): fc.Arbitrary<string> {
   const parameters = ((operation?.parameters ?? []) as { name: string; in: string; schema: JsonSchema }[]).filter((parameter) => parameter.in === 'query');
   const known = parameters.map((parameter) =>
-    fc.option(fc.tuple(fc.constant(parameter.name), fc.oneof({ weight: 3, arbitrary: fromSchema(parameter.schema).map(String) }, { weight: 1, arbitrary: hostileShortString })), { nil: undefined }),
+    fc.option(fc.tuple(fc.constant(parameter.name), fc.oneof({ weight: 3, arbitrary: fromSchema(parameter.schema).map(String) }, { weight: 1, arbitrary: hostileShortString })), {
+      nil: undefined,
+    }),
   );
   const extra = fc.option(fc.tuple(fc.constantFrom('unknown', 'page', 'limit', 'page_cursor', '__proto__', 'a[b]', ''), hostileShortString), { nil: undefined });
   return fc.tuple(fc.tuple(...known, extra), fc.constantFrom('', '&page=1&page=2', '&%ZZ=1', '&page=%E0', '&limit')).map(([pairs, tail]) => {
-    const parts = (pairs as ([string, string] | undefined)[]).filter((pair): pair is [string, string] => pair !== undefined).map(([name, value]) => `${encodeSegment(name)}=${encodeSegment(value)}`);
+    const parts = (pairs as ([string, string] | undefined)[])
+      .filter((pair): pair is [string, string] => pair !== undefined)
+      .map(([name, value]) => `${encodeSegment(name)}=${encodeSegment(value)}`);
     const query = parts.join('&') + tail;
     return query ? `?${query.replace(/^&/, '')}` : '';
   });
@@ -327,7 +395,12 @@ async function send(name: string, route: RouteSpec, fuzz: Case): Promise<ApiResp
   const { headers, host } = credentialHeaders(name, route);
   const sent: Record<string, string> = fuzz.withCredential ? { ...headers } : {};
   if (fuzz.idempotencyKey !== undefined && route.method === 'POST') sent['idempotency-key'] = fuzz.idempotencyKey;
-  return call(route.method, fuzz.path, { raw: fuzz.body.raw, contentType: fuzz.body.contentType, headers: sent, host: host ?? (route.api === 'store' ? credentials.domain : undefined) });
+  return call(route.method, fuzz.path, {
+    raw: fuzz.body.raw,
+    contentType: fuzz.body.contentType,
+    headers: sent,
+    host: host ?? (route.api === 'store' ? credentials.domain : undefined),
+  });
 }
 
 /** The contract of every answer; a message naming what broke it. */
@@ -372,22 +445,26 @@ describe('fuzz: every route of the route table', () => {
   const only = process.env.FUZZ_ROUTES?.split(',');
   const fuzzed = only ? entries.filter(([name]) => only.includes(name)) : entries;
   it('covers every route of the table, each operation of the OpenAPI document among them', () => {
-    const operations = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((path) => Object.values(path).map((operation) => operation.operationId));
+    const operations = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((path) =>
+      Object.values(path).map((operation) => operation.operationId),
+    );
     expect(new Set(operations)).toEqual(new Set(entries.filter(([, route]) => route.method !== 'OPTIONS').map(([name]) => operationIdOf(name))));
   });
 
   describe.concurrent.each(fuzzed.map(([name, route], index) => ({ name, route, index })))('$name', ({ name, route, index }) => {
     it(`${route.method} ${route.path}: ${RUNS} cases, no 5xx, the envelope on every 4xx, no internal detail`, { timeout: 600_000 }, async () => {
-      await shortened(fc.assert(
-        fc.asyncProperty(caseArbitrary(route), async (fuzz) => {
-          const response = await send(name, route as RouteSpec, fuzz);
-          tally.cases += 1;
-          tally.statuses.set(response.status, (tally.statuses.get(response.status) ?? 0) + 1);
-          const broken = brokenContract(route as RouteSpec, response);
-          if (broken) throw new Error(`${route.method} ${fuzz.path.slice(0, 300)} ${broken}: ${response.text.slice(0, 500)}`);
-        }),
-        { numRuns: RUNS, seed: SEED + index, endOnFailure: true },
-      ));
+      await shortened(
+        fc.assert(
+          fc.asyncProperty(caseArbitrary(route), async (fuzz) => {
+            const response = await send(name, route as RouteSpec, fuzz);
+            tally.cases += 1;
+            tally.statuses.set(response.status, (tally.statuses.get(response.status) ?? 0) + 1);
+            const broken = brokenContract(route as RouteSpec, response);
+            if (broken) throw new Error(`${route.method} ${fuzz.path.slice(0, 300)} ${broken}: ${response.text.slice(0, 500)}`);
+          }),
+          { numRuns: RUNS, seed: SEED + index, endOnFailure: true },
+        ),
+      );
     });
   });
 

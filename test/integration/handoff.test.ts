@@ -114,13 +114,15 @@ describe('POST /v1/app/customer/identify', () => {
     expect(res.body.customer).toMatchObject({ name: 'Renamed', avatar: 'https://cdn.example.com/r.png', social_id: 'sid-1' });
   });
 
-  it.each([['made up', 'sho_' + 'A'.repeat(43)], ['not a handoff at all', 'hello'], ['empty', ''], ['a session id', 'sss_' + 'A'.repeat(43)]])(
-    'answers 400 HANDOFF_INVALID for a %s handoff',
-    async (_case, handoff) => {
-      const store = await newStore();
-      expectInvalid(await identify(store.identifyKey, { handoff }));
-    },
-  );
+  it.each([
+    ['made up', 'sho_' + 'A'.repeat(43)],
+    ['not a handoff at all', 'hello'],
+    ['empty', ''],
+    ['a session id', 'sss_' + 'A'.repeat(43)],
+  ])('answers 400 HANDOFF_INVALID for a %s handoff', async (_case, handoff) => {
+    const store = await newStore();
+    expectInvalid(await identify(store.identifyKey, { handoff }));
+  });
 
   it('refuses an expired handoff with the same answer', async () => {
     const { store, customer } = await loggedIn();

@@ -63,7 +63,11 @@ describe('Idempotency-Key', () => {
     expect(long.status).toBe(400);
     expect(firstError(long)).toMatchObject({ code: 'INVALID_IDEMPOTENCY_KEY', field: 'Idempotency-Key' });
     expect((await store.get('/v1/app/tag')).body.data).toHaveLength(0);
-    const max = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, { headers: { 'idempotency-key': `${'k'.repeat(200)}${key('m')['idempotency-key']}`.slice(0, 255) } });
+    const max = await store.post(
+      '/v1/app/tag',
+      { name: 'Sale', color: '#ef4444' },
+      { headers: { 'idempotency-key': `${'k'.repeat(200)}${key('m')['idempotency-key']}`.slice(0, 255) } },
+    );
     expect(max.status).toBe(200);
   });
 
@@ -131,7 +135,10 @@ describe('Idempotency-Key', () => {
 
   describe('keys are scoped to the caller (issue 23)', () => {
     const checkoutOf = (packageId: number, extra: Record<string, unknown> = {}) => ({
-      cart: [{ package_id: packageId, quantity: 1 }], client_name: 'Steve Smith', client_identifier: 'Steve', ...extra,
+      cart: [{ package_id: packageId, quantity: 1 }],
+      client_name: 'Steve Smith',
+      client_identifier: 'Steve',
+      ...extra,
     });
     const checkout = (domain: string, body: unknown, headers: Record<string, string>, token?: string) =>
       call('POST', '/v1/webstore/checkout', { json: body, token, headers: { ...headers, 'x-store-domain': domain } });

@@ -171,8 +171,26 @@ describe('PUT /v1/app/package/{packageId}/image', () => {
     ['a form with no parts', () => form([]), 422, 'file'],
     ['an empty body', () => ({ raw: Buffer.alloc(0), contentType: 'multipart/form-data; boundary=abc' }), 422, 'file'],
     ['a file part without a filename', () => form([{ name: 'file', data: IMAGES.png }]), 422, 'file'],
-    ['two file parts', () => form([{ name: 'file', filename: 'a.png', data: IMAGES.png }, { name: 'file', filename: 'b.png', data: IMAGES.png }]), 422, 'file'],
-    ['a file and another part', () => form([{ name: 'file', filename: 'a.png', data: IMAGES.png }, { name: 'caption', data: 'hi' }]), 422, 'caption'],
+    [
+      'two file parts',
+      () =>
+        form([
+          { name: 'file', filename: 'a.png', data: IMAGES.png },
+          { name: 'file', filename: 'b.png', data: IMAGES.png },
+        ]),
+      422,
+      'file',
+    ],
+    [
+      'a file and another part',
+      () =>
+        form([
+          { name: 'file', filename: 'a.png', data: IMAGES.png },
+          { name: 'caption', data: 'hi' },
+        ]),
+      422,
+      'caption',
+    ],
     ['an empty file', () => form([{ name: 'file', filename: 'a.png', data: '' }]), 422, 'file'],
   ])('refuses %s with %i naming the part, storing nothing', async (_case, body, status, field) => {
     const store = await newStore();
@@ -206,7 +224,7 @@ describe('PUT /v1/app/package/{packageId}/image', () => {
     expect(await storedKeys(store.storeId, pkg.id)).toEqual([]);
   });
 
-  it('answers 404 for a missing package and for another store\'s package, storing nothing in either store', async () => {
+  it("answers 404 for a missing package and for another store's package, storing nothing in either store", async () => {
     const a = await newStore('A');
     const b = await newStore('B');
     const pkg = await createPackage(a);
@@ -257,7 +275,10 @@ describe('PUT /v1/app/package/{packageId}/image', () => {
     const store = await newStore();
     const pkg = await createPackage(store);
     const url = (await upload(store, pkg.id, 'a.png', IMAGES.png)).body.url;
-    for (const body of [{ image: null, category_id: 999 }, { image: null, parent_id: pkg.id }]) {
+    for (const body of [
+      { image: null, category_id: 999 },
+      { image: null, parent_id: pkg.id },
+    ]) {
       const res = await store.patch(`/v1/app/package/${pkg.id}`, body);
       expect(res.status, JSON.stringify(body)).toBe(422);
       expect((await store.get(`/v1/app/package/${pkg.id}`)).body.image).toBe(url);
@@ -332,7 +353,13 @@ describe('POST /v1/app/package/{packageId}/image/upload and /image/confirm', () 
   it('maps each type to its key extension', async () => {
     const store = await newStore();
     const pkg = await createPackage(store);
-    for (const [type, extension] of [['image/jpeg', 'jpg'], ['image/gif', 'gif'], ['image/webp', 'webp'], ['image/svg+xml', 'svg'], ['IMAGE/PNG', 'png']]) {
+    for (const [type, extension] of [
+      ['image/jpeg', 'jpg'],
+      ['image/gif', 'gif'],
+      ['image/webp', 'webp'],
+      ['image/svg+xml', 'svg'],
+      ['IMAGE/PNG', 'png'],
+    ]) {
       const res = await presign(store, pkg.id, type);
       expect(res.status).toBe(200);
       expect(res.body.key.endsWith(`.${extension}`)).toBe(true);
@@ -369,7 +396,7 @@ describe('POST /v1/app/package/{packageId}/image/upload and /image/confirm', () 
     expect((await presign(b, pkg.id)).status).toBe(404);
   });
 
-  it('refuses to confirm a key that is not one of this package\'s (422), or under which nothing was uploaded (422), changing nothing', async () => {
+  it("refuses to confirm a key that is not one of this package's (422), or under which nothing was uploaded (422), changing nothing", async () => {
     const a = await newStore('A');
     const b = await newStore('B');
     const pkg = await createPackage(a);
@@ -396,7 +423,7 @@ describe('POST /v1/app/package/{packageId}/image/upload and /image/confirm', () 
   // s3rver does not enforce POST policies (AWS does): what it lets through, the confirm refuses and deletes.
   it.each([
     ['bytes that are not the declared type (415)', IMAGES.jpg, {}, 415, 'FILE_CONTENT_MISMATCH'],
-    ['another Content-Type than the key\'s (415)', IMAGES.gif, { 'Content-Type': 'image/gif' }, 415, 'UNSUPPORTED_FILE_TYPE'],
+    ["another Content-Type than the key's (415)", IMAGES.gif, { 'Content-Type': 'image/gif' }, 415, 'UNSUPPORTED_FILE_TYPE'],
     ['an object over 10 MB (413)', Buffer.concat([IMAGES.png, Buffer.alloc(10 * MB)]), {}, 413, 'PAYLOAD_TOO_LARGE'],
   ])('refuses at confirm %s, deletes the object and keeps the current image', async (_case, content, overrides, status, code) => {
     const store = await newStore();

@@ -25,8 +25,7 @@ async function itemsInTable(storeId: number, prefix: string): Promise<number> {
   return result.Count ?? 0;
 }
 
-const counterOf = async (storeId: number, list: string) =>
-  (await db.send(new GetCommand({ TableName: TABLE, Key: listCounterKey(storeId, list), ConsistentRead: true }))).Item;
+const counterOf = async (storeId: number, list: string) => (await db.send(new GetCommand({ TableName: TABLE, Key: listCounterKey(storeId, list), ConsistentRead: true }))).Item;
 
 /** The data of a store's items as they were before counters existed: no counter item at all. */
 const forgetCounter = (storeId: number, list: string) => db.send(new DeleteCommand({ TableName: TABLE, Key: listCounterKey(storeId, list) }));
@@ -142,8 +141,7 @@ describe('list counters', () => {
 
   it("keeps the storefront's counts as packages are enabled, disabled, moved and deleted, in parallel", async () => {
     const store = await newStore();
-    const storefrontTotal = async (query = '') =>
-      (await call('GET', `/v1/webstore/package?limit=1${query}`, { headers: { 'x-store-domain': store.domain } })).body.meta.total;
+    const storefrontTotal = async (query = '') => (await call('GET', `/v1/webstore/package?limit=1${query}`, { headers: { 'x-store-domain': store.domain } })).body.meta.total;
     const [a, b] = [await createCategory(store, { name: 'A' }), await createCategory(store, { name: 'B' })];
     const packages = await Promise.all(Array.from({ length: 12 }, (_, i) => createPackage(store, { name: `p${i}`, category_id: a.id, enabled: i % 2 === 0 })));
     expect([await storefrontTotal(), await storefrontTotal(`&category_id=${a.id}`), await storefrontTotal(`&category_id=${b.id}`)]).toEqual([6, 6, 0]);
@@ -170,8 +168,7 @@ describe('list counters', () => {
     await createPackage(store, { name: 'off', category_id: category.id, enabled: false });
     await forgetCounter(store.storeId, `PACKAGE#ENABLED#CATEGORY#${category.id}`);
     await forgetCounter(store.storeId, 'PACKAGE#ENABLED');
-    const storefrontTotal = async (query = '') =>
-      (await call('GET', `/v1/webstore/package${query}`, { headers: { 'x-store-domain': store.domain } })).body.meta.total;
+    const storefrontTotal = async (query = '') => (await call('GET', `/v1/webstore/package${query}`, { headers: { 'x-store-domain': store.domain } })).body.meta.total;
     expect(await storefrontTotal(`?category_id=${category.id}`)).toBe(3);
     expect(await storefrontTotal()).toBe(3);
     expect(await counterOf(store.storeId, `PACKAGE#ENABLED#CATEGORY#${category.id}`)).toMatchObject({ n: 3, counted: true });

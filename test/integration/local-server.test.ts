@@ -81,7 +81,12 @@ describe('security headers', () => {
     const deadline = Date.now() + 20_000;
     let line: { headers: Record<string, string>; body: string } | undefined;
     while (!line && Date.now() < deadline) {
-      const lines = existsSync(inbox) ? readFileSync(inbox, 'utf8').trim().split('\n').map((text) => JSON.parse(text)) : [];
+      const lines = existsSync(inbox)
+        ? readFileSync(inbox, 'utf8')
+            .trim()
+            .split('\n')
+            .map((text) => JSON.parse(text))
+        : [];
       line = lines.find((entry) => JSON.parse(entry.body).data?.id === order.id && JSON.parse(entry.body).store_id === store.storeId);
       if (!line) await new Promise((done) => setTimeout(done, 25));
     }

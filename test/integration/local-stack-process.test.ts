@@ -145,8 +145,14 @@ describe('npm start', () => {
         started.push(stack);
         const [code] = (await stack.exited) as [number];
         expect(code).toBe(1);
-        const lines = stack.output().trim().split('\n').filter((line) => !line.startsWith('npm warn'));
-        expect(lines).toEqual([`npm start: port ${env[variable]} for ${service} is already in use on ${variable === 'DYNAMODB_PORT' ? '0.0.0.0' : '127.0.0.1'}: set ${variable} to a free port`]);
+        const lines = stack
+          .output()
+          .trim()
+          .split('\n')
+          .filter((line) => !line.startsWith('npm warn'));
+        expect(lines).toEqual([
+          `npm start: port ${env[variable]} for ${service} is already in use on ${variable === 'DYNAMODB_PORT' ? '0.0.0.0' : '127.0.0.1'}: set ${variable} to a free port`,
+        ]);
         expect(existsSync(join(env.LOCAL_DIR!, 'stack.pid'))).toBe(false);
       } finally {
         holder.close();

@@ -40,23 +40,26 @@ function operatorCurlSession(): string {
 }
 
 describe('the local stack as a developer uses it', () => {
-  it.skipIf(!hasCurl)(hasCurl ? 'runs the operator curl session of docs/operator.md verbatim, twice, with no 4xx or 5xx' : 'operator curl session: SKIPPED, curl is not installed on this machine', () => {
-    const session = operatorCurlSession();
-    const commands = session.split('\n').filter((line) => /(^|\$\()curl /.test(line)).length;
-    for (const run of [1, 2]) {
-      const statuses = mkdtempSync(join(tmpdir(), 'store-api-curl-'));
-      // Each curl call dumps its response headers to a file of its own: the status of every call, pipes and $(...) included.
-      const script = `set -e\ncurl() { command curl -D "$(mktemp -p ${statuses})" "$@"; }\n${session}`;
-      const result = spawnSync('bash', ['-c', script], { cwd: copy, encoding: 'utf8' });
-      expect(result.status, `run ${run}: ${result.stderr}`).toBe(0);
-      const lines = readdirSync(statuses).map((file) => readFileSync(join(statuses, file), 'utf8').split('\r\n')[0]!);
-      rmSync(statuses, { recursive: true });
-      expect(lines, `run ${run}`).toHaveLength(commands);
-      for (const line of lines) expect(line, `run ${run}: ${result.stdout}`).toMatch(/^HTTP\/1\.1 2\d\d /);
-      // A second run the same second would reuse its names.
-      if (run === 1) spawnSync('sleep', ['1.1']);
-    }
-  });
+  it.skipIf(!hasCurl)(
+    hasCurl ? 'runs the operator curl session of docs/operator.md verbatim, twice, with no 4xx or 5xx' : 'operator curl session: SKIPPED, curl is not installed on this machine',
+    () => {
+      const session = operatorCurlSession();
+      const commands = session.split('\n').filter((line) => /(^|\$\()curl /.test(line)).length;
+      for (const run of [1, 2]) {
+        const statuses = mkdtempSync(join(tmpdir(), 'store-api-curl-'));
+        // Each curl call dumps its response headers to a file of its own: the status of every call, pipes and $(...) included.
+        const script = `set -e\ncurl() { command curl -D "$(mktemp -p ${statuses})" "$@"; }\n${session}`;
+        const result = spawnSync('bash', ['-c', script], { cwd: copy, encoding: 'utf8' });
+        expect(result.status, `run ${run}: ${result.stderr}`).toBe(0);
+        const lines = readdirSync(statuses).map((file) => readFileSync(join(statuses, file), 'utf8').split('\r\n')[0]!);
+        rmSync(statuses, { recursive: true });
+        expect(lines, `run ${run}`).toHaveLength(commands);
+        for (const line of lines) expect(line, `run ${run}: ${result.stdout}`).toMatch(/^HTTP\/1\.1 2\d\d /);
+        // A second run the same second would reuse its names.
+        if (run === 1) spawnSync('sleep', ['1.1']);
+      }
+    },
+  );
 
   it('answers the order-create sample event 2xx through `npm run invoke order-create`', () => {
     const result = spawnSync('npm', ['run', '--silent', 'invoke', 'order-create'], { cwd: copy, env: stack.env, encoding: 'utf8' });
@@ -65,7 +68,11 @@ describe('the local stack as a developer uses it', () => {
   });
 
   it('answers the sample events that act on what the seed prepared through `npm run invoke` (a lease, a webhook attempt, a multipart file)', () => {
-    for (const [name, status] of [['delivery-ack', 200], ['webhook-redeliver', 202], ['package-image-put', 200]] as const) {
+    for (const [name, status] of [
+      ['delivery-ack', 200],
+      ['webhook-redeliver', 202],
+      ['package-image-put', 200],
+    ] as const) {
       const result = spawnSync('npm', ['run', '--silent', 'invoke', name], { cwd: copy, env: stack.env, encoding: 'utf8' });
       expect(result.status, `${name}: ${result.stdout}${result.stderr}`).toBe(0);
       expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{'))), name).toMatchObject({ statusCode: status });
@@ -80,7 +87,7 @@ describe('the local stack as a developer uses it', () => {
     expect(await waitUntil(async () => (await probe()) === 'reloaded', 10_000)).toBe(true);
   });
 
-  it('reloads a file replaced by a rename (sed -i, git checkout, an editor\'s rename-save), and its later edits too', async () => {
+  it("reloads a file replaced by a rename (sed -i, git checkout, an editor's rename-save), and its later edits too", async () => {
     const probe = () => fetch(`http://127.0.0.1:${stack.port}/v1/openapi.json`).then((response) => response.headers.get('x-rename-probe'));
     const reply = join(copy, 'lib/http/reply.ts');
     const original = readFileSync(reply, 'utf8');

@@ -40,8 +40,7 @@ async function truth(store: Store, ids: readonly number[]): Promise<Totals> {
   return totals;
 }
 
-const counterItem = async (storeId: number) =>
-  (await db.send(new GetCommand({ TableName: TABLE, Key: listCounterKey(storeId, ORDER_COUNTER), ConsistentRead: true }))).Item;
+const counterItem = async (storeId: number) => (await db.send(new GetCommand({ TableName: TABLE, Key: listCounterKey(storeId, ORDER_COUNTER), ConsistentRead: true }))).Item;
 
 const orderItem = async (storeId: number, orderId: number) => (await db.send(new GetCommand({ TableName: TABLE, Key: orderKey(storeId, orderId), ConsistentRead: true }))).Item!;
 
@@ -73,8 +72,18 @@ describe('order list totals', () => {
   it('a new store starts its order counts exact at 0, and page 1 reads the count and one page', async () => {
     const store = await newStore();
     expect(await counterItem(store.storeId)).toMatchObject({
-      n: 0, counted: true, n_PENDING: 0, counted_PENDING: true, n_APPROVED: 0, counted_APPROVED: true,
-      n_CANCELED: 0, counted_CANCELED: true, n_REFUNDED: 0, counted_REFUNDED: true, n_CHARGEBACK: 0, counted_CHARGEBACK: true,
+      n: 0,
+      counted: true,
+      n_PENDING: 0,
+      counted_PENDING: true,
+      n_APPROVED: 0,
+      counted_APPROVED: true,
+      n_CANCELED: 0,
+      counted_CANCELED: true,
+      n_REFUNDED: 0,
+      counted_REFUNDED: true,
+      n_CHARGEBACK: 0,
+      counted_CHARGEBACK: true,
     });
     const first = await store.get('/v1/app/order?status=PENDING');
     expect(first.body.meta.total).toBe(0);

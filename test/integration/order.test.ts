@@ -56,7 +56,10 @@ describe('POST /v1/app/order', () => {
     const res = await store.post('/v1/app/order', {
       ...CLIENT,
       client_social: 'steve#1234',
-      packages: [{ package_id: vip, quantity: 3 }, { package_id: kit, quantity: 2 }],
+      packages: [
+        { package_id: vip, quantity: 3 },
+        { package_id: kit, quantity: 2 },
+      ],
       ref_code: 'Some_Ref',
     });
     expect(res.status, res.text).toBe(200);
@@ -73,8 +76,34 @@ describe('POST /v1/app/order', () => {
       ...CLIENT,
       client_social: 'steve#1234',
       packages: [
-        { package_id: vip, name: 'VIP', price: 9.99, quantity: 3, options_price: 0, subtotal: 29.97, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 29.97, variables: [], expires_at: null },
-        { package_id: kit, name: 'Kit', price: 0.1, quantity: 2, options_price: 0, subtotal: 0.2, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 0.2, variables: [], expires_at: null },
+        {
+          package_id: vip,
+          name: 'VIP',
+          price: 9.99,
+          quantity: 3,
+          options_price: 0,
+          subtotal: 29.97,
+          promo_discount: 0,
+          promo_id: null,
+          coupon_discount: 0,
+          total: 29.97,
+          variables: [],
+          expires_at: null,
+        },
+        {
+          package_id: kit,
+          name: 'Kit',
+          price: 0.1,
+          quantity: 2,
+          options_price: 0,
+          subtotal: 0.2,
+          promo_discount: 0,
+          promo_id: null,
+          coupon_discount: 0,
+          total: 0.2,
+          variables: [],
+          expires_at: null,
+        },
       ],
       variables: [],
       coupon: null,
@@ -87,8 +116,29 @@ describe('POST /v1/app/order', () => {
       updated_at: res.body.created_at,
     });
     expect(Object.keys(res.body)).toEqual([
-      'id', 'store_id', 'internal_id', 'status', 'subtotal', 'promo_discount', 'coupon_discount', 'discount', 'total', 'client_identifier', 'client_email', 'client_name',
-      'client_social', 'packages', 'variables', 'coupon', 'ref_code', 'approved_at', 'canceled_at', 'refunded_at', 'chargeback_at', 'created_at', 'updated_at',
+      'id',
+      'store_id',
+      'internal_id',
+      'status',
+      'subtotal',
+      'promo_discount',
+      'coupon_discount',
+      'discount',
+      'total',
+      'client_identifier',
+      'client_email',
+      'client_name',
+      'client_social',
+      'packages',
+      'variables',
+      'coupon',
+      'ref_code',
+      'approved_at',
+      'canceled_at',
+      'refunded_at',
+      'chargeback_at',
+      'created_at',
+      'updated_at',
     ]);
     const got = await store.get(`/v1/app/order/${res.body.id}`);
     expect(got.body).toEqual(res.body);
@@ -133,11 +183,29 @@ describe('POST /v1/app/order', () => {
     ['quantity not whole', { packages: [{ package_id: 1, quantity: 1.5 }] }, 'packages.0.quantity'],
     ['package_id a string', { packages: [{ package_id: '1', quantity: 1 }] }, 'packages.0.package_id'],
     ['package_id negative', { packages: [{ package_id: -1, quantity: 1 }] }, 'packages.0.package_id'],
-    ['a package twice', { packages: [{ package_id: 1, quantity: 1 }, { package_id: 1, quantity: 2 }] }, 'packages.1.package_id'],
+    [
+      'a package twice',
+      {
+        packages: [
+          { package_id: 1, quantity: 1 },
+          { package_id: 1, quantity: 2 },
+        ],
+      },
+      'packages.1.package_id',
+    ],
     ['too many packages', { packages: Array.from({ length: 51 }, (_, i) => ({ package_id: i + 1, quantity: 1 })) }, 'packages'],
     ['unknown line field', { packages: [{ package_id: 1, quantity: 1, price: 0 }] }, 'packages.0.price'],
     ['variables not an array', { variables: 'x' }, 'variables'],
-    ['a variable twice, ignoring case', { variables: [{ name: 'a', value: '1' }, { name: 'A', value: '2' }] }, 'variables.1.name'],
+    [
+      'a variable twice, ignoring case',
+      {
+        variables: [
+          { name: 'a', value: '1' },
+          { name: 'A', value: '2' },
+        ],
+      },
+      'variables.1.name',
+    ],
     ['variable value too long (bounds the regex input)', { variables: [{ name: 'a', value: 'x'.repeat(256) }] }, 'variables.0.value'],
     ['too many variables', { variables: Array.from({ length: 51 }, (_, i) => ({ name: `v${i}`, value: '1' })) }, 'variables'],
     ['ref_code with a space', { ref_code: 'two words' }, 'ref_code'],
@@ -159,7 +227,14 @@ describe('POST /v1/app/order', () => {
     const other = await newStore();
     const own = await createPackage(store);
     const foreign = await createPackage(other, { name: 'Foreign' });
-    const res = await store.post('/v1/app/order', { ...CLIENT, packages: [{ package_id: own, quantity: 1 }, { package_id: 999, quantity: 1 }, { package_id: foreign + 1000, quantity: 1 }] });
+    const res = await store.post('/v1/app/order', {
+      ...CLIENT,
+      packages: [
+        { package_id: own, quantity: 1 },
+        { package_id: 999, quantity: 1 },
+        { package_id: foreign + 1000, quantity: 1 },
+      ],
+    });
     expect(res.status).toBe(422);
     expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['packages.1.package_id', 'packages.2.package_id']);
     expect(firstError(res).message).toBe('Package 999 does not exist in this store');
@@ -173,7 +248,13 @@ describe('POST /v1/app/order', () => {
     const commands = Array.from({ length: 50 }, (_, i) => ({ command: `say ${i}` }));
     const a = await createPackage(store, { commands });
     const b = await createPackage(store, { commands });
-    const res = await store.post('/v1/app/order', { ...CLIENT, packages: [{ package_id: a, quantity: 1 }, { package_id: b, quantity: 1 }] });
+    const res = await store.post('/v1/app/order', {
+      ...CLIENT,
+      packages: [
+        { package_id: a, quantity: 1 },
+        { package_id: b, quantity: 1 },
+      ],
+    });
     expect(res.status).toBe(422);
     expect(firstError(res)).toMatchObject({ field: 'packages', message: expect.stringContaining('at most 97 commands') });
     expect(await orderCount(store)).toBe(0);
@@ -195,7 +276,15 @@ describe('checkout variables of an order', () => {
     const p = await createPackage(store);
     await createVariable(other, { name: 'server' });
     await createVariable(store, { name: 'nick', required: true });
-    const unknown = await store.post('/v1/app/order', orderBody(p, { variables: [{ name: 'nick', value: 'a' }, { name: 'server', value: 'x' }] }));
+    const unknown = await store.post(
+      '/v1/app/order',
+      orderBody(p, {
+        variables: [
+          { name: 'nick', value: 'a' },
+          { name: 'server', value: 'x' },
+        ],
+      }),
+    );
     expect(unknown.status).toBe(422);
     expect(firstError(unknown)).toMatchObject({ field: 'variables.1.name', message: 'Variable server does not exist in this store' });
     const missing = await store.post('/v1/app/order', orderBody(p));
@@ -219,9 +308,20 @@ describe('checkout variables of an order', () => {
     const store = await newStore();
     const p = await createPackage(store);
     const select = await createVariable(store, {
-      name: 'server', type: 'SELECT', options: [{ name: 'Survival', value: 'survival' }, { name: 'Creative', value: 'creative' }, { name: 'Old', value: 'old' }],
+      name: 'server',
+      type: 'SELECT',
+      options: [
+        { name: 'Survival', value: 'survival' },
+        { name: 'Creative', value: 'creative' },
+        { name: 'Old', value: 'old' },
+      ],
     });
-    await store.patch(`/v1/app/variable/${select.id}`, { options: [{ name: 'Survival', value: 'survival' }, { name: 'Creative', value: 'creative' }] });
+    await store.patch(`/v1/app/variable/${select.id}`, {
+      options: [
+        { name: 'Survival', value: 'survival' },
+        { name: 'Creative', value: 'creative' },
+      ],
+    });
     await createVariable(store, { name: 'amount', type: 'NUMBER' });
     await createVariable(store, { name: 'nick', regex: '[a-z]{3,8}' });
     const attempt = (name: string, value: string) => store.post('/v1/app/order', orderBody(p, { variables: [{ name, value }] }));
@@ -229,7 +329,13 @@ describe('checkout variables of an order', () => {
     expect((await attempt('server', 'creative')).status).toBe(200);
     expect((await attempt('amount', '-12.5')).status).toBe(200);
     expect((await attempt('nick', 'steve')).status).toBe(200);
-    for (const [name, value] of [['server', 'old'], ['server', 'Creative'], ['amount', '12a'], ['nick', 'steve99'], ['nick', 'xsteve!']]) {
+    for (const [name, value] of [
+      ['server', 'old'],
+      ['server', 'Creative'],
+      ['amount', '12a'],
+      ['nick', 'steve99'],
+      ['nick', 'xsteve!'],
+    ]) {
       const res = await attempt(name!, value!);
       expect(res.status, `${name}=${value}`).toBe(422);
       expect(firstError(res).field).toBe('variables.0.value');
@@ -270,7 +376,10 @@ describe('coupons on an order', () => {
     const dear = await createPackage(store, { name: 'Dear', price: 100 });
     await createDiscount(store, { coupon: 'HALF', type: 'PERCENTAGE', value: 50, applies_to: [dear] });
     await createDiscount(store, { coupon: 'FIVE', type: 'VALUE', value: 5, applies_to: [cheap] });
-    const lines = [{ package_id: cheap, quantity: 1 }, { package_id: dear, quantity: 1 }];
+    const lines = [
+      { package_id: cheap, quantity: 1 },
+      { package_id: dear, quantity: 1 },
+    ];
     expect(await placeOrder(store, { ...CLIENT, packages: lines, coupon: 'half' })).toMatchObject({ subtotal: 103, discount: 50, total: 53 });
     expect(await placeOrder(store, { ...CLIENT, packages: lines, coupon: 'five' })).toMatchObject({ subtotal: 103, discount: 3, total: 100 });
   });
@@ -320,9 +429,7 @@ describe('coupons on an order', () => {
     const p = await createPackage(store);
     const coupon = await createDiscount(store, { coupon: 'RUSH', max_uses: 5 });
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        store.post('/v1/app/order', orderBody(p, { coupon: 'RUSH', client_identifier: `c${i}`, client_email: `c${i}@example.com` })),
-      ),
+      Array.from({ length: 20 }, (_, i) => store.post('/v1/app/order', orderBody(p, { coupon: 'RUSH', client_identifier: `c${i}`, client_email: `c${i}@example.com` }))),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
     for (const refused of results.filter((r) => r.status !== 200)) {
@@ -339,7 +446,9 @@ describe('coupons on an order', () => {
     const p = await createPackage(store);
     await createDiscount(store, { coupon: 'PERMAIL', max_uses_per_client: 2, limit_criteria: 'CLIENT_EMAIL' });
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => store.post('/v1/app/order', orderBody(p, { coupon: 'PERMAIL', client_identifier: `nick${i}`, client_email: i % 2 ? 'Steve@Example.com' : 'steve@example.com' }))),
+      Array.from({ length: 8 }, (_, i) =>
+        store.post('/v1/app/order', orderBody(p, { coupon: 'PERMAIL', client_identifier: `nick${i}`, client_email: i % 2 ? 'Steve@Example.com' : 'steve@example.com' })),
+      ),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(2);
     for (const refused of results.filter((r) => r.status !== 200)) expect(firstError(refused).code).toBe('COUPON_CLIENT_LIMIT');
@@ -448,7 +557,10 @@ describe('POST /v1/app/order/{orderId}/approve', () => {
     const order = await placeOrder(store, {
       ...CLIENT,
       client_social: 'steve#1',
-      packages: [{ package_id: vip, quantity: 2 }, { package_id: kit, quantity: 5 }],
+      packages: [
+        { package_id: vip, quantity: 2 },
+        { package_id: kit, quantity: 5 },
+      ],
       variables: [{ name: 'server', value: 'survival {client_name}' }],
     });
 
@@ -468,7 +580,14 @@ describe('POST /v1/app/order/{orderId}/approve', () => {
       variables: [{ name: 'Server', value: 'survival {client_name}' }],
     };
     expect(queued.body).toEqual([
-      { id: 1, store_id: store.storeId, command: 'lp user Steve parent add vip survival {client_name} x2', offline_execute: true, execute_at: res.body.approved_at, order: snapshot },
+      {
+        id: 1,
+        store_id: store.storeId,
+        command: 'lp user Steve parent add vip survival {client_name} x2',
+        offline_execute: true,
+        execute_at: res.body.approved_at,
+        order: snapshot,
+      },
       {
         id: 2,
         store_id: store.storeId,
@@ -595,9 +714,21 @@ describe('PATCH /v1/app/command/{commandId}', () => {
     const done = await store.patch('/v1/app/command/1', { status: 'DONE', response: 'ok' });
     expect(done.status).toBe(200);
     expect(done.body).toEqual({
-      id: 1, store_id: store.storeId, order_id: order.id, package_id: order.packages[0].package_id, command: 'one', offline_execute: true,
-      execute_at: expect.stringMatching(ISO_Z), status: 'DONE', tries: 0, response: 'ok', server_id: null, stage: 'APPROVED', attempt: 0,
-      created_at: expect.stringMatching(ISO_Z), updated_at: expect.stringMatching(ISO_Z),
+      id: 1,
+      store_id: store.storeId,
+      order_id: order.id,
+      package_id: order.packages[0].package_id,
+      command: 'one',
+      offline_execute: true,
+      execute_at: expect.stringMatching(ISO_Z),
+      status: 'DONE',
+      tries: 0,
+      response: 'ok',
+      server_id: null,
+      stage: 'APPROVED',
+      attempt: 0,
+      created_at: expect.stringMatching(ISO_Z),
+      updated_at: expect.stringMatching(ISO_Z),
     });
     // credential + GetItem + (command 2 waited for it) chain GetItem + BatchGet of command 2 + TransactWrite
     expect(dynamoDbCalls(done)).toBe(5);
@@ -724,9 +855,15 @@ describe('GET /v1/app/order', () => {
     expect(first.status).toBe(200);
     expect(ids(first)).toEqual([7, 6, 5]);
     expect(first.body.meta).toEqual({
-      total: 7, per_page: 3, current_page: 1, last_page: 3, first_page: 1,
-      first_page_url: '/v1/app/order?page=1&limit=3', last_page_url: '/v1/app/order?page=3&limit=3',
-      next_page_url: '/v1/app/order?page=2&limit=3', previous_page_url: null,
+      total: 7,
+      per_page: 3,
+      current_page: 1,
+      last_page: 3,
+      first_page: 1,
+      first_page_url: '/v1/app/order?page=1&limit=3',
+      last_page_url: '/v1/app/order?page=3&limit=3',
+      next_page_url: '/v1/app/order?page=2&limit=3',
+      previous_page_url: null,
     });
     // The credential, the list's count and one Query of `limit` orders.
     expect(dynamoDbCalls(first)).toBe(3);

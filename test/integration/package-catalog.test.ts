@@ -85,7 +85,20 @@ describe('package catalog fields', () => {
     await db.send(
       new PutCommand({
         TableName: TABLE,
-        Item: { ...packageKey(store.storeId, 77), entity: 'PACKAGE', id: 77, store_id: store.storeId, name: 'Old', price: 2, category_id: null, parent_id: null, image: null, commands: [], created_at: now, updated_at: now },
+        Item: {
+          ...packageKey(store.storeId, 77),
+          entity: 'PACKAGE',
+          id: 77,
+          store_id: store.storeId,
+          name: 'Old',
+          price: 2,
+          category_id: null,
+          parent_id: null,
+          image: null,
+          commands: [],
+          created_at: now,
+          updated_at: now,
+        },
       }),
     );
     expect((await store.get('/v1/app/package/77')).body).toMatchObject({ description: '', enabled: true, stock: null, per_customer_limit: null, tags: [], expiry_days: null });
@@ -96,7 +109,15 @@ describe('package catalog fields', () => {
     const pkg = await createPackage(store, { stock: 2 });
     const key = packageKey(store.storeId, pkg.id);
     const take = (n: number) =>
-      db.send(new UpdateCommand({ TableName: TABLE, Key: key, UpdateExpression: 'ADD stock :minus', ConditionExpression: 'stock >= :n', ExpressionAttributeValues: { ':minus': -n, ':n': n } }));
+      db.send(
+        new UpdateCommand({
+          TableName: TABLE,
+          Key: key,
+          UpdateExpression: 'ADD stock :minus',
+          ConditionExpression: 'stock >= :n',
+          ExpressionAttributeValues: { ':minus': -n, ':n': n },
+        }),
+      );
     await take(2);
     await expect(take(1)).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     expect((await db.send(new GetCommand({ TableName: TABLE, Key: key }))).Item?.stock).toBe(0);

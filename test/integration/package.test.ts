@@ -135,11 +135,7 @@ describe('PATCH /v1/app/package/{packageId}', () => {
   it('changes only the fields sent and moves updated_at', async () => {
     const store = await newStore();
     const created = await createPackage(store, { name: 'Old', price: 3, commands: [{ command: 'a' }] });
-    const res = await store.patch(
-      `/v1/app/package/${created.id}`,
-      { price: 4.5, commands: [{ command: 'b', delay_seconds: 60 }] },
-      { headers: atTime(created.updated_at, 1000) },
-    );
+    const res = await store.patch(`/v1/app/package/${created.id}`, { price: 4.5, commands: [{ command: 'b', delay_seconds: 60 }] }, { headers: atTime(created.updated_at, 1000) });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...created,

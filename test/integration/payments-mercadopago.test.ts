@@ -28,7 +28,10 @@ const charge = (overrides: Partial<ChargeRequest['payment']> = {}, extra: Partia
 });
 
 const failureOf = async (promise: Promise<unknown>) => {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(ProviderError);
   return (error as ProviderError).failure;
 };
@@ -86,7 +89,10 @@ describe('PIX: POST /v1/payments', () => {
   });
 
   it('sends the CPF when the buyer gave one', async () => {
-    await adapter().createCharge(credentials, charge({}, { order: { id: 1, internal_id: 'i', description: 'Order #1', payer: { email: 'a@example.com', name: 'Ana', document: '12345678909' } } }));
+    await adapter().createCharge(
+      credentials,
+      charge({}, { order: { id: 1, internal_id: 'i', description: 'Order #1', payer: { email: 'a@example.com', name: 'Ana', document: '12345678909' } } }),
+    );
     expect(fake.requests.at(-1)!.body).toMatchObject({ payer: { identification: { type: 'CPF', number: '12345678909' } } });
   });
 
@@ -114,14 +120,18 @@ describe('PIX: POST /v1/payments', () => {
   ] as const)('Mercado Pago %s twice: unavailable after exactly one retry', async (kind, message) => {
     const before = fake.requests.length;
     fake.fail(kind, 2);
-    const error = await adapter().createCharge(credentials, charge()).catch((caught: unknown) => caught);
+    const error = await adapter()
+      .createCharge(credentials, charge())
+      .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ failure: 'unavailable', message: expect.stringContaining(message) });
     expect(fake.requests.length - before).toBe(2);
   });
 
   it('a refusal (400) is refused at once, not retried; a revoked token is credentials', async () => {
     const before = fake.requests.length;
-    const error = await adapter().createCharge(credentials, charge({ amount: 0 })).catch((caught: unknown) => caught);
+    const error = await adapter()
+      .createCharge(credentials, charge({ amount: 0 }))
+      .catch((caught: unknown) => caught);
     expect(error).toMatchObject({ failure: 'refused', status: 400, message: expect.stringContaining('transaction_amount') });
     expect(fake.requests.length - before).toBe(1);
     expect(await failureOf(adapter().createCharge({ ...credentials, secrets: { access_token: 'APP_USR-revoked' } }, charge()))).toBe('credentials');
@@ -295,11 +305,20 @@ describe("the fake, as Mercado Pago's own SDK sees it", () => {
       body: { transaction_amount: 12.5, payment_method_id: 'pix', description: 'Order #7', external_reference: 'pay_sdk', payer: { email: 'a@example.com' } },
       requestOptions: { idempotencyKey: 'create:pay_sdk' },
     });
-    expect(pix).toMatchObject({ status: 'pending', external_reference: 'pay_sdk', collector_id: ACCOUNT, point_of_interaction: { transaction_data: { qr_code: expect.any(String), qr_code_base64: expect.any(String) } } });
+    expect(pix).toMatchObject({
+      status: 'pending',
+      external_reference: 'pay_sdk',
+      collector_id: ACCOUNT,
+      point_of_interaction: { transaction_data: { qr_code: expect.any(String), qr_code_base64: expect.any(String) } },
+    });
     expect(fake.requests.at(-1)!.headers['x-idempotency-key']).toBe('create:pay_sdk');
     fake.setStatus(pix.id!, 'approved');
     await expect(new Payment(config()).get({ id: pix.id! })).resolves.toMatchObject({ id: pix.id, status: 'approved', status_detail: 'accredited' });
-    await expect(new PaymentRefund(config()).create({ payment_id: pix.id!, body: {}, requestOptions: { idempotencyKey: 'refund:pay_sdk' } })).resolves.toMatchObject({ payment_id: pix.id, amount: 12.5, status: 'approved' });
+    await expect(new PaymentRefund(config()).create({ payment_id: pix.id!, body: {}, requestOptions: { idempotencyKey: 'refund:pay_sdk' } })).resolves.toMatchObject({
+      payment_id: pix.id,
+      amount: 12.5,
+      status: 'approved',
+    });
     await expect(new Payment(config()).get({ id: pix.id! })).resolves.toMatchObject({ status: 'refunded', transaction_amount_refunded: 12.5 });
     const preference = await new Preference(config()).create({
       body: { items: [{ id: '7', title: 'Order #7', quantity: 1, unit_price: 12.5, currency_id: 'BRL' }], external_reference: 'pay_sdk_pref' },

@@ -41,7 +41,11 @@ describe('POST /v1/app/promo', () => {
       '/v1/app/promo',
       progressive({
         starts_at: '2030-03-01T02:00:00+02:00',
-        targets: [{ type: 'PRODUCT', id: p1 }, { type: 'CATEGORY', id: category.id }, { type: 'PRODUCT', id: p2 }],
+        targets: [
+          { type: 'PRODUCT', id: p1 },
+          { type: 'CATEGORY', id: category.id },
+          { type: 'PRODUCT', id: p2 },
+        ],
         tiers: [
           { min_amount: 10, reward_type: 'PERCENTAGE', reward_value: 30 },
           { min_amount: 2, reward_type: 'VALUE', reward_value: 5, reward_quantity: null },
@@ -74,7 +78,11 @@ describe('POST /v1/app/promo', () => {
       ends_at: null,
       created_at: expect.stringMatching(ISO_Z),
       updated_at: promo.created_at,
-      targets: [{ type: 'PRODUCT', id: p1 }, { type: 'CATEGORY', id: category.id }, { type: 'PRODUCT', id: p2 }],
+      targets: [
+        { type: 'PRODUCT', id: p1 },
+        { type: 'CATEGORY', id: category.id },
+        { type: 'PRODUCT', id: p2 },
+      ],
       tiers: [tier(2, 'VALUE', 5), tier(5, 'PERCENTAGE', 100), tier(10, 'PERCENTAGE', 30)],
     });
     expect(new Set(promo.tiers.map((t: { id: number }) => t.id)).size).toBe(3);
@@ -85,14 +93,25 @@ describe('POST /v1/app/promo', () => {
   it('creates a BUY_X_PAY_Y promo with a FREE tier: reward_value null, reward products kept, enabled as sent', async () => {
     const store = await newStore();
     const [p1, p2] = await packages(store, 2);
-    const res = await store.post('/v1/app/promo', buyXPayY([p1, p2], { enabled: false, ends_at: '2030-04-01T00:00:00-03:00', condition_mode: 'VALUE', tiers: [{ min_amount: 49.9, reward_type: 'FREE', reward_value: null, reward_quantity: 2, targets: [{ type: 'PRODUCT', id: p2 }] }] }));
+    const res = await store.post(
+      '/v1/app/promo',
+      buyXPayY([p1, p2], {
+        enabled: false,
+        ends_at: '2030-04-01T00:00:00-03:00',
+        condition_mode: 'VALUE',
+        tiers: [{ min_amount: 49.9, reward_type: 'FREE', reward_value: null, reward_quantity: 2, targets: [{ type: 'PRODUCT', id: p2 }] }],
+      }),
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ enabled: false, ends_at: '2030-04-01T03:00:00.000Z', condition_mode: 'VALUE', targets: [{ type: 'STORE' }] });
     expect(res.body.targets[0]).not.toHaveProperty('id');
     expect(res.body.tiers).toEqual([
       expect.objectContaining({ min_amount: 49.9, reward_type: 'FREE', reward_value: null, reward_quantity: 2, targets: [{ type: 'PRODUCT', id: p2 }] }),
     ]);
-    const percent = await store.post('/v1/app/promo', buyXPayY([p1], { tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 50, reward_quantity: 1, targets: [{ type: 'PRODUCT', id: p1 }] }] }));
+    const percent = await store.post(
+      '/v1/app/promo',
+      buyXPayY([p1], { tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 50, reward_quantity: 1, targets: [{ type: 'PRODUCT', id: p1 }] }] }),
+    );
     expect(percent.status).toBe(200);
     expect(percent.body.tiers[0]).toMatchObject({ reward_type: 'PERCENTAGE', reward_value: 50 });
   });
@@ -100,7 +119,10 @@ describe('POST /v1/app/promo', () => {
   it('allocates promo ids per store and tier ids that never repeat within a store, also in parallel', async () => {
     const a = await newStore();
     const b = await newStore();
-    const tiers = [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1 }, { min_amount: 2, reward_type: 'VALUE', reward_value: 2 }];
+    const tiers = [
+      { min_amount: 1, reward_type: 'VALUE', reward_value: 1 },
+      { min_amount: 2, reward_type: 'VALUE', reward_value: 2 },
+    ];
     const results = await Promise.all(Array.from({ length: 8 }, () => a.post('/v1/app/promo', progressive({ tiers }))));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(results.map((r) => r.body.id).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -130,10 +152,28 @@ describe('POST /v1/app/promo', () => {
     ['target id not an integer', progressive({ targets: [{ type: 'PRODUCT', id: 1.5 }] }), 'targets.0.id'],
     ['target id beyond a safe integer', progressive({ targets: [{ type: 'PRODUCT', id: 1e200 }] }), 'targets.0.id'],
     ['STORE combined with a product', progressive({ targets: [{ type: 'STORE' }, { type: 'PRODUCT', id: 1 }] }), 'targets'],
-    ['target listed twice', progressive({ targets: [{ type: 'PRODUCT', id: 1 }, { type: 'PRODUCT', id: 1 }] }), 'targets.1'],
+    [
+      'target listed twice',
+      progressive({
+        targets: [
+          { type: 'PRODUCT', id: 1 },
+          { type: 'PRODUCT', id: 1 },
+        ],
+      }),
+      'targets.1',
+    ],
     ['no tiers', progressive({ tiers: [] }), 'tiers'],
     ['11 tiers', progressive({ tiers: Array.from({ length: 11 }, (_, i) => ({ min_amount: i + 1, reward_type: 'VALUE', reward_value: 1 })) }), 'tiers'],
-    ['repeated min_amount', progressive({ tiers: [{ min_amount: 2, reward_type: 'VALUE', reward_value: 1 }, { min_amount: 2, reward_type: 'VALUE', reward_value: 3 }] }), 'tiers.1.min_amount'],
+    [
+      'repeated min_amount',
+      progressive({
+        tiers: [
+          { min_amount: 2, reward_type: 'VALUE', reward_value: 1 },
+          { min_amount: 2, reward_type: 'VALUE', reward_value: 3 },
+        ],
+      }),
+      'tiers.1.min_amount',
+    ],
     ['fractional min_amount under QUANTITY', progressive({ tiers: [{ min_amount: 1.5, reward_type: 'VALUE', reward_value: 1 }] }), 'tiers.0.min_amount'],
     ['zero min_amount under VALUE', progressive({ condition_mode: 'VALUE', tiers: [{ min_amount: 0, reward_type: 'VALUE', reward_value: 1 }] }), 'tiers.0.min_amount'],
     ['min_amount beyond the amount range', progressive({ condition_mode: 'VALUE', tiers: [{ min_amount: 1e200, reward_type: 'VALUE', reward_value: 1 }] }), 'tiers.0.min_amount'],
@@ -145,17 +185,45 @@ describe('POST /v1/app/promo', () => {
     ['reward_value too small to store', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1e-200 }] }), 'tiers.0.reward_value'],
     ['FREE in a PROGRESSIVE promo', progressive({ tiers: [{ min_amount: 1, reward_type: 'FREE' }] }), 'tiers.0.reward_type'],
     ['reward_quantity in a PROGRESSIVE promo', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1, reward_quantity: 1 }] }), 'tiers.0.reward_quantity'],
-    ['tier targets in a PROGRESSIVE promo', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1, targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.targets'],
+    [
+      'tier targets in a PROGRESSIVE promo',
+      progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1, targets: [{ type: 'PRODUCT', id: 1 }] }] }),
+      'tiers.0.targets',
+    ],
     ['unknown tier field', progressive({ tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 1, id: 4 }] }), 'tiers.0.id'],
-    ['BUY_X_PAY_Y with two tiers', buyXPayY([1], { tiers: [1, 2].map((min) => ({ min_amount: min, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'PRODUCT', id: 1 }] })) }), 'tiers'],
+    [
+      'BUY_X_PAY_Y with two tiers',
+      buyXPayY([1], { tiers: [1, 2].map((min) => ({ min_amount: min, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'PRODUCT', id: 1 }] })) }),
+      'tiers',
+    ],
     ['BUY_X_PAY_Y without reward_quantity', buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.reward_quantity'],
-    ['BUY_X_PAY_Y reward_quantity beyond a safe integer', buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 1e200, targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.reward_quantity'],
-    ['BUY_X_PAY_Y reward_quantity zero', buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 0, targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.reward_quantity'],
+    [
+      'BUY_X_PAY_Y reward_quantity beyond a safe integer',
+      buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 1e200, targets: [{ type: 'PRODUCT', id: 1 }] }] }),
+      'tiers.0.reward_quantity',
+    ],
+    [
+      'BUY_X_PAY_Y reward_quantity zero',
+      buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 0, targets: [{ type: 'PRODUCT', id: 1 }] }] }),
+      'tiers.0.reward_quantity',
+    ],
     ['BUY_X_PAY_Y without tier targets', buyXPayY([], {}), 'tiers.0.targets'],
     ['BUY_X_PAY_Y with 11 tier targets', buyXPayY(Array.from({ length: 11 }, (_, i) => i + 1)), 'tiers.0.targets'],
-    ['BUY_X_PAY_Y tier target of type CATEGORY', buyXPayY([], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'CATEGORY', id: 1 }] }] }), 'tiers.0.targets.0.type'],
-    ['BUY_X_PAY_Y tier target without id', buyXPayY([], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'PRODUCT' }] }] }), 'tiers.0.targets.0.id'],
-    ['FREE with a reward_value', buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_value: 5, reward_quantity: 1, targets: [{ type: 'PRODUCT', id: 1 }] }] }), 'tiers.0.reward_value'],
+    [
+      'BUY_X_PAY_Y tier target of type CATEGORY',
+      buyXPayY([], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'CATEGORY', id: 1 }] }] }),
+      'tiers.0.targets.0.type',
+    ],
+    [
+      'BUY_X_PAY_Y tier target without id',
+      buyXPayY([], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'PRODUCT' }] }] }),
+      'tiers.0.targets.0.id',
+    ],
+    [
+      'FREE with a reward_value',
+      buyXPayY([1], { tiers: [{ min_amount: 3, reward_type: 'FREE', reward_value: 5, reward_quantity: 1, targets: [{ type: 'PRODUCT', id: 1 }] }] }),
+      'tiers.0.reward_value',
+    ],
     ['unknown field', progressive({ store_id: 5 }), 'store_id'],
   ];
   it.each(cases)('rejects %s with 422 naming the field, and creates nothing', async (_case, body, field) => {
@@ -170,7 +238,16 @@ describe('POST /v1/app/promo', () => {
 
   it('reports every broken rule at once', async () => {
     const store = await newStore();
-    const res = await store.post('/v1/app/promo', progressive({ ends_at: '2020-01-01T00:00:00Z', tiers: [{ min_amount: 1, reward_type: 'FREE' }, { min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 200 }] }));
+    const res = await store.post(
+      '/v1/app/promo',
+      progressive({
+        ends_at: '2020-01-01T00:00:00Z',
+        tiers: [
+          { min_amount: 1, reward_type: 'FREE' },
+          { min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 200 },
+        ],
+      }),
+    );
     expect(res.status).toBe(422);
     expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['ends_at', 'tiers.0.reward_type', 'tiers.1.reward_value']);
   });
@@ -181,7 +258,13 @@ describe('POST /v1/app/promo', () => {
     const category = (await store.post('/v1/app/category', { name: 'C' })).body;
     const res = await store.post(
       '/v1/app/promo',
-      buyXPayY([p1, 77], { targets: [{ type: 'PRODUCT', id: p1 }, { type: 'CATEGORY', id: 88 }, { type: 'CATEGORY', id: category.id }] }),
+      buyXPayY([p1, 77], {
+        targets: [
+          { type: 'PRODUCT', id: p1 },
+          { type: 'CATEGORY', id: 88 },
+          { type: 'CATEGORY', id: category.id },
+        ],
+      }),
     );
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual(
@@ -206,7 +289,10 @@ describe('POST /v1/app/promo', () => {
   it('rejects 1e999 (Infinity once parsed), which no DynamoDB number holds, with 422 and creates nothing', async () => {
     const store = await newStore();
     const raw = JSON.stringify(progressive({ condition_mode: 'VALUE', tiers: [{ min_amount: 1, reward_type: 'VALUE', reward_value: 7 }] }));
-    for (const [from, to, field] of [['"min_amount":1', '"min_amount":1e999', 'tiers.0.min_amount'], ['"reward_value":7', '"reward_value":1e999', 'tiers.0.reward_value']]) {
+    for (const [from, to, field] of [
+      ['"min_amount":1', '"min_amount":1e999', 'tiers.0.min_amount'],
+      ['"reward_value":7', '"reward_value":1e999', 'tiers.0.reward_value'],
+    ]) {
       const res = await store.post('/v1/app/promo', undefined, { raw: raw.replace(from!, to!), contentType: 'application/json' });
       expect(res.status).toBe(422);
       expect(firstError(res).field).toBe(field);
@@ -225,7 +311,10 @@ describe('POST /v1/app/promo', () => {
       expect(res.body).toMatchObject({ name, targets: products });
       expect(res.body.tiers.map((t: { min_amount: number }) => t.min_amount)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     }
-    const reward = await store.post('/v1/app/promo', buyXPayY(ids, { tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 100, reward_quantity: 1, targets: products }] }));
+    const reward = await store.post(
+      '/v1/app/promo',
+      buyXPayY(ids, { tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 100, reward_quantity: 1, targets: products }] }),
+    );
     expect(reward.status, reward.text).toBe(200);
     expect(reward.body.tiers[0].targets).toEqual(products);
   });
@@ -251,10 +340,7 @@ describe('referential integrity', () => {
     const store = await newStore();
     for (let round = 0; round < 12; round++) {
       const [pkg] = await packages(store, 1);
-      const [created, deleted] = await Promise.all([
-        store.post('/v1/app/promo', progressive({ targets: [{ type: 'PRODUCT', id: pkg }] })),
-        store.delete(`/v1/app/package/${pkg}`),
-      ]);
+      const [created, deleted] = await Promise.all([store.post('/v1/app/promo', progressive({ targets: [{ type: 'PRODUCT', id: pkg }] })), store.delete(`/v1/app/package/${pkg}`)]);
       const packageNow = await store.get(`/v1/app/package/${pkg}`);
       if (created.status === 200) {
         expect(deleted.status).toBe(409);
@@ -288,12 +374,28 @@ describe('PATCH /v1/app/promo/{promoId}', () => {
   it('replaces tiers, keeping the id of a tier whose min_amount stays', async () => {
     const store = await newStore();
     const promo = (
-      await store.post('/v1/app/promo', progressive({ tiers: [{ min_amount: 2, reward_type: 'VALUE', reward_value: 1 }, { min_amount: 4, reward_type: 'VALUE', reward_value: 2 }] }))
+      await store.post(
+        '/v1/app/promo',
+        progressive({
+          tiers: [
+            { min_amount: 2, reward_type: 'VALUE', reward_value: 1 },
+            { min_amount: 4, reward_type: 'VALUE', reward_value: 2 },
+          ],
+        }),
+      )
     ).body;
     const [two, four] = promo.tiers;
-    const res = await store.patch(`/v1/app/promo/${promo.id}`, {
-      tiers: [{ min_amount: 8, reward_type: 'PERCENTAGE', reward_value: 20 }, { min_amount: 2, reward_type: 'VALUE', reward_value: 1 }, { min_amount: 4, reward_type: 'VALUE', reward_value: 3 }],
-    }, { headers: atTime(promo.updated_at, 1000) });
+    const res = await store.patch(
+      `/v1/app/promo/${promo.id}`,
+      {
+        tiers: [
+          { min_amount: 8, reward_type: 'PERCENTAGE', reward_value: 20 },
+          { min_amount: 2, reward_type: 'VALUE', reward_value: 1 },
+          { min_amount: 4, reward_type: 'VALUE', reward_value: 3 },
+        ],
+      },
+      { headers: atTime(promo.updated_at, 1000) },
+    );
     expect(res.status).toBe(200);
     const [newTwo, newFour, eight] = res.body.tiers;
     expect(newTwo).toEqual(two);
@@ -352,7 +454,12 @@ describe('PATCH /v1/app/promo/{promoId}', () => {
     const store = await newStore();
     const [held, offered] = await packages(store, 2);
     const promo = (await store.post('/v1/app/promo', progressive({ targets: [{ type: 'PRODUCT', id: held }] }))).body;
-    const res = await store.patch(`/v1/app/promo/${promo.id}`, { targets: [{ type: 'PRODUCT', id: offered }, { type: 'CATEGORY', id: 999 }] });
+    const res = await store.patch(`/v1/app/promo/${promo.id}`, {
+      targets: [
+        { type: 'PRODUCT', id: offered },
+        { type: 'CATEGORY', id: 999 },
+      ],
+    });
     expect(res.status).toBe(422);
     expect(firstError(res).field).toBe('targets.1.id');
     expect((await store.get(`/v1/app/promo/${promo.id}`)).body).toEqual(promo);
@@ -442,7 +549,10 @@ describe('DynamoDB calls per request (credential GetItem included)', () => {
     const calls = dynamoDbCalls;
     const [p1] = await packages(store, 1);
     // one ADD for the promo id and all tier ids + one TransactWrite (promo and target counts)
-    const created = await store.post('/v1/app/promo', progressive({ targets: [{ type: 'PRODUCT', id: p1 }], tiers: [1, 2, 3].map((min) => ({ min_amount: min, reward_type: 'VALUE', reward_value: min })) }));
+    const created = await store.post(
+      '/v1/app/promo',
+      progressive({ targets: [{ type: 'PRODUCT', id: p1 }], tiers: [1, 2, 3].map((min) => ({ min_amount: min, reward_type: 'VALUE', reward_value: min })) }),
+    );
     expect(calls(created)).toBe(3);
     const path = `/v1/app/promo/${created.body.id}`;
     expect(calls(await store.get(path))).toBe(2);

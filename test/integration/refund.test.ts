@@ -19,7 +19,10 @@ async function soldOrder(store: Store, pkgExtra: Record<string, unknown> = {}) {
   const affiliate = await buyerLogin(store.domain);
   expect((await affiliate.post('/v1/webstore/affiliate/join', { ref_code: 'Ana_Games' })).status).toBe(200);
   const pkg = await createPackage(store, {
-    price: 25, stock: 10, per_customer_limit: 3, expiry_days: 30,
+    price: 25,
+    stock: 10,
+    per_customer_limit: 3,
+    expiry_days: 30,
     commands: [
       { command: 'give {client_identifier} vip' },
       { command: 'kit {client_identifier}' },
@@ -67,7 +70,10 @@ describe('POST /v1/app/order/{id}/refund', () => {
     expect((await store.post('/v1/app/order', { ...orderBody(pkg.id), packages: [{ package_id: pkg.id, quantity: 3 }] })).status).toBe(200);
 
     const statement = (await affiliate.get('/v1/webstore/affiliate/transactions')).body.data;
-    expect(statement.map((t: any) => [t.operation, t.amount, t.order_id])).toEqual([['COMMISSION_REVERSED', -4.5, order.id], ['COMMISSION', 4.5, order.id]]);
+    expect(statement.map((t: any) => [t.operation, t.amount, t.order_id])).toEqual([
+      ['COMMISSION_REVERSED', -4.5, order.id],
+      ['COMMISSION', 4.5, order.id],
+    ]);
     expect((await affiliate.get('/v1/webstore/affiliate/me')).body.balance).toBe(0);
 
     // The same call again answers the order and does nothing more: order GetItem + credential.
@@ -107,7 +113,7 @@ describe('POST /v1/app/order/{id}/refund', () => {
     expect((await store.get(`/v1/app/order/${refunded.id}`)).body.status).toBe('REFUNDED');
   });
 
-  it('refuses a PENDING or CANCELED order (409), another store\'s order and bad ids (404), changing nothing', async () => {
+  it("refuses a PENDING or CANCELED order (409), another store's order and bad ids (404), changing nothing", async () => {
     const store = await newStore();
     const other = await newStore();
     const pkg = await createPackage(store, { price: 5, stock: 5 });
@@ -134,7 +140,7 @@ describe('POST /v1/app/order/{id}/refund', () => {
     expect(await stockOf(store, pkg.id)).toBe(4);
   });
 
-  it('cancels a command under a live lease: the holder\'s later ack is recorded and changes nothing', async () => {
+  it("cancels a command under a live lease: the holder's later ack is recorded and changes nothing", async () => {
     const store = await newStore();
     const server = await createServer(store);
     const pkg = await createPackage(store, { price: 5, commands: [{ command: 'a' }, { command: 'b' }] });
@@ -165,7 +171,10 @@ describe('POST /v1/app/order/{id}/chargeback', () => {
     expect(dynamoDbCalls(res)).toBe(11);
     const commands = await commandsOf(store, order.id);
     expect(commands.map((c) => [c.stage, c.status])).toEqual([
-      ['APPROVED', 'CANCELED'], ['APPROVED', 'CANCELED'], ['EXPIRED', 'CANCELED'], ['CHARGEBACK', 'PENDING'],
+      ['APPROVED', 'CANCELED'],
+      ['APPROVED', 'CANCELED'],
+      ['EXPIRED', 'CANCELED'],
+      ['CHARGEBACK', 'PENDING'],
     ]);
     expect(commands[3]).toMatchObject({ command: 'chargeback Steve', execute_at: REFUND });
     expect(await stockOf(store, pkg.id)).toBe(10);
@@ -206,7 +215,10 @@ describe('the commission reversal', () => {
     expect((await store.post(`/v1/app/order/${order.id}/refund`)).status).toBe(200);
     expect((await affiliate.get('/v1/webstore/affiliate/me')).body.balance).toBe(0);
     const statement = (await affiliate.get('/v1/webstore/affiliate/transactions')).body.data;
-    expect(statement.map((t: any) => [t.operation, t.amount])).toEqual([['COMMISSION_REVERSED', -2], ['COMMISSION', 2]]);
+    expect(statement.map((t: any) => [t.operation, t.amount])).toEqual([
+      ['COMMISSION_REVERSED', -2],
+      ['COMMISSION', 2],
+    ]);
   });
 });
 
@@ -243,7 +255,13 @@ describe('timed packages (expiry_days)', () => {
     const store = await newStore();
     const timed = await createPackage(store, { price: 5, expiry_days: 30, commands: [{ command: 'give' }, { command: 'take', stage: 'EXPIRED', delay_seconds: 5 }] });
     const plain = await createPackage(store, { price: 5, commands: [{ command: 'perm' }, { command: 'never', stage: 'EXPIRED' }] });
-    const order = await placeOrder(store, { ...orderBody([timed.id, plain.id]), packages: [{ package_id: timed.id, quantity: 3 }, { package_id: plain.id, quantity: 1 }] });
+    const order = await placeOrder(store, {
+      ...orderBody([timed.id, plain.id]),
+      packages: [
+        { package_id: timed.id, quantity: 3 },
+        { package_id: plain.id, quantity: 1 },
+      ],
+    });
     expect(order.packages).toEqual([expect.objectContaining({ expires_at: null }), expect.objectContaining({ expires_at: null })]);
 
     const approved = (await store.post(`/v1/app/order/${order.id}/approve`, undefined, { headers: atTime(APPROVAL) })).body;

@@ -12,8 +12,13 @@ import { defineHandler } from '#lib/http/handler.ts';
 const route = { method: 'POST', path: '/v1/app/oversized', api: 'api', credential: 'public', access: 'write', summary: 's', tag: 't' } as const;
 const event = () =>
   ({
-    version: '2.0', routeKey: 'POST /v1/app/oversized', rawPath: '/v1/app/oversized', rawQueryString: '', isBase64Encoded: false,
-    headers: {}, requestContext: { requestId: `size-${Math.random()}`, http: { method: 'POST', path: '/v1/app/oversized' } },
+    version: '2.0',
+    routeKey: 'POST /v1/app/oversized',
+    rawPath: '/v1/app/oversized',
+    rawQueryString: '',
+    isBase64Encoded: false,
+    headers: {},
+    requestContext: { requestId: `size-${Math.random()}`, http: { method: 'POST', path: '/v1/app/oversized' } },
   }) as unknown as APIGatewayProxyEventV2;
 
 let run = 0;

@@ -152,7 +152,13 @@ describe('the currency, theme and payment settings (extensions sections 8 and 13
   it('changes them together with the domain and the allowed origins, in the same write', async () => {
     const store = await newStore();
     const domain = `themed-${store.storeId}.test.localhost`;
-    const res = await store.patch('/v1/app/store', { domain, allowed_origins: ['https://play.example.com'], currency: 'EUR', theme: { primary_color: '#000000' }, payments: { chargeback_on: 'DISPUTE_LOST' } });
+    const res = await store.patch('/v1/app/store', {
+      domain,
+      allowed_origins: ['https://play.example.com'],
+      currency: 'EUR',
+      theme: { primary_color: '#000000' },
+      payments: { chargeback_on: 'DISPUTE_LOST' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ domain, currency: 'EUR', theme: { primary_color: '#000000', logo: null }, payments: { chargeback_on: 'DISPUTE_LOST' } });
     expect((await store.get('/v1/app/store')).body).toEqual(res.body);
@@ -163,7 +169,11 @@ describe('the currency, theme and payment settings (extensions sections 8 and 13
     await db.send(
       new UpdateCommand({ TableName: TABLE, Key: storeKey(store.storeId), UpdateExpression: 'REMOVE currency, theme_primary_color, theme_logo, theme_banner, chargeback_on' }),
     );
-    expect((await store.get('/v1/app/store')).body).toMatchObject({ currency: 'BRL', theme: { primary_color: '#2563eb', logo: null, banner: null }, payments: { chargeback_on: 'DISPUTE_OPENED' } });
+    expect((await store.get('/v1/app/store')).body).toMatchObject({
+      currency: 'BRL',
+      theme: { primary_color: '#2563eb', logo: null, banner: null },
+      payments: { chargeback_on: 'DISPUTE_OPENED' },
+    });
     const res = await store.patch('/v1/app/store', { theme: { logo: 'https://cdn.example.com/l.png' } });
     expect(res.status).toBe(200);
     expect(res.body.theme).toEqual({ primary_color: '#2563eb', logo: 'https://cdn.example.com/l.png', banner: null });

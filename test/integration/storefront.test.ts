@@ -7,8 +7,7 @@ import { call, dynamoDbCalls, firstError, newStore, type CallOptions } from '../
 /** The public storefront routes (extensions section 8): x-store-domain, no token. */
 type Store = Awaited<ReturnType<typeof newStore>>;
 
-const storefront = (store: Store, path: string, options: CallOptions = {}) =>
-  call('GET', path, { ...options, headers: { 'x-store-domain': store.domain, ...options.headers } });
+const storefront = (store: Store, path: string, options: CallOptions = {}) => call('GET', path, { ...options, headers: { 'x-store-domain': store.domain, ...options.headers } });
 
 const created = async (response: Promise<{ status: number; body: any; text: string }>) => {
   const res = await response;
@@ -64,7 +63,7 @@ describe('GET /v1/webstore', () => {
     expect((await storefront(store, '/v1/webstore')).body.store.terms_url).toBeNull();
   });
 
-  it('answers the official client\'s GET (Content-Type: application/json, empty body) as any GET', async () => {
+  it("answers the official client's GET (Content-Type: application/json, empty body) as any GET", async () => {
     const store = await newStore();
     const res = await storefront(store, '/v1/webstore', { raw: '', contentType: 'application/json' });
     expect(res.status).toBe(200);
@@ -91,19 +90,39 @@ describe('GET /v1/webstore/package and /v1/webstore/package/{id}', () => {
     const category = await created(store.post('/v1/app/category', { name: 'Ranks' }));
     const pkg = await created(
       store.post('/v1/app/package', {
-        name: 'VIP', price: 9.9, description: 'Perks', category_id: category.id, stock: 4, tags: [sale.id], commands: [{ command: 'secret {nick}' }],
+        name: 'VIP',
+        price: 9.9,
+        description: 'Perks',
+        category_id: category.id,
+        stock: 4,
+        tags: [sale.id],
+        commands: [{ command: 'secret {nick}' }],
       }),
     );
     const other = await created(store.post('/v1/app/package', { name: 'Other', price: 1 }));
     const everywhere = await created(store.post('/v1/app/variable', { name: 'nick', type: 'TEXT', description: 'Your nick', required: true, regex: '^[a-z]+$' }));
     const color = await created(
       store.post('/v1/app/variable', {
-        name: 'color', type: 'SELECT', description: 'Colour', applies_to: [pkg.id],
-        options: [{ name: 'Red', value: 'red', price: 1 }, { name: 'Blue', value: 'blue' }, { name: 'Green', value: 'green', price: 2 }],
+        name: 'color',
+        type: 'SELECT',
+        description: 'Colour',
+        applies_to: [pkg.id],
+        options: [
+          { name: 'Red', value: 'red', price: 1 },
+          { name: 'Blue', value: 'blue' },
+          { name: 'Green', value: 'green', price: 2 },
+        ],
       }),
     );
     // dropping Blue deactivates it: the storefront offers the active options only
-    await created(store.patch(`/v1/app/variable/${color.id}`, { options: [{ name: 'Red', value: 'red', price: 1 }, { name: 'Green', value: 'green', price: 2 }] }));
+    await created(
+      store.patch(`/v1/app/variable/${color.id}`, {
+        options: [
+          { name: 'Red', value: 'red', price: 1 },
+          { name: 'Green', value: 'green', price: 2 },
+        ],
+      }),
+    );
     await created(store.post('/v1/app/variable', { name: 'server', type: 'TEXT', description: 'Server', applies_to: [other.id] }));
 
     const res = await storefront(store, `/v1/webstore/package/${pkg.id}`);
@@ -118,7 +137,10 @@ describe('GET /v1/webstore/package and /v1/webstore/package/{id}', () => {
       category_id: category.id,
       parent_id: null,
       image: null,
-      tags: [{ id: sale.id, name: 'Sale', color: '#ef4444' }, { id: all.id, name: 'All', color: 'red' }],
+      tags: [
+        { id: sale.id, name: 'Sale', color: '#ef4444' },
+        { id: all.id, name: 'All', color: 'red' },
+      ],
       stock: { quantity: 4, available: true },
       fields: [
         { id: everywhere.id, name: 'nick', description: 'Your nick', type: 'TEXT', required: true, regex: '^[a-z]+$', options: [] },
@@ -230,8 +252,7 @@ describe('GET /v1/webstore/category', () => {
     const first = await created(store.post('/v1/app/category', { name: 'First' }));
     const second = await created(store.post('/v1/app/category', { name: 'Second' }));
     const pkg = await created(store.post('/v1/app/package', { name: 'P', price: 1, category_id: first.id, enabled: false }));
-    const counts = async () =>
-      (await storefront(store, '/v1/webstore/category')).body.data.map((c: { id: number; packages_count: number }) => [c.id, c.packages_count]);
+    const counts = async () => (await storefront(store, '/v1/webstore/category')).body.data.map((c: { id: number; packages_count: number }) => [c.id, c.packages_count]);
     expect(await counts()).toEqual([]);
     await created(store.patch(`/v1/app/package/${pkg.id}`, { enabled: true }));
     expect(await counts()).toEqual([[first.id, 1]]);
@@ -266,8 +287,14 @@ describe('GET /v1/webstore/discount/{code}', () => {
     const store = await newStore();
     await created(
       store.post('/v1/app/discount', {
-        coupon: 'Welcome10', type: 'PERCENTAGE', value: 10, min_price: 5, expires_in: FUTURE, max_uses: 3,
-        restricted_to_criteria: 'CLIENT_EMAIL', restricted_to: ['vip@example.com'],
+        coupon: 'Welcome10',
+        type: 'PERCENTAGE',
+        value: 10,
+        min_price: 5,
+        expires_in: FUTURE,
+        max_uses: 3,
+        restricted_to_criteria: 'CLIENT_EMAIL',
+        restricted_to: ['vip@example.com'],
       }),
     );
     const res = await storefront(store, '/v1/webstore/discount/WELCOME10');
@@ -284,7 +311,9 @@ describe('GET /v1/webstore/discount/{code}', () => {
     const other = await newStore();
     await created(store.post('/v1/app/discount', { coupon: 'OLD', type: 'VALUE', value: 1, expires_in: PAST }));
     const soldOut = await created(store.post('/v1/app/discount', { coupon: 'GONE', type: 'VALUE', value: 1, max_uses: 1 }));
-    await db.send(new UpdateCommand({ TableName: TABLE, Key: discountKey(store.storeId, soldOut.id), UpdateExpression: 'SET uses = :one', ExpressionAttributeValues: { ':one': 1 } }));
+    await db.send(
+      new UpdateCommand({ TableName: TABLE, Key: discountKey(store.storeId, soldOut.id), UpdateExpression: 'SET uses = :one', ExpressionAttributeValues: { ':one': 1 } }),
+    );
     await created(other.post('/v1/app/discount', { coupon: 'THEIRS', type: 'VALUE', value: 1 }));
     await created(store.post('/v1/app/discount', { coupon: 'WELCOME10', type: 'VALUE', value: 1 }));
     const answers = await Promise.all(['NOPE', 'OLD', 'GONE', 'THEIRS', 'WELCOME', 'bad%20code'].map((code) => storefront(store, `/v1/webstore/discount/${code}`)));
@@ -297,7 +326,7 @@ describe('GET /v1/webstore/discount/{code}', () => {
 });
 
 describe('GET /v1/webstore/promo', () => {
-  it('lists the promos in force now, as the Promo resource; not disabled, future or ended ones, nor another store\'s', async () => {
+  it("lists the promos in force now, as the Promo resource; not disabled, future or ended ones, nor another store's", async () => {
     const store = await newStore();
     const other = await newStore();
     const open = await created(store.post('/v1/app/promo', promoBody({ name: 'Open' })));

@@ -60,7 +60,10 @@ describe('apply-all tag ids', () => {
       await db.send(new DeleteCommand({ TableName: TABLE, Key: applyAllKey(store.storeId) }));
       const shown = await storefront(store.domain, `/v1/webstore/package/${pkg.id}`);
       expect(shown.status, shown.text).toBe(200);
-      expect(shown.body.tags.map((tag: { id: number }) => tag.id), before).toEqual(expected);
+      expect(
+        shown.body.tags.map((tag: { id: number }) => tag.id),
+        before,
+      ).toEqual(expected);
       expect(await applyAllItem(store.storeId), before).toMatchObject({ derived: true });
     }
   });
@@ -95,7 +98,10 @@ describe('apply-all tag ids', () => {
       if (res.body.data.length < 100) break;
     }
     expect(everyTag).toHaveLength(20);
-    const flagged = everyTag.filter((tag: { apply_to_all_packages: boolean }) => tag.apply_to_all_packages).map((tag: { id: number }) => tag.id).sort((a: number, b: number) => a - b);
+    const flagged = everyTag
+      .filter((tag: { apply_to_all_packages: boolean }) => tag.apply_to_all_packages)
+      .map((tag: { id: number }) => tag.id)
+      .sort((a: number, b: number) => a - b);
     expect(idsOf(await applyAllItem(store.storeId))).toEqual(flagged);
     expect((await store.get(`/v1/app/package/${pkg.id}`)).body.tags).toEqual(flagged);
   });

@@ -36,7 +36,18 @@ describe('POST /v1/app/variable', () => {
       updated_at: res.body.created_at,
     });
     expect(Object.keys(res.body)).toEqual([
-      'id', 'store_id', 'name', 'description', 'type', 'required', 'regex', 'applies_to', 'bracket_display', 'display', 'created_at', 'updated_at',
+      'id',
+      'store_id',
+      'name',
+      'description',
+      'type',
+      'required',
+      'regex',
+      'applies_to',
+      'bracket_display',
+      'display',
+      'created_at',
+      'updated_at',
     ]);
     expect((await store.get(`/v1/app/variable/${res.body.id}`)).body).toEqual(res.body);
   });
@@ -45,7 +56,13 @@ describe('POST /v1/app/variable', () => {
     const store = await newStore();
     const p = await createPackage(store);
     const res = await store.post('/v1/app/variable', {
-      name: 'colour', type: 'SELECT', description: 'Pick one', required: true, regex: '^[a-z]+$', applies_to: [p], options: COLOURS,
+      name: 'colour',
+      type: 'SELECT',
+      description: 'Pick one',
+      required: true,
+      regex: '^[a-z]+$',
+      applies_to: [p],
+      options: COLOURS,
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ type: 'SELECT', required: true, regex: '^[a-z]+$', applies_to: [p] });
@@ -187,13 +204,24 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
     ]);
     expect((await store.get(url)).body.options).toEqual(second.body.options);
 
-    const third = await store.patch(url, { options: [{ name: 'red', value: 'CRIMSON' }, { name: 'yellow', value: 'YELLOW' }] });
+    const third = await store.patch(url, {
+      options: [
+        { name: 'red', value: 'CRIMSON' },
+        { name: 'yellow', value: 'YELLOW' },
+      ],
+    });
     expect(third.body.options).toEqual([
       { id: 1, name: 'red', value: 'CRIMSON', price: null },
       { id: 4, name: 'yellow', value: 'YELLOW', price: null },
     ]);
 
-    const fourth = await store.patch(url, { options: [{ name: 'purple', value: 'P' }, { name: 'green', value: 'G' }, { name: 'red', value: 'R' }] });
+    const fourth = await store.patch(url, {
+      options: [
+        { name: 'purple', value: 'P' },
+        { name: 'green', value: 'G' },
+        { name: 'red', value: 'R' },
+      ],
+    });
     expect(fourth.body.options).toEqual([
       { id: 5, name: 'purple', value: 'P', price: null },
       { id: 2, name: 'green', value: 'G', price: null },
@@ -224,7 +252,13 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
     expect(firstError(bare).field).toBe('options');
     expect((await store.get(url)).body).toEqual(text.body);
 
-    const back = await store.patch(url, { type: 'SELECT', options: [{ name: 'blue', value: 'B' }, { name: 'new', value: 'N' }] });
+    const back = await store.patch(url, {
+      type: 'SELECT',
+      options: [
+        { name: 'blue', value: 'B' },
+        { name: 'new', value: 'N' },
+      ],
+    });
     expect(back.status).toBe(200);
     expect(back.body.options).toEqual([
       { id: 3, name: 'blue', value: 'B', price: null },
@@ -247,7 +281,12 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
     expect((await store.get(`/v1/app/variable/${text.id}`)).body).toEqual(text);
 
     const select = await createVariable(store, { name: 'pick', type: 'SELECT', options: COLOURS });
-    const dup = await store.patch(`/v1/app/variable/${select.id}`, { options: [{ name: 'a', value: '1' }, { name: 'a', value: '2' }] });
+    const dup = await store.patch(`/v1/app/variable/${select.id}`, {
+      options: [
+        { name: 'a', value: '1' },
+        { name: 'a', value: '2' },
+      ],
+    });
     expect(dup.status).toBe(422);
     expect(firstError(dup).field).toBe('options.1.name');
     const single = await store.patch(`/v1/app/variable/${select.id}`, { options: [{ name: 'a', value: '1' }] });
@@ -259,7 +298,17 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
   it('rejects an empty patch and invalid or read-only fields with 422, changing nothing', async () => {
     const store = await newStore();
     const created = await createVariable(store, { name: 'steady', type: 'TEXT' });
-    for (const body of [{}, { name: 'bad name' }, { regex: '*' }, { regex: 'x'.repeat(501) }, { type: 'LIST' }, { description: '' }, { display: 'x' }, { id: 2 }, { applies_to: [-1] }]) {
+    for (const body of [
+      {},
+      { name: 'bad name' },
+      { regex: '*' },
+      { regex: 'x'.repeat(501) },
+      { type: 'LIST' },
+      { description: '' },
+      { display: 'x' },
+      { id: 2 },
+      { applies_to: [-1] },
+    ]) {
       const res = await store.patch(`/v1/app/variable/${created.id}`, body);
       expect(res.status, JSON.stringify(body)).toBe(422);
       firstError(res);
@@ -318,7 +367,12 @@ describe('PATCH /v1/app/variable/{variable-id}', () => {
     expect(names(final.options).slice(0, 3)).toEqual(['red', 'green', 'blue']);
     expect(final.options.map((o: Option) => o.id)).toEqual([1, 2, 3, 5]);
     const loser = final.options[3].name === 'a' ? 'b' : 'a';
-    const reactivated = await store.patch(url, { options: [{ name: loser, value: loser }, { name: 'c', value: 'c' }] });
+    const reactivated = await store.patch(url, {
+      options: [
+        { name: loser, value: loser },
+        { name: 'c', value: 'c' },
+      ],
+    });
     expect(reactivated.body.options).toEqual([
       { id: 4, name: loser, value: loser, price: null },
       { id: 6, name: 'c', value: 'c', price: null },

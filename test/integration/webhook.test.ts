@@ -384,7 +384,9 @@ describe('webhook delivery on the local stack', () => {
       delays.push(performance.now() - started);
     }
     delays.sort((x, y) => x - y);
-    console.log(`approval -> webhook on the local stack: median ${Math.round((delays[9]! + delays[10]!) / 2)} ms, min ${Math.round(delays[0]!)} ms, max ${Math.round(delays[19]!)} ms (n=20)`);
+    console.log(
+      `approval -> webhook on the local stack: median ${Math.round((delays[9]! + delays[10]!) / 2)} ms, min ${Math.round(delays[0]!)} ms, max ${Math.round(delays[19]!)} ms (n=20)`,
+    );
   });
 });
 

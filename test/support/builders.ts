@@ -34,15 +34,23 @@ export const createPackage = (store: Store, body: Body = {}) => created<CreatedP
 export const createCategory = (store: Store, body: Body = {}) => created<{ id: number; name: string }>(store, '/v1/app/category', { name: 'Ranks', ...body });
 export const createTag = (store: Store, body: Body = {}) => created<{ id: number; name: string; color: string }>(store, '/v1/app/tag', { name: 'Sale', color: '#ef4444', ...body });
 export const createVariable = (store: Store, body: Body = {}) =>
-  created<{ id: number; name: string; options?: { id: number; name: string; value: string; price: number | null }[]; [field: string]: unknown }>(
-    store, '/v1/app/variable', { name: 'nick', type: 'TEXT', description: 'Asked at checkout', ...body },
-  );
+  created<{ id: number; name: string; options?: { id: number; name: string; value: string; price: number | null }[]; [field: string]: unknown }>(store, '/v1/app/variable', {
+    name: 'nick',
+    type: 'TEXT',
+    description: 'Asked at checkout',
+    ...body,
+  });
 export const createDiscount = (store: Store, body: Body = {}) =>
   created<{ id: number; coupon: string; uses: number; [field: string]: unknown }>(store, '/v1/app/discount', { coupon: 'SAVE5', type: 'VALUE', value: 5, ...body });
 export const createPromo = (store: Store, body: Body = {}) =>
   created<{ id: number; [field: string]: unknown }>(store, '/v1/app/promo', {
-    name: 'Promo', type: 'PROGRESSIVE', condition_mode: 'QUANTITY', starts_at: PAST, targets: [{ type: 'STORE' }],
-    tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 10 }], ...body,
+    name: 'Promo',
+    type: 'PROGRESSIVE',
+    condition_mode: 'QUANTITY',
+    starts_at: PAST,
+    targets: [{ type: 'STORE' }],
+    tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 10 }],
+    ...body,
   });
 
 /** An order body for one unit of each package, by the default client. */

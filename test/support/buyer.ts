@@ -47,8 +47,7 @@ export async function requestCode(domain: string, email: string): Promise<string
   return lastCode(domain, email);
 }
 
-export const verify = (domain: string, email: string, code: string) =>
-  call('POST', '/v1/webstore/auth/verify', { json: { email, code }, headers: apiHeaders(domain) });
+export const verify = (domain: string, email: string, code: string) => call('POST', '/v1/webstore/auth/verify', { json: { email, code }, headers: apiHeaders(domain) });
 
 /** A buyer access token (and the customer) of a fresh login. */
 export async function buyerLogin(domain: string, email = uniqueEmail()) {

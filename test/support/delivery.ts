@@ -23,7 +23,11 @@ export async function drain(key: string, body: Record<string, unknown> = {}): Pr
   expect(res.status, res.text).toBe(200);
   if (res.body.lease_id === null) return [];
   const ids = res.body.commands.map((command: { id: number }) => command.id) as number[];
-  const acked = await ack(key, res.body.lease_id, ids.map((id) => ({ id, status: 'DONE' })));
+  const acked = await ack(
+    key,
+    res.body.lease_id,
+    ids.map((id) => ({ id, status: 'DONE' })),
+  );
   expect(acked.body.accepted).toEqual(ids);
   return ids;
 }

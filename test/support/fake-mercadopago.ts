@@ -127,7 +127,10 @@ export class FakeMercadoPago {
    * body `{action, api_version, data: {id}, date_created, id, live_mode, type, user_id}`, signed
    * with `secret` over the documented manifest. `tamper` changes it after signing (a forgery).
    */
-  async notify(id: number, options: { secret: string | null; url?: string; ts?: number; tamper?: 'id' | 'signature' }): Promise<{ status: number; body: string; headers: Headers }> {
+  async notify(
+    id: number,
+    options: { secret: string | null; url?: string; ts?: number; tamper?: 'id' | 'signature' },
+  ): Promise<{ status: number; body: string; headers: Headers }> {
     const payment = this.payments.get(id);
     const url = options.url ?? payment?.notification_url;
     if (!url) throw new Error(`fake payment ${id} has no notification_url`);
@@ -239,7 +242,8 @@ export class FakeMercadoPago {
       if (method === 'POST' && paymentPath[2]) return this.refund(payment, body);
       if (method === 'PUT' && !paymentPath[2]) {
         if (body?.status !== 'cancelled') return [400, error(400, 'bad_request', 'only status cancelled may be set')];
-        if (!['pending', 'in_process', 'authorized'].includes(payment.status)) return [400, error(400, 'bad_request', `Payment in status ${payment.status} cannot be cancelled`, 4040)];
+        if (!['pending', 'in_process', 'authorized'].includes(payment.status))
+          return [400, error(400, 'bad_request', `Payment in status ${payment.status} cannot be cancelled`, 4040)];
         this.setStatus(payment.id, 'cancelled', 'by_collector');
         return [200, payment];
       }

@@ -44,7 +44,8 @@ function actions(schema: AnySchema): Action[] {
 }
 const requirement = (schema: AnySchema, type: string) => actions(schema).find((action) => action.type === type)?.requirement as number | undefined;
 /** The bound of `maxBytes` (lib/schemas/common.ts), read where the OpenAPI document reads it. */
-const byteBound = (schema: AnySchema) => actions(schema).find((action) => action.type === 'metadata' && action.metadata?.['x-maxBytes'] !== undefined)?.metadata?.['x-maxBytes'] as number | undefined;
+const byteBound = (schema: AnySchema) =>
+  actions(schema).find((action) => action.type === 'metadata' && action.metadata?.['x-maxBytes'] !== undefined)?.metadata?.['x-maxBytes'] as number | undefined;
 const accepts = (schema: AnySchema, value: unknown) => v.safeParse(schema, value).success;
 
 /** The most-bytes string the schema accepts in `char` (units as valibot counts them: UTF-16). */
@@ -63,7 +64,11 @@ function worstString(schema: AnySchema, char: Filling, index: number): string {
   if (accepts(schema, ascii)) return ascii;
   const sample = FORMATTED.find((candidate) => accepts(schema, candidate));
   if (sample !== undefined) return sample;
-  throw new Error(`no worst-case sample for a string schema with ${actions(schema).map((action) => action.type).join(', ')}`);
+  throw new Error(
+    `no worst-case sample for a string schema with ${actions(schema)
+      .map((action) => action.type)
+      .join(', ')}`,
+  );
 }
 
 function worstNumber(schema: AnySchema, index: number): number {

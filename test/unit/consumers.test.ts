@@ -49,11 +49,12 @@ describe("the webhook router's stream filter", () => {
 
   // The check must be able to fail: a filter without COMMAND loses three events; a rule moved to another entity is caught too.
   it('finds the events a filter without their entity would lose', () => {
-    expect(eventsTheFilterLoses(CHANGE_OF, routerFilter().filter((entity) => entity !== 'COMMAND'))).toEqual([
-      'order.delivered: COMMAND is not in the stream filter',
-      'command.failed: COMMAND is not in the stream filter',
-      'command.dead: COMMAND is not in the stream filter',
-    ]);
+    expect(
+      eventsTheFilterLoses(
+        CHANGE_OF,
+        routerFilter().filter((entity) => entity !== 'COMMAND'),
+      ),
+    ).toEqual(['order.delivered: COMMAND is not in the stream filter', 'command.failed: COMMAND is not in the stream filter', 'command.dead: COMMAND is not in the stream filter']);
   });
 
   it('finds an event drawn from an entity other than the one declared for it, and a sample that is not its event', () => {

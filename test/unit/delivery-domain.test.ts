@@ -5,10 +5,31 @@ import type { CommandRecord } from '#lib/schemas/command.ts';
 const NOW = Date.parse('2026-11-21T15:00:00.000Z');
 const delivery = (command: string, servers: number[] | null = null) => ({ package_id: 1, command, offline_execute: true, delay_seconds: 0, servers, stage: 'APPROVED' as const });
 const record = (change: Partial<CommandRecord> = {}): CommandRecord => ({
-  id: 1, store_id: 1, order_id: 1, package_id: 1, command: 'x', offline_execute: true, execute_at: '2026-11-21T14:00:00.000Z', status: 'PENDING', tries: 0,
-  response: null, server_id: 3, stage: 'APPROVED', attempt: 1, created_at: '2026-11-21T14:00:00.000Z', updated_at: '2026-11-21T14:00:00.000Z',
+  id: 1,
+  store_id: 1,
+  order_id: 1,
+  package_id: 1,
+  command: 'x',
+  offline_execute: true,
+  execute_at: '2026-11-21T14:00:00.000Z',
+  status: 'PENDING',
+  tries: 0,
+  response: null,
+  server_id: 3,
+  stage: 'APPROVED',
+  attempt: 1,
+  created_at: '2026-11-21T14:00:00.000Z',
+  updated_at: '2026-11-21T14:00:00.000Z',
   order: { client_identifier: 'Steve', client_email: 's@example.com', client_name: 'S', client_social: null, internal_id: 'i', variables: [] },
-  any_server: false, chain: null, releases: false, waiting: false, lease_id: 'L', lease_until: '2026-11-21T15:01:00.000Z', acked: false, rev: 1, ...change,
+  any_server: false,
+  chain: null,
+  releases: false,
+  waiting: false,
+  lease_id: 'L',
+  lease_until: '2026-11-21T15:01:00.000Z',
+  acked: false,
+  rev: 1,
+  ...change,
 });
 
 describe('delivery rules', () => {
@@ -65,7 +86,16 @@ describe('delivery rules', () => {
     ];
     const line = (server_name: string | null) => ({ package_id: 1, package_name: 'VIP', server_name, status: 'PENDING', updated_at: '2026-11-21T14:00:00.000Z' });
     // Server 9 was deleted: no name.
-    expect(buyerDeliveries(commands, new Map([[1, 'VIP']]), new Map([[3, 'Survival'], [4, 'Creative']]))).toEqual([line('Creative'), line('Survival'), line(null), line(null)]);
+    expect(
+      buyerDeliveries(
+        commands,
+        new Map([[1, 'VIP']]),
+        new Map([
+          [3, 'Survival'],
+          [4, 'Creative'],
+        ]),
+      ),
+    ).toEqual([line('Creative'), line('Survival'), line(null), line(null)]);
   });
 
   it('settles the PENDING commands of a deleted server: bound ones canceled, any-server ones it claimed back on the queue', () => {

@@ -36,7 +36,12 @@ describe("functions/: the route table's family, no side door", () => {
   });
 
   it('finds an entry with no handler file', () => {
-    expect(familyViolations(files.filter((file) => file !== 'webhook-sender.ts'), functionNames())).toEqual(['webhook-sender has no functions/webhook-sender.ts']);
+    expect(
+      familyViolations(
+        files.filter((file) => file !== 'webhook-sender.ts'),
+        functionNames(),
+      ),
+    ).toEqual(['webhook-sender has no functions/webhook-sender.ts']);
   });
 
   it('finds a file that is no handler', () => {

@@ -16,7 +16,9 @@ describe('fuzz findings', () => {
   it('an allowed origin whose last label is a number (read as an IPv4 address) is a 422, not a TypeError from new URL', () => {
     expect(refusal(storePatchBody, { allowed_origins: ['http://3.z.6.b.bd.e.w.6'] })).toEqual(['allowed_origins.0']);
     expect(refusal(storePatchBody, { allowed_origins: ['http://a.b.6:80'] })).toEqual(['allowed_origins.0']);
-    expect(v.parse(storePatchBody, { allowed_origins: ['https://shop.example.com', 'http://127.0.0.1:8080'] })).toEqual({ allowed_origins: ['https://shop.example.com', 'http://127.0.0.1:8080'] });
+    expect(v.parse(storePatchBody, { allowed_origins: ['https://shop.example.com', 'http://127.0.0.1:8080'] })).toEqual({
+      allowed_origins: ['https://shop.example.com', 'http://127.0.0.1:8080'],
+    });
   });
 
   it('a percent_commission DynamoDB cannot store (2.5e-323) is a 422, on the store and on an affiliate', () => {

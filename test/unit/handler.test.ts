@@ -24,8 +24,7 @@ const event = (overrides: Partial<APIGatewayProxyEventV2> = {}): APIGatewayProxy
 
 const context = { awsRequestId: 'aws-1' } as Context;
 const route = { method: 'POST', path: '/v1/x', api: 'api', credential: 'public', access: 'read', summary: 's', tag: 't' } as const;
-const invoke = async (handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<unknown>, e = event()) =>
-  (await handler(e, context)) as APIGatewayProxyStructuredResultV2;
+const invoke = async (handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<unknown>, e = event()) => (await handler(e, context)) as APIGatewayProxyStructuredResultV2;
 
 describe('error middleware', () => {
   let logged: string[] = [];

@@ -10,8 +10,14 @@ const { hashSecret } = await import('#lib/crypto.ts');
 const HANDOFF = `sho_${'a'.repeat(43)}`;
 const NOW = Date.parse('2026-05-01T12:00:30.250Z');
 const customer = {
-  id: 4, store_id: 9, email: 'ana@example.com', name: 'Ana', avatar: null, social_id: 'sid',
-  created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
+  id: 4,
+  store_id: 9,
+  email: 'ana@example.com',
+  name: 'Ana',
+  avatar: null,
+  social_id: 'sid',
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
 };
 const conditionalFailure = () => Object.assign(new Error('failed'), { name: 'ConditionalCheckFailedException' });
 
@@ -21,7 +27,9 @@ beforeEach(() => {
 
 describe('exchangeHandoff', () => {
   it("sends one conditional DeleteItem on the handoff's hash, bound to the key's store and to expiry", async () => {
-    send.mockResolvedValueOnce({ Attributes: { store_id: 9, issued_at: '2026-05-01T12:00:00.000Z', customer: { store_id: 9, email: 'ana@example.com', name: 'Ana', avatar: null, social_id: null } } });
+    send.mockResolvedValueOnce({
+      Attributes: { store_id: 9, issued_at: '2026-05-01T12:00:00.000Z', customer: { store_id: 9, email: 'ana@example.com', name: 'Ana', avatar: null, social_id: null } },
+    });
     const result = await exchangeHandoff(9, HANDOFF, NOW);
     expect(send).toHaveBeenCalledTimes(1);
     const command = send.mock.calls[0]![0];

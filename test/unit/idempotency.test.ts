@@ -69,7 +69,12 @@ describe('idempotency middleware', () => {
   const route = { method: 'POST', path: '/v1/app/thing', api: 'api', credential: 'public', access: 'none', summary: 's', tag: 't' } as const;
   const event = (body: string) =>
     ({
-      version: '2.0', routeKey: 'POST /v1/app/thing', rawPath: '/v1/app/thing', rawQueryString: '', isBase64Encoded: false, body,
+      version: '2.0',
+      routeKey: 'POST /v1/app/thing',
+      rawPath: '/v1/app/thing',
+      rawQueryString: '',
+      isBase64Encoded: false,
+      body,
       headers: { 'content-type': 'application/json', 'idempotency-key': 'k1' },
       requestContext: { requestId: `r-${Math.random()}`, http: { method: 'POST', path: '/v1/app/thing' } },
     }) as unknown as APIGatewayProxyEventV2;
@@ -137,9 +142,12 @@ describe('idempotency middleware', () => {
 
   it.each([
     ['a 2xx whose answer cannot be kept', async () => ({ ok: true })],
-    ['a 5xx whose claim cannot be settled', async () => {
-      throw new Error('boom');
-    }],
+    [
+      'a 5xx whose claim cannot be settled',
+      async () => {
+        throw new Error('boom');
+      },
+    ],
   ])('%s: 503 with Retry-After and the envelope, never an escaping error', async (_, work) => {
     table.failSettle = true;
     const answer = await invoke(defineHandler(route, work));

@@ -46,7 +46,10 @@ describe('checkImageFile', () => {
 
   it('refuses an extension outside the list with 415, whatever the content', () => {
     for (const name of ['a.bmp', 'a', 'png', 'a.png.exe', 'a.', '.htaccess']) {
-      expect(statusOf(() => checkImageFile(name, PNG)), name).toEqual({ status: 415, code: 'UNSUPPORTED_FILE_TYPE', field: 'file' });
+      expect(
+        statusOf(() => checkImageFile(name, PNG)),
+        name,
+      ).toEqual({ status: 415, code: 'UNSUPPORTED_FILE_TYPE', field: 'file' });
     }
   });
 

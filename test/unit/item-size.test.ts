@@ -103,7 +103,11 @@ describe('a variable, with every option it keeps (deactivated ones included)', (
     let stored: StoredOption[] = [];
     let next = 1;
     for (let round = 0; round < STORED_OPTIONS_MAX; round++) {
-      const submitted = Array.from({ length: 100 }, (_, index) => ({ name: distinct(char, 100, round * 100 + index), value: char.repeat(Math.floor(255 / char.length)), price: 1e9 }));
+      const submitted = Array.from({ length: 100 }, (_, index) => ({
+        name: distinct(char, 100, round * 100 + index),
+        value: char.repeat(Math.floor(255 / char.length)),
+        price: 1e9,
+      }));
       try {
         ({ options: stored, nextOptionId: next } = resolveOptions(stored, submitted, 'SELECT', next));
       } catch (refusal) {
@@ -125,25 +129,71 @@ function worstOrder(char: Filling): PlacedOrder {
   expect(given.problems).toEqual([]);
   const variables = given.values.map(({ name, value }) => ({ name, value }));
   const lines = Array.from({ length: ORDER_PACKAGES_MAX }, (_, index) => ({
-    package_id: 1e12 + index, name: text(100, index), price: 1e9, quantity: 1000, options_price: 1e9, subtotal: 1e9,
-    promo_discount: 1e9, promo_id: 1e12, coupon_discount: 1e9, total: 1e9, variables: [],
+    package_id: 1e12 + index,
+    name: text(100, index),
+    price: 1e9,
+    quantity: 1000,
+    options_price: 1e9,
+    subtotal: 1e9,
+    promo_discount: 1e9,
+    promo_id: 1e12,
+    coupon_discount: 1e9,
+    total: 1e9,
+    variables: [],
   }));
   // 98 commands sharing the 256 KB: as many bytes as the order may render.
   const perCommand = Math.floor(ORDER_COMMANDS_BYTES_MAX / ORDER_COMMANDS_MAX / Buffer.byteLength(char)) * char.length;
   const templates = Array.from({ length: ORDER_COMMANDS_MAX }, (_, index) => ({
-    command: text(perCommand, index).slice(0, perCommand), servers: [1e12], stage: 'APPROVED' as const, offline_execute: true, delay_seconds: 31_536_000,
+    command: text(perCommand, index).slice(0, perCommand),
+    servers: [1e12],
+    stage: 'APPROVED' as const,
+    offline_execute: true,
+    delay_seconds: 31_536_000,
   }));
   const catalog = new Map<number, Package>([[lines[0]!.package_id, { commands: templates } as unknown as Package]]);
-  const context = { order_id: 1e12, internal_id: 'i'.repeat(22), client_identifier: text(CLIENT_FIELD_MAX), client_name: text(CLIENT_FIELD_MAX), client_email: 'e'.repeat(EMAIL_MAX), client_social: text(CLIENT_FIELD_MAX), variables: new Map<string, string>(), knownVariables: new Set<string>() };
+  const context = {
+    order_id: 1e12,
+    internal_id: 'i'.repeat(22),
+    client_identifier: text(CLIENT_FIELD_MAX),
+    client_name: text(CLIENT_FIELD_MAX),
+    client_email: 'e'.repeat(EMAIL_MAX),
+    client_social: text(CLIENT_FIELD_MAX),
+    variables: new Map<string, string>(),
+    knownVariables: new Set<string>(),
+  };
   const deliveries = renderDeliveries(lines, catalog, context);
   expect(deliveries).toHaveLength(ORDER_COMMANDS_MAX);
   const reserved = lines.map((line) => ({ package_id: line.package_id, units: 1000 }));
   const now = '2026-11-23T00:00:00.000Z';
   return {
-    id: 1e12, store_id: 1e12, internal_id: context.internal_id, status: 'PENDING', subtotal: 1e9, promo_discount: 1e9, coupon_discount: 1e9, discount: 1e9, total: 1e9,
-    client_identifier: context.client_identifier, client_email: context.client_email, client_name: context.client_name, client_social: context.client_social,
-    packages: lines, variables, coupon: 'C'.repeat(50), ref_code: 'R'.repeat(32), approved_at: null, canceled_at: null, refunded_at: now, chargeback_at: now,
-    created_at: now, updated_at: now, package_ids: lines.map((line) => line.package_id), deliveries, discount_id: 1e12, stock_reserved: reserved, limit_reserved: reserved,
+    id: 1e12,
+    store_id: 1e12,
+    internal_id: context.internal_id,
+    status: 'PENDING',
+    subtotal: 1e9,
+    promo_discount: 1e9,
+    coupon_discount: 1e9,
+    discount: 1e9,
+    total: 1e9,
+    client_identifier: context.client_identifier,
+    client_email: context.client_email,
+    client_name: context.client_name,
+    client_social: context.client_social,
+    packages: lines,
+    variables,
+    coupon: 'C'.repeat(50),
+    ref_code: 'R'.repeat(32),
+    approved_at: null,
+    canceled_at: null,
+    refunded_at: now,
+    chargeback_at: now,
+    created_at: now,
+    updated_at: now,
+    package_ids: lines.map((line) => line.package_id),
+    deliveries,
+    discount_id: 1e12,
+    stock_reserved: reserved,
+    limit_reserved: reserved,
     expiry_days: lines.map((line) => ({ package_id: line.package_id, days: 3650 })),
     checkout: { client_document: text(32), client_phone: text(32), gateway: text(50), terms: true, customer_id: 1e12 },
   };
@@ -153,7 +203,12 @@ describe('an order, its approval and its quote', () => {
   it.each(FILLINGS)('the order item fits 400 KB: %j', (char) => {
     const order = worstOrder(char);
     expect(order.variables.length).toBeLessThanOrEqual(ORDER_VARIABLES_MAX);
-    const item = { ...order, coupon_counters: ['x'.repeat(400), 'y'.repeat(400)], command_ids: Array.from({ length: ORDER_COMMANDS_MAX }, (_, index) => 1e12 + index), commission_pending: true };
+    const item = {
+      ...order,
+      coupon_counters: ['x'.repeat(400), 'y'.repeat(400)],
+      command_ids: Array.from({ length: ORDER_COMMANDS_MAX }, (_, index) => 1e12 + index),
+      commission_pending: true,
+    };
     expect(itemBytes(item) + ITEM_OVERHEAD).toBeLessThanOrEqual(ITEM_MAX_BYTES);
   });
 
@@ -161,7 +216,14 @@ describe('an order, its approval and its quote', () => {
     const order = worstOrder(char);
     const { plan, packages } = approvalPlan(order, Date.parse('2026-11-23T00:00:00Z'));
     const ids = plan.map((_, index) => 1e12 + index);
-    const context = { client_identifier: order.client_identifier, client_email: order.client_email, client_name: order.client_name, client_social: order.client_social, internal_id: order.internal_id, variables: order.variables };
+    const context = {
+      client_identifier: order.client_identifier,
+      client_email: order.client_email,
+      client_name: order.client_name,
+      client_social: order.client_social,
+      internal_id: order.internal_id,
+      variables: order.variables,
+    };
     const puts = commandPuts(order.store_id, order.id, context, plan, newChain(ids, plan) ?? [], ids[0]!, order.created_at);
     const items = puts.map((write) => (write.item.Put?.Item ?? {}) as Record<string, unknown>);
     for (const item of items) expect(itemBytes(item)).toBeLessThanOrEqual(ITEM_MAX_BYTES);

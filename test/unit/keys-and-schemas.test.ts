@@ -41,7 +41,17 @@ describe('common schemas', () => {
   it('timestamps need an offset and come out in UTC with Z', () => {
     expect(v.parse(timestampInput, '2026-11-21T12:00:00+02:00')).toBe('2026-11-21T10:00:00.000Z');
     expect(v.parse(timestampInput, '2026-11-21T12:00:00Z')).toBe('2026-11-21T12:00:00.000Z');
-    for (const bad of ['2026-11-21T12:00:00', '2026-11-21', 'yesterday', '2026-13-45T99:00:00Z', '2026-02-30T00:00:00Z', '2026-04-31T00:00:00Z', '2026-11-21T24:00:00Z', '9999-12-31T23:00:00-05:00', '0000-01-01T00:00:00Z']) {
+    for (const bad of [
+      '2026-11-21T12:00:00',
+      '2026-11-21',
+      'yesterday',
+      '2026-13-45T99:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-04-31T00:00:00Z',
+      '2026-11-21T24:00:00Z',
+      '9999-12-31T23:00:00-05:00',
+      '0000-01-01T00:00:00Z',
+    ]) {
       expect(v.safeParse(timestampInput, bad).success, bad).toBe(false);
     }
     expect(v.parse(timestampInput, '2028-02-29T23:59:59.999+00:00')).toBe('2028-02-29T23:59:59.999Z');

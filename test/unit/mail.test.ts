@@ -39,7 +39,10 @@ describe('mailers', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'outbox-')), 'nested', 'outbox.jsonl');
     vi.stubEnv('OUTBOX_FILE', file);
     await Promise.all([outboxMailer.send(message), outboxMailer.send({ ...message, to: 'bob@example.com', code: '654321' })]);
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(2);
     expect(lines).toContainEqual({ store_domain: 'shop.example.com', to: 'ana@example.com', subject: 'Your login code', text: 'Your code is 123456.', code: '123456' });
     expect(lines.map((line) => line.to).sort()).toEqual(['ana@example.com', 'bob@example.com']);

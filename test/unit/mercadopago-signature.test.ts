@@ -41,12 +41,18 @@ describe('the Mercado Pago x-signature check', () => {
 
   it('accepts what the SDK accepts, for any id, request id, ts and secret (parts sometimes absent)', () => {
     fc.assert(
-      fc.property(fc.option(numericId, { nil: undefined }), fc.option(token, { nil: undefined }), fc.integer({ min: 1_600_000_000, max: 1_900_000_000 }), token, (dataId, requestId, ts, secret) => {
-        const xSignature = `ts=${ts},v1=${signMercadoPago(secret, mercadoPagoManifest(dataId, requestId, String(ts)))}`;
-        const options = { xSignature, xRequestId: requestId, dataId, secret };
-        expect(sdkAccepts(options)).toBe(true);
-        expect(oursAccepts(options)).toBe(true);
-      }),
+      fc.property(
+        fc.option(numericId, { nil: undefined }),
+        fc.option(token, { nil: undefined }),
+        fc.integer({ min: 1_600_000_000, max: 1_900_000_000 }),
+        token,
+        (dataId, requestId, ts, secret) => {
+          const xSignature = `ts=${ts},v1=${signMercadoPago(secret, mercadoPagoManifest(dataId, requestId, String(ts)))}`;
+          const options = { xSignature, xRequestId: requestId, dataId, secret };
+          expect(sdkAccepts(options)).toBe(true);
+          expect(oursAccepts(options)).toBe(true);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -74,14 +80,26 @@ describe('the Mercado Pago x-signature check', () => {
     const secret = 'whsec';
     const xSignature = `ts=1,v1=${signMercadoPago(secret, mercadoPagoManifest('9', 'r', '1'))}`;
     const headers = { 'x-signature': xSignature, 'x-request-id': 'r' };
-    expect(verifyMercadoPagoNotification({ rawBody: '{"type":"topic_chargebacks_wh"}', headers, query: { 'data.id': '9', type: 'topic_chargebacks_wh' }, secret, now: 0 })).toEqual({ outcome: 'ignored' });
-    expect(verifyMercadoPagoNotification({ rawBody: 'not json', headers: {}, query: { 'data.id': '9', type: 'payment' }, secret: null, now: 0 })).toEqual({ outcome: 'hint', refs: ['9'] });
+    expect(verifyMercadoPagoNotification({ rawBody: '{"type":"topic_chargebacks_wh"}', headers, query: { 'data.id': '9', type: 'topic_chargebacks_wh' }, secret, now: 0 })).toEqual(
+      { outcome: 'ignored' },
+    );
+    expect(verifyMercadoPagoNotification({ rawBody: 'not json', headers: {}, query: { 'data.id': '9', type: 'payment' }, secret: null, now: 0 })).toEqual({
+      outcome: 'hint',
+      refs: ['9'],
+    });
     // Signed with no id in the query: the body's id was signed by nobody, so it is only a hint.
     const noId = `ts=1,v1=${signMercadoPago(secret, mercadoPagoManifest(undefined, 'r', '1'))}`;
-    expect(verifyMercadoPagoNotification({ rawBody: '{"type":"payment","data":{"id":"77"}}', headers: { 'x-signature': noId, 'x-request-id': 'r' }, query: {}, secret, now: 0 })).toEqual({ outcome: 'hint', refs: ['77'] });
+    expect(
+      verifyMercadoPagoNotification({ rawBody: '{"type":"payment","data":{"id":"77"}}', headers: { 'x-signature': noId, 'x-request-id': 'r' }, query: {}, secret, now: 0 }),
+    ).toEqual({ outcome: 'hint', refs: ['77'] });
     // Signed with the query's id: only that id is trusted to be fetched, not another one in the body.
-    expect(verifyMercadoPagoNotification({ rawBody: '{"type":"payment","data":{"id":"78"}}', headers, query: { 'data.id': '9' }, secret, now: 0 })).toEqual({ outcome: 'verified', refs: ['9'] });
+    expect(verifyMercadoPagoNotification({ rawBody: '{"type":"payment","data":{"id":"78"}}', headers, query: { 'data.id': '9' }, secret, now: 0 })).toEqual({
+      outcome: 'verified',
+      refs: ['9'],
+    });
     // An id that could not be a payment id is never passed on to a fetch.
-    expect(verifyMercadoPagoNotification({ rawBody: '{}', headers: {}, query: { 'data.id': '../users/me', type: 'payment' }, secret: null, now: 0 })).toEqual({ outcome: 'ignored' });
+    expect(verifyMercadoPagoNotification({ rawBody: '{}', headers: {}, query: { 'data.id': '../users/me', type: 'payment' }, secret: null, now: 0 })).toEqual({
+      outcome: 'ignored',
+    });
   });
 });

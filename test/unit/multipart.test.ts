@@ -52,10 +52,7 @@ describe('parseMultipart', () => {
   });
 
   it('ignores a preamble and an epilogue, and accepts transport padding after a delimiter', () => {
-    const parsed = parseMultipart(
-      body(`This is a preamble${CRLF}--b \t${CRLF}Content-Disposition: form-data; name="a"${CRLF}${CRLF}1${CRLF}--b--${CRLF}epilogue`),
-      'b',
-    );
+    const parsed = parseMultipart(body(`This is a preamble${CRLF}--b \t${CRLF}Content-Disposition: form-data; name="a"${CRLF}${CRLF}1${CRLF}--b--${CRLF}epilogue`), 'b');
     expect(parsed).toEqual([{ name: 'a', data: Buffer.from('1') }]);
   });
 
@@ -105,7 +102,11 @@ describe('parseMultipart', () => {
 
 describe('multipartFileBody', () => {
   const event = (contentType: string | undefined, body: Buffer | undefined, isBase64Encoded = true) =>
-    ({ headers: contentType ? { 'content-type': contentType } : {}, body: body && (isBase64Encoded ? body.toString('base64') : body.toString('utf8')), isBase64Encoded }) as APIGatewayProxyEventV2;
+    ({
+      headers: contentType ? { 'content-type': contentType } : {},
+      body: body && (isBase64Encoded ? body.toString('base64') : body.toString('utf8')),
+      isBase64Encoded,
+    }) as APIGatewayProxyEventV2;
   const form = Buffer.from('--b\r\nContent-Disposition: form-data; name="file"; filename="a.svg"\r\n\r\n<svg/>\r\n--b--\r\n');
   const part = (headers: string, data: string) => `--b${CRLF}${headers}${CRLF}${CRLF}${data}${CRLF}`;
   const fileOf = (...parts: string[]) => multipartFileBody(event('multipart/form-data; boundary=b', Buffer.from(`${parts.join('')}--b--${CRLF}`)));

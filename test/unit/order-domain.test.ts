@@ -10,19 +10,55 @@ import type { Variable } from '#lib/schemas/variable.ts';
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 
 const pkg = (id: number, price: number, commands: Package['commands'] = []): Package => ({
-  id, store_id: 1, name: `P${id}`, price, category_id: null, parent_id: null, image: null, commands, created_at: '', updated_at: '',
-  ...CATALOG_DEFAULTS, tags: [],
+  id,
+  store_id: 1,
+  name: `P${id}`,
+  price,
+  category_id: null,
+  parent_id: null,
+  image: null,
+  commands,
+  created_at: '',
+  updated_at: '',
+  ...CATALOG_DEFAULTS,
+  tags: [],
 });
 
 const coupon = (fields: Partial<CouponRecord> = {}): CouponRecord => ({
-  id: 1, store_id: 1, coupon: 'CODE', type: 'PERCENTAGE', value: 10, applies_to: [-1], uses: 0, max_uses: null, max_uses_per_client: null,
-  expires_in: null, min_price: null, limit_criteria: 'CLIENT_IDENTIFIER', restricted_to_criteria: null, restricted_to: null,
-  created_at: '', updated_at: '', revision: 0, ...fields,
+  id: 1,
+  store_id: 1,
+  coupon: 'CODE',
+  type: 'PERCENTAGE',
+  value: 10,
+  applies_to: [-1],
+  uses: 0,
+  max_uses: null,
+  max_uses_per_client: null,
+  expires_in: null,
+  min_price: null,
+  limit_criteria: 'CLIENT_IDENTIFIER',
+  restricted_to_criteria: null,
+  restricted_to: null,
+  created_at: '',
+  updated_at: '',
+  revision: 0,
+  ...fields,
 });
 
 const variable = (fields: Partial<Variable>): Variable => ({
-  id: 1, store_id: 1, name: 'v', description: 'd', type: 'TEXT', required: false, regex: null, applies_to: null,
-  bracket_display: '{v}', display: 'v', created_at: '', updated_at: '', ...fields,
+  id: 1,
+  store_id: 1,
+  name: 'v',
+  description: 'd',
+  type: 'TEXT',
+  required: false,
+  regex: null,
+  applies_to: null,
+  bracket_display: '{v}',
+  display: 'v',
+  created_at: '',
+  updated_at: '',
+  ...fields,
 });
 
 const use = { client_identifier: 'Steve', client_email: 'steve@example.com', clientUses: 0, now: NOW };
@@ -33,7 +69,14 @@ const codeOf = (error: HttpError | undefined) => error?.details[0]?.code;
 function resolveVariables(defined: readonly Variable[], input: { name: string; value: string }[], packageIds: number[]) {
   const given = input.map((item, index) => ({ ...item, nameField: `variables.${index}.name`, valueField: `variables.${index}.value` }));
   const { resolved, problems } = resolveValues(defined, given);
-  problems.push(...missingRequired(defined, resolved, packageIds.map((package_id) => ({ package_id, field: 'variables', own: [] })), 'variables'));
+  problems.push(
+    ...missingRequired(
+      defined,
+      resolved,
+      packageIds.map((package_id) => ({ package_id, field: 'variables', own: [] })),
+      'variables',
+    ),
+  );
   if (problems.length > 0) throw new HttpError(422, problems);
   return resolved;
 }
@@ -73,10 +116,24 @@ const fieldsOf = (fn: () => unknown) => {
 describe('the cart rules', () => {
   it('prices with the pricing engine: option prices per unit, then promos, then the coupon', () => {
     const server = variable({ name: 'server', type: 'SELECT', applies_to: [1], options: [{ id: 1, name: 'S', value: 's', price: 0.1 }] });
-    const promo = { id: 1, name: 'P', type: 'PROGRESSIVE' as const, condition_mode: 'QUANTITY' as const, enabled: true, starts_at: '2020-01-01T00:00:00.000Z', ends_at: null, targets: [{ type: 'STORE' as const }], tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE' as const, reward_value: 10, reward_quantity: null, targets: [] }] };
+    const promo = {
+      id: 1,
+      name: 'P',
+      type: 'PROGRESSIVE' as const,
+      condition_mode: 'QUANTITY' as const,
+      enabled: true,
+      starts_at: '2020-01-01T00:00:00.000Z',
+      ends_at: null,
+      targets: [{ type: 'STORE' as const }],
+      tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE' as const, reward_value: 10, reward_quantity: null, targets: [] }],
+    };
     const assessed = assessCart(
       request([{ package_id: 1, quantity: 3 }], { values: [{ name: 'server', value: 's', nameField: 'f', valueField: 'f' }], coupon: 'code' }),
-      state([pkg(1, 9.9)], { variables: [server], promos: [promo], coupon: { record: coupon({ type: 'VALUE', value: 1 }), clientUses: { CLIENT_EMAIL: 0, CLIENT_IDENTIFIER: 0 } } }),
+      state([pkg(1, 9.9)], {
+        variables: [server],
+        promos: [promo],
+        coupon: { record: coupon({ type: 'VALUE', value: 1 }), clientUses: { CLIENT_EMAIL: 0, CLIENT_IDENTIFIER: 0 } },
+      }),
       NOW,
     );
     // (9.90 + 0.10) x 3 = 30.00; 10% promo = 3.00; VALUE coupon 1.00 on 27.00: total 26.00
@@ -85,14 +142,31 @@ describe('the cart rules', () => {
   });
 
   describe("a line's own fields (section 8)", () => {
-    const server = variable({ name: 'server', type: 'SELECT', options: [{ id: 1, name: 'Big', value: 'big', price: 1 }, { id: 2, name: 'Small', value: 'small', price: null }] });
+    const server = variable({
+      name: 'server',
+      type: 'SELECT',
+      options: [
+        { id: 1, name: 'Big', value: 'big', price: 1 },
+        { id: 2, name: 'Small', value: 'small', price: null },
+      ],
+    });
     const own = (name: string, value: string, line: number) => [{ name, value, nameField: `cart.${line}.fields.${name}`, valueField: `cart.${line}.fields.${name}` }];
     const storefront = (lines: { package_id: number; quantity: number; values?: ReturnType<typeof own> }[], values: ReturnType<typeof own> = []) =>
       request([], { lines: lines.map((line, index) => ({ ...line, field: `cart.${index}` })), values, valuesField: 'fields' });
 
     it("prices an option chosen in one line's fields on that line alone", () => {
-      const assessed = assessCart(storefront([{ package_id: 1, quantity: 1, values: own('server', 'big', 0) }, { package_id: 2, quantity: 2 }]), state([pkg(1, 5), pkg(2, 5)], { variables: [server] }), NOW);
-      expect(assessed.prices.items.map((item) => [item.package_id, item.options_price, item.subtotal])).toEqual([[1, 1, 6], [2, 0, 10]]);
+      const assessed = assessCart(
+        storefront([
+          { package_id: 1, quantity: 1, values: own('server', 'big', 0) },
+          { package_id: 2, quantity: 2 },
+        ]),
+        state([pkg(1, 5), pkg(2, 5)], { variables: [server] }),
+        NOW,
+      );
+      expect(assessed.prices.items.map((item) => [item.package_id, item.options_price, item.subtotal])).toEqual([
+        [1, 1, 6],
+        [2, 0, 10],
+      ]);
       expect(assessed.variables).toEqual([]);
       expect(assessed.lineVariables.get(1)?.map(({ name, value }) => `${name}=${value}`)).toEqual(['server=big']);
       expect(assessed.lineVariables.get(2)).toEqual([]);
@@ -100,7 +174,13 @@ describe('the cart rules', () => {
 
     it("applies order-level fields to every line, and a line's own value over them", () => {
       const assessed = assessCart(
-        storefront([{ package_id: 1, quantity: 1, values: own('SERVER', 'small', 0) }, { package_id: 2, quantity: 1 }], own('server', 'big', -1)),
+        storefront(
+          [
+            { package_id: 1, quantity: 1, values: own('SERVER', 'small', 0) },
+            { package_id: 2, quantity: 1 },
+          ],
+          own('server', 'big', -1),
+        ),
         state([pkg(1, 5), pkg(2, 5)], { variables: [server] }),
         NOW,
       );
@@ -110,28 +190,92 @@ describe('the cart rules', () => {
     it('requires a required variable on each line it applies to, from the line or the order', () => {
       const nick = variable({ name: 'nick', required: true });
       const cart = state([pkg(1, 5), pkg(2, 5)], { variables: [nick] });
-      expect(() => assessCart(storefront([{ package_id: 1, quantity: 1, values: own('nick', 'a', 0) }, { package_id: 2, quantity: 1, values: own('nick', 'b', 1) }]), cart, NOW)).not.toThrow();
-      expect(() => assessCart(storefront([{ package_id: 1, quantity: 1 }, { package_id: 2, quantity: 1 }], own('nick', 'a', -1)), cart, NOW)).not.toThrow();
-      expect(fieldsOf(() => assessCart(storefront([{ package_id: 1, quantity: 1, values: own('nick', 'a', 0) }, { package_id: 2, quantity: 1 }]), cart, NOW))).toEqual(['cart.1.fields:VALIDATION_FAILED']);
-      expect(fieldsOf(() => assessCart(storefront([{ package_id: 1, quantity: 1 }, { package_id: 2, quantity: 1 }]), cart, NOW))).toEqual(['fields:VALIDATION_FAILED']);
+      expect(() =>
+        assessCart(
+          storefront([
+            { package_id: 1, quantity: 1, values: own('nick', 'a', 0) },
+            { package_id: 2, quantity: 1, values: own('nick', 'b', 1) },
+          ]),
+          cart,
+          NOW,
+        ),
+      ).not.toThrow();
+      expect(() =>
+        assessCart(
+          storefront(
+            [
+              { package_id: 1, quantity: 1 },
+              { package_id: 2, quantity: 1 },
+            ],
+            own('nick', 'a', -1),
+          ),
+          cart,
+          NOW,
+        ),
+      ).not.toThrow();
+      expect(
+        fieldsOf(() =>
+          assessCart(
+            storefront([
+              { package_id: 1, quantity: 1, values: own('nick', 'a', 0) },
+              { package_id: 2, quantity: 1 },
+            ]),
+            cart,
+            NOW,
+          ),
+        ),
+      ).toEqual(['cart.1.fields:VALIDATION_FAILED']);
+      expect(
+        fieldsOf(() =>
+          assessCart(
+            storefront([
+              { package_id: 1, quantity: 1 },
+              { package_id: 2, quantity: 1 },
+            ]),
+            cart,
+            NOW,
+          ),
+        ),
+      ).toEqual(['fields:VALIDATION_FAILED']);
     });
 
     it("checks a line's values as the order's: an unknown name or option is a 422 on the line's field", () => {
-      expect(fieldsOf(() => assessCart(storefront([{ package_id: 1, quantity: 1, values: own('server', 'huge', 0) }]), state([pkg(1, 5)], { variables: [server] }), NOW))).toEqual(['cart.0.fields.server:VALIDATION_FAILED']);
+      expect(fieldsOf(() => assessCart(storefront([{ package_id: 1, quantity: 1, values: own('server', 'huge', 0) }]), state([pkg(1, 5)], { variables: [server] }), NOW))).toEqual([
+        'cart.0.fields.server:VALIDATION_FAILED',
+      ]);
     });
   });
 
   it('reports every problem at once: missing, disabled, out of stock, over the limit, a value, the coupon', () => {
     const problems = fieldsOf(() =>
       assessCart(
-        request([{ package_id: 7, quantity: 1 }, { package_id: 2, quantity: 1 }, { package_id: 3, quantity: 4 }, { package_id: 4, quantity: 2 }], { values: [{ name: 'nope', value: '1', nameField: 'fields.nope', valueField: 'fields.nope' }], coupon: 'gone' }),
-        state([{ ...pkg(2, 1), enabled: false }, { ...pkg(3, 1), stock: 3 }, { ...pkg(4, 1), per_customer_limit: 2 }], { held: new Map([[4, 1]]) }),
+        request(
+          [
+            { package_id: 7, quantity: 1 },
+            { package_id: 2, quantity: 1 },
+            { package_id: 3, quantity: 4 },
+            { package_id: 4, quantity: 2 },
+          ],
+          { values: [{ name: 'nope', value: '1', nameField: 'fields.nope', valueField: 'fields.nope' }], coupon: 'gone' },
+        ),
+        state(
+          [
+            { ...pkg(2, 1), enabled: false },
+            { ...pkg(3, 1), stock: 3 },
+            { ...pkg(4, 1), per_customer_limit: 2 },
+          ],
+          { held: new Map([[4, 1]]) },
+        ),
         NOW,
       ),
     );
     expect(problems).toEqual([
-      'packages.0.package_id:VALIDATION_FAILED', 'packages.1.package_id:PACKAGE_DISABLED', 'packages.2.quantity:OUT_OF_STOCK',
-      'packages.3.quantity:LIMIT_REACHED', 'fields.nope:VALIDATION_FAILED', 'coupon:COUPON_NOT_FOUND',
+      'packages.0.package_id:VALIDATION_FAILED',
+      'packages.1.package_id:PACKAGE_DISABLED',
+      'packages.2.quantity:OUT_OF_STOCK',
+      'packages.3.quantity:LIMIT_REACHED',
+      'fields.nope:VALIDATION_FAILED',
+      'coupon:COUPON_NOT_FOUND',
     ]);
   });
 
@@ -148,7 +292,7 @@ describe('the cart rules', () => {
     expect(() => assessCart(request([{ package_id: 4, quantity: 5 }]), state([{ ...pkg(4, 1), per_customer_limit: 2 }], { held: null }), NOW)).not.toThrow();
   });
 
-  it("refuses a cart whose creating transaction would pass 100 items: order, sentinel, list counts, a write per line and per limit, the extras", () => {
+  it('refuses a cart whose creating transaction would pass 100 items: order, sentinel, list counts, a write per line and per limit, the extras', () => {
     const limited = Array.from({ length: 48 }, (_, index) => ({ ...pkg(index + 1, 1), per_customer_limit: 5 }));
     const lines = limited.map((p) => ({ package_id: p.id, quantity: 1 }));
     // 3 + 48 lines + 48 limits + 1 extra (a checkout's due item) = 100: placed.
@@ -171,7 +315,7 @@ describe('coupon rules', () => {
     expect(codeOf(couponRefusal(coupon({ max_uses_per_client: 1 }), { ...use, clientUses: 1 }))).toBe('COUPON_CLIENT_LIMIT');
   });
 
-  it('names the rules that need prices from the engine\'s check', () => {
+  it("names the rules that need prices from the engine's check", () => {
     const check = { coupon: 'CODE', covers_any_line: true, covered_after_promos: 10, meets_min_price: true, applied: true };
     expect(couponPriceRefusal(coupon(), check)).toBeUndefined();
     expect(codeOf(couponPriceRefusal(coupon(), { ...check, covers_any_line: false }))).toBe('COUPON_NOT_APPLICABLE');
@@ -202,7 +346,10 @@ describe('storefront carts', () => {
   });
 
   it('signs each line with its own values: the same option on another line is another cart', () => {
-    const lines = [{ package_id: 1, quantity: 1 }, { package_id: 2, quantity: 1 }];
+    const lines = [
+      { package_id: 1, quantity: 1 },
+      { package_id: 2, quantity: 1 },
+    ];
     const onFirst = cartSignature({ lines: [{ ...lines[0]!, values: [{ name: 'server', value: 's' }] }, lines[1]!], values: [], coupon: null, ref_code: null });
     const onSecond = cartSignature({ lines: [lines[0]!, { ...lines[1]!, values: [{ name: 'server', value: 's' }] }], values: [], coupon: null, ref_code: null });
     const onOrder = cartSignature({ lines, values: [{ name: 'server', value: 's' }], coupon: null, ref_code: null });
@@ -211,10 +358,36 @@ describe('storefront carts', () => {
   });
 
   it('signs a cart whatever its line order, and honours a quote only unexpired and for the same cart', () => {
-    const a = cartSignature({ lines: [{ package_id: 1, quantity: 2 }, { package_id: 3, quantity: 1 }], values: [{ name: 'Nick', value: 'x' }], coupon: 'Ten', ref_code: null });
-    const b = cartSignature({ lines: [{ package_id: 3, quantity: 1 }, { package_id: 1, quantity: 2 }], values: [{ name: 'nick', value: 'x' }], coupon: 'TEN', ref_code: null });
+    const a = cartSignature({
+      lines: [
+        { package_id: 1, quantity: 2 },
+        { package_id: 3, quantity: 1 },
+      ],
+      values: [{ name: 'Nick', value: 'x' }],
+      coupon: 'Ten',
+      ref_code: null,
+    });
+    const b = cartSignature({
+      lines: [
+        { package_id: 3, quantity: 1 },
+        { package_id: 1, quantity: 2 },
+      ],
+      values: [{ name: 'nick', value: 'x' }],
+      coupon: 'TEN',
+      ref_code: null,
+    });
     expect(a).toBe(b);
-    expect(cartSignature({ lines: [{ package_id: 1, quantity: 3 }, { package_id: 3, quantity: 1 }], values: [{ name: 'nick', value: 'x' }], coupon: 'TEN', ref_code: null })).not.toBe(a);
+    expect(
+      cartSignature({
+        lines: [
+          { package_id: 1, quantity: 3 },
+          { package_id: 3, quantity: 1 },
+        ],
+        values: [{ name: 'nick', value: 'x' }],
+        coupon: 'TEN',
+        ref_code: null,
+      }),
+    ).not.toBe(a);
     const prices = { items: [], subtotal: 1, promo_discount: 0, coupon_discount: 0, discount: 0, total: 1, coupon: null, next_tiers: [] };
     const quote = { signature: a, expires_at: new Date(NOW + 1000).toISOString(), prices };
     expect(honouredPrices(quote, b, NOW)).toBe(prices);
@@ -223,7 +396,7 @@ describe('storefront carts', () => {
     expect(honouredPrices(undefined, b, NOW)).toBeNull();
   });
 
-  it('places a buyer\'s order under the buyer\'s e-mail, and a guest\'s under the one given', () => {
+  it("places a buyer's order under the buyer's e-mail, and a guest's under the one given", () => {
     expect(orderEmail(null, { email: 'ann@example.com' })).toBe('ann@example.com');
     expect(orderEmail('ANN@example.com', { email: 'ann@example.com' })).toBe('ANN@example.com');
     expect(() => orderEmail('bob@example.com', { email: 'ann@example.com' })).toThrow('client_email');
@@ -248,7 +421,15 @@ describe('checkout variables', () => {
 
   it('reports every problem at once', () => {
     try {
-      resolveVariables(defined, [{ name: 'server', value: 'creative' }, { name: 'nick', value: 'NICK' }, { name: 'x', value: '1' }], [2]);
+      resolveVariables(
+        defined,
+        [
+          { name: 'server', value: 'creative' },
+          { name: 'nick', value: 'NICK' },
+          { name: 'x', value: '1' },
+        ],
+        [2],
+      );
       expect.unreachable();
     } catch (error) {
       expect((error as HttpError).details.map((d) => d.field)).toEqual(['variables.0.value', 'variables.1.value', 'variables.2.name']);
@@ -280,7 +461,15 @@ describe('variable regexes on the linear-time engine', () => {
   });
 
   it('tells the price of the SELECT option chosen and which packages the variable applies to', () => {
-    const server = variable({ name: 'Server', type: 'SELECT', applies_to: [2], options: [{ id: 1, name: 'S', value: 'survival', price: 2.5 }, { id: 2, name: 'C', value: 'creative', price: null }] });
+    const server = variable({
+      name: 'Server',
+      type: 'SELECT',
+      applies_to: [2],
+      options: [
+        { id: 1, name: 'S', value: 'survival', price: 2.5 },
+        { id: 2, name: 'C', value: 'creative', price: null },
+      ],
+    });
     expect(resolveVariables([server], [{ name: 'server', value: 'survival' }], [2])).toEqual([{ name: 'Server', value: 'survival', option_price: 2.5, applies_to: [2] }]);
     expect(resolveVariables([server], [{ name: 'server', value: 'creative' }], [2])[0]!.option_price).toBeNull();
   });
@@ -294,26 +483,51 @@ describe('command rendering', () => {
     client_name: 'Steve S',
     client_email: 's@example.com',
     client_social: null,
-    variables: new Map([['server', 'eu-{order_id}'], ['client_name', 'shadowed']]),
+    variables: new Map([
+      ['server', 'eu-{order_id}'],
+      ['client_name', 'shadowed'],
+    ]),
     knownVariables: new Set(['server', 'client_name', 'optional']),
   };
 
   it('replaces built-ins and variables in one pass, leaving unknown placeholders', () => {
-    expect(renderCommand('give {client_identifier} x{quantity} on {Server} #{order_id}/{internal_id} {client_email} [{client_social}] [{optional}] {nope} {client_name}', context, 3)).toBe(
-      'give Steve x3 on eu-{order_id} #42/abc s@example.com [] [] {nope} Steve S',
-    );
+    expect(
+      renderCommand('give {client_identifier} x{quantity} on {Server} #{order_id}/{internal_id} {client_email} [{client_social}] [{optional}] {nope} {client_name}', context, 3),
+    ).toBe('give Steve x3 on eu-{order_id} #42/abc s@example.com [] [] {nope} Steve S');
   });
 
   it('bounds the commands of one order to what one approval transaction holds', () => {
     const many = Array.from({ length: 98 }, (_, i) => ({ command: `c${i}`, servers: null, stage: 'APPROVED' as const, offline_execute: true, delay_seconds: 0 }));
     const catalog = new Map([[1, pkg(1, 1, many)]]);
-    const line = { package_id: 1, name: 'P1', price: 1, quantity: 1, options_price: 0, subtotal: 1, promo_discount: 0, promo_id: null, coupon_discount: 0, total: 1, variables: [] };
+    const line = {
+      package_id: 1,
+      name: 'P1',
+      price: 1,
+      quantity: 1,
+      options_price: 0,
+      subtotal: 1,
+      promo_discount: 0,
+      promo_id: null,
+      coupon_discount: 0,
+      total: 1,
+      variables: [],
+    };
     // 97 commands + their chain item + the order + the list counts = 100 items.
     expect(() => renderDeliveries([line], catalog, context)).toThrow('at most 97 commands; these deliver 98');
     const catalog97 = new Map([[1, pkg(1, 1, many.slice(0, 97))]]);
     expect(renderDeliveries([line], catalog97, context)).toHaveLength(97);
     // A template naming servers counts once per server: 48 x 2 = 96 fits, 49 x 2 does not.
-    const twice = (n: number) => new Map([[1, pkg(1, 1, many.slice(0, n).map((template) => ({ ...template, servers: [1, 2] })))]]);
+    const twice = (n: number) =>
+      new Map([
+        [
+          1,
+          pkg(
+            1,
+            1,
+            many.slice(0, n).map((template) => ({ ...template, servers: [1, 2] })),
+          ),
+        ],
+      ]);
     expect(renderDeliveries([line], twice(48), context)).toHaveLength(48);
     expect(() => renderDeliveries([line], twice(49), context)).toThrow('these deliver 98');
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { gatewayChoices, returnUrlAllowed } from '#lib/domain/payment-checkout.ts';
 
 describe('the gateways a buyer may choose', () => {
-  it('lists the enabled accounts\' gateways in a fixed order, in the clients\' shape', () => {
+  it("lists the enabled accounts' gateways in a fixed order, in the clients' shape", () => {
     const choices = gatewayChoices(
       [
         { provider: 'test', enabled: true, gateways: ['TEST'] },
@@ -27,11 +27,9 @@ describe('the gateways a buyer may choose', () => {
 describe('where a redirect checkout may send the buyer back', () => {
   const store = { domain: 'shop.example.com', allowed_origins: ['https://play.example.net', 'http://insecure.example.org'] };
 
-  it.each([
-    'https://shop.example.com/thanks?order=1',
-    'https://shop.example.com',
-    'https://play.example.net/return',
-  ])('allows %s', (url) => expect(returnUrlAllowed(url, store, false)).toBe(true));
+  it.each(['https://shop.example.com/thanks?order=1', 'https://shop.example.com', 'https://play.example.net/return'])('allows %s', (url) =>
+    expect(returnUrlAllowed(url, store, false)).toBe(true),
+  );
 
   it.each([
     ['another host', 'https://evil.example.com/'],

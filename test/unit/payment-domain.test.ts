@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  bindingMismatch,
-  checkoutAbandoned,
-  HISTORY_MAX,
-  newPayment,
-  pixExpiresAt,
-  pollMayAskProvider,
-  settle,
-  type PaymentReport,
-} from '#lib/domain/payment.ts';
+import { bindingMismatch, checkoutAbandoned, HISTORY_MAX, newPayment, pixExpiresAt, pollMayAskProvider, settle, type PaymentReport } from '#lib/domain/payment.ts';
 import { ACCOUNT, aPayment, aSnapshot, provider, run, startScene, T0 } from '../support/payments.ts';
 
 const PENDING_ORDER = { status: 'PENDING', payment_id: null } as const;
@@ -108,16 +99,15 @@ describe('rule 4: paid when the order is not PENDING leaves the order untouched'
     expect(scene.payment).toMatchObject({ status: 'PAID', attention: null, order_role: 'ORDER' });
   });
 
-  it.each([
-    [{ status: 'APPROVED', payment_id: 'pay_first' }],
-    [{ status: 'REFUNDED', payment_id: 'pay_first' }],
-    [{ status: 'CHARGEBACK', payment_id: null }],
-  ] as const)('flags DUPLICATE when the order was already paid, refunded or charged back: %j', (order) => {
-    const scene = run(startScene(order), [paid()]);
-    expect(scene.payment).toMatchObject({ status: 'PAID', attention: 'DUPLICATE' });
-    expect(scene.order).toEqual(order);
-    expect(scene.events).toEqual(['payment.attention']);
-  });
+  it.each([[{ status: 'APPROVED', payment_id: 'pay_first' }], [{ status: 'REFUNDED', payment_id: 'pay_first' }], [{ status: 'CHARGEBACK', payment_id: null }]] as const)(
+    'flags DUPLICATE when the order was already paid, refunded or charged back: %j',
+    (order) => {
+      const scene = run(startScene(order), [paid()]);
+      expect(scene.payment).toMatchObject({ status: 'PAID', attention: 'DUPLICATE' });
+      expect(scene.order).toEqual(order);
+      expect(scene.events).toEqual(['payment.attention']);
+    },
+  );
 
   it('flags UNFULFILLED when the order was canceled, and clears it once the money went back, touching no order', () => {
     const order = { status: 'CANCELED', payment_id: null } as const;

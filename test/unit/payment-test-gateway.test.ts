@@ -126,7 +126,7 @@ describe('the TEST signature', () => {
     expect(check(body, headers, SECRET, NOW - 300_000)).toMatchObject({ outcome: 'verified' });
   });
 
-  it('refuses a changed body, another store\'s secret, an old or future one, a missing or malformed header, and a store with no secret', () => {
+  it("refuses a changed body, another store's secret, an old or future one, a missing or malformed header, and a store with no secret", () => {
     const { body, headers } = testNotification({ ref: 'tst_pay_1' }, SECRET, NOW);
     expect(check(body.replace('pay_1', 'pay_2'), headers)).toMatchObject({ outcome: 'refused', reason: 'signature does not match' });
     expect(check(body, headers, 'another-store-secret-000000000000')).toMatchObject({ outcome: 'refused' });
@@ -154,7 +154,15 @@ describe('a TEST purchase through the rules', () => {
     const { adapter, ledger } = setup();
     const { payment } = newPayment({ id: 'pay_9', store_id: 1, order_id: 9, gateway: 'TEST', amount: 19.98, currency: 'BRL', expires_at: null }, NOW);
     const created = await adapter.createCharge(credentials, request('pay_9'));
-    let state = settle({ payment, order: { status: 'PENDING', payment_id: null }, accountId: credentials.accountId, chargebackOn: 'DISPUTE_OPENED', report: { kind: 'provider', snapshot: created.snapshot! }, source: 'CHECKOUT', now: NOW }).payment;
+    let state = settle({
+      payment,
+      order: { status: 'PENDING', payment_id: null },
+      accountId: credentials.accountId,
+      chargebackOn: 'DISPUTE_OPENED',
+      report: { kind: 'provider', snapshot: created.snapshot! },
+      source: 'CHECKOUT',
+      now: NOW,
+    }).payment;
     expect(state.status).toBe('PENDING');
 
     clock = NOW + 60_000;
@@ -164,7 +172,15 @@ describe('a TEST purchase through the rules', () => {
     const check = adapter.verifyNotification({ rawBody: body, headers, query: {}, secret: SECRET, now: clock + 1000 });
     expect(check).toEqual({ outcome: 'verified', refs: ['tst_pay_9'] });
     const snapshot = await adapter.fetch(credentials, 'tst_pay_9');
-    const decision = settle({ payment: state, order: { status: 'PENDING', payment_id: null }, accountId: credentials.accountId, chargebackOn: 'DISPUTE_OPENED', report: { kind: 'provider', snapshot }, source: 'NOTIFICATION', now: clock + 1000 });
+    const decision = settle({
+      payment: state,
+      order: { status: 'PENDING', payment_id: null },
+      accountId: credentials.accountId,
+      chargebackOn: 'DISPUTE_OPENED',
+      report: { kind: 'provider', snapshot },
+      source: 'NOTIFICATION',
+      now: clock + 1000,
+    });
     expect(decision.order).toEqual([{ kind: 'APPROVE', payment_id: 'pay_9', gateway: 'TEST', paid_at: new Date(clock).toISOString() }]);
     state = decision.payment;
     expect(state).toMatchObject({ status: 'PAID', charge_ref: 'tst_pay_9' });

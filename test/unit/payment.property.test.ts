@@ -75,15 +75,21 @@ const outcome = ({ payment, order }: Scene) => {
 describe('settling a payment whatever the provider sends', () => {
   it('ends as the in-order sequence does, for any order and duplication, with at most one approval and one reversal', () => {
     fc.assert(
-      fc.property(deliveries, orders, fc.constantFrom('DISPUTE_OPENED', 'DISPUTE_LOST'), fc.constantFrom('PIX', 'MERCADOPAGO'), ({ inOrder, delivered }, order, chargebackOn, gateway) => {
-        const payment = aPayment({ gateway });
-        const expected = run(startScene(order, payment), inOrder, { chargebackOn });
-        const actual = run(startScene(order, payment), delivered, { chargebackOn });
-        expect(outcome(actual)).toEqual(outcome(expected));
-        expect(actual.approvals).toBeLessThanOrEqual(1);
-        expect(actual.refunds + actual.chargebacks).toBeLessThanOrEqual(1);
-        expect([actual.approvals, actual.links, actual.refunds, actual.chargebacks]).toEqual([expected.approvals, expected.links, expected.refunds, expected.chargebacks]);
-      }),
+      fc.property(
+        deliveries,
+        orders,
+        fc.constantFrom('DISPUTE_OPENED', 'DISPUTE_LOST'),
+        fc.constantFrom('PIX', 'MERCADOPAGO'),
+        ({ inOrder, delivered }, order, chargebackOn, gateway) => {
+          const payment = aPayment({ gateway });
+          const expected = run(startScene(order, payment), inOrder, { chargebackOn });
+          const actual = run(startScene(order, payment), delivered, { chargebackOn });
+          expect(outcome(actual)).toEqual(outcome(expected));
+          expect(actual.approvals).toBeLessThanOrEqual(1);
+          expect(actual.refunds + actual.chargebacks).toBeLessThanOrEqual(1);
+          expect([actual.approvals, actual.links, actual.refunds, actual.chargebacks]).toEqual([expected.approvals, expected.links, expected.refunds, expected.chargebacks]);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -92,7 +98,10 @@ describe('settling a payment whatever the provider sends', () => {
     fc.assert(
       fc.property(lifeCycle, orders, (reports, order) => {
         const once = run(startScene(order), reports);
-        const twice = run(startScene(order), reports.flatMap((report) => [report, report]));
+        const twice = run(
+          startScene(order),
+          reports.flatMap((report) => [report, report]),
+        );
         expect(twice.payment.revision).toBe(once.payment.revision);
         expect(twice.events).toEqual(once.events);
         expect(twice.effects).toEqual(once.effects);

@@ -39,8 +39,12 @@ const target = fc.oneof(
   fc.record({ type: fc.constant('PRODUCT' as const), id: fc.constantFrom(...PACKAGE_IDS) }),
 );
 const targets = fc.array(target, { minLength: 1, maxLength: 3 });
-const percentage = fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 200 }).map((half) => half / 2));
-const minAmount = (mode: PricingPromo['condition_mode']) => (mode === 'QUANTITY' ? fc.integer({ min: 1, max: 12 }) : fc.integer({ min: 1, max: 60_000 }).map((value) => value / 100));
+const percentage = fc.oneof(
+  fc.integer({ min: 1, max: 100 }),
+  fc.integer({ min: 1, max: 200 }).map((half) => half / 2),
+);
+const minAmount = (mode: PricingPromo['condition_mode']) =>
+  mode === 'QUANTITY' ? fc.integer({ min: 1, max: 12 }) : fc.integer({ min: 1, max: 60_000 }).map((value) => value / 100);
 
 const rewardValue = (type: PricingTier['reward_type']) =>
   type === 'FREE' ? fc.constant(null) : type === 'PERCENTAGE' ? percentage : centsAmount(20_000).filter((value) => value > 0);
@@ -70,8 +74,13 @@ const buyXPayYTier = (mode: PricingPromo['condition_mode']): fc.Arbitrary<Pricin
 /** A window around NOW: mostly in force, sometimes disabled, not yet started or already over. */
 const promoWindow = fc.record({
   enabled: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
-  starts_at: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: -30 * DAY, max: 0 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: DAY }) }).map((offset) => iso(NOW + offset)),
-  ends_at: fc.option(fc.integer({ min: -DAY, max: 30 * DAY }).map((offset) => iso(NOW + offset)), { nil: null }),
+  starts_at: fc
+    .oneof({ weight: 4, arbitrary: fc.integer({ min: -30 * DAY, max: 0 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: DAY }) })
+    .map((offset) => iso(NOW + offset)),
+  ends_at: fc.option(
+    fc.integer({ min: -DAY, max: 30 * DAY }).map((offset) => iso(NOW + offset)),
+    { nil: null },
+  ),
 });
 
 type PromoWithoutId = Omit<PricingPromo, 'id'>;
@@ -223,13 +232,17 @@ describe('pricing properties', () => {
       fc.uniqueArray(minAmount(mode), { minLength: 1, maxLength: 4 }).chain((minimums) =>
         fc.array(percent, { minLength: minimums.length, maxLength: minimums.length }).map((percents) => {
           const sortedPercents = [...percents].sort((a, b) => a - b);
-          return [...minimums].sort((a, b) => a - b).map((min_amount, index): PricingTier => ({
-            min_amount,
-            reward_type: 'PERCENTAGE',
-            reward_value: sortedPercents[index] ?? 0,
-            reward_quantity: null,
-            targets: [],
-          }));
+          return [...minimums]
+            .sort((a, b) => a - b)
+            .map(
+              (min_amount, index): PricingTier => ({
+                min_amount,
+                reward_type: 'PERCENTAGE',
+                reward_value: sortedPercents[index] ?? 0,
+                reward_quantity: null,
+                targets: [],
+              }),
+            );
         }),
       );
     const percentPromos = (percent: fc.Arbitrary<number>) =>
@@ -252,9 +265,9 @@ describe('pricing properties', () => {
       );
     const grown = (lines: CartLine[], index: number) => lines.map((line, at) => (at === index ? { ...line, quantity: line.quantity + 1 } : line));
     const scenario = (unitPrice: fc.Arbitrary<number>, percent: fc.Arbitrary<number>) =>
-      fc.record({ cart: fc.array(cartLine(unitPrice), { minLength: 1, maxLength: 5 }), promos: percentPromos(percent) }).chain((value) =>
-        fc.record({ cart: fc.constant(value.cart), promos: fc.constant(value.promos), index: fc.integer({ min: 0, max: value.cart.length - 1 }) }),
-      );
+      fc
+        .record({ cart: fc.array(cartLine(unitPrice), { minLength: 1, maxLength: 5 }), promos: percentPromos(percent) })
+        .chain((value) => fc.record({ cart: fc.constant(value.cart), promos: fc.constant(value.promos), index: fc.integer({ min: 0, max: value.cart.length - 1 }) }));
     const lineTotal = (result: PricedCart, index: number) => cents(result.items[index]?.total ?? Number.NaN);
 
     it('exactly, when every discount is a whole number of cents (whole-currency prices, whole percentages)', () => {
@@ -302,7 +315,9 @@ describe('pricing properties', () => {
       const outOfWindow = fc.oneof(
         promoWithoutId.map((promo) => ({ ...promo, enabled: false, starts_at: iso(NOW - DAY), ends_at: null })),
         fc.integer({ min: 1, max: 30 * DAY }).chain((offset) => promoWithoutId.map((promo) => ({ ...promo, enabled: true, starts_at: iso(NOW + offset), ends_at: null }))),
-        fc.integer({ min: 0, max: 30 * DAY }).chain((offset) => promoWithoutId.map((promo) => ({ ...promo, enabled: true, starts_at: iso(NOW - 60 * DAY), ends_at: iso(NOW - offset) }))),
+        fc
+          .integer({ min: 0, max: 30 * DAY })
+          .chain((offset) => promoWithoutId.map((promo) => ({ ...promo, enabled: true, starts_at: iso(NOW - 60 * DAY), ends_at: iso(NOW - offset) }))),
       );
       const scenario = fc.record({ input: pricingInput, extra: outOfWindow, at: fc.nat() });
       check(scenario, ({ input, extra, at }) => {

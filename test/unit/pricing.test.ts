@@ -48,8 +48,7 @@ const buyXPayY = (id: number, targets: PricingPromo['targets'], minUnits: number
 
 const coupon = (fields: Partial<PricingCoupon> = {}): PricingCoupon => ({ coupon: 'SAVE', type: 'PERCENTAGE', value: 10, applies_to: [-1], min_price: null, ...fields });
 
-const price = (cart: CartLine[], promos: PricingPromo[] = [], withCoupon: PricingCoupon | null = null, now = NOW) =>
-  priceCart({ cart, promos, coupon: withCoupon, now });
+const price = (cart: CartLine[], promos: PricingPromo[] = [], withCoupon: PricingCoupon | null = null, now = NOW) => priceCart({ cart, promos, coupon: withCoupon, now });
 
 const column = <K extends keyof ReturnType<typeof price>['items'][number]>(result: ReturnType<typeof price>, key: K) => result.items.map((item) => item[key]);
 
@@ -124,7 +123,12 @@ describe('pricing, section 8 rule by rule', () => {
     expect(off([{ type: 'STORE' }])).toEqual([5, 10, 20]);
     expect(off([{ type: 'CATEGORY', id: 5 }])).toEqual([5, 0, 0]);
     expect(off([{ type: 'PRODUCT', id: 3 }])).toEqual([0, 0, 20]);
-    expect(off([{ type: 'CATEGORY', id: 6 }, { type: 'PRODUCT', id: 1 }])).toEqual([5, 10, 0]);
+    expect(
+      off([
+        { type: 'CATEGORY', id: 6 },
+        { type: 'PRODUCT', id: 1 },
+      ]),
+    ).toEqual([5, 10, 0]);
   });
 
   it('rule 2: the measure is the matched units (QUANTITY) or summed subtotals before discounts (VALUE)', () => {
@@ -216,10 +220,7 @@ describe('pricing, section 8 rule by rule', () => {
 
   it('rule 5: promos do not stack: the largest discount applies and promo_id names it', () => {
     // Line 1 (40.00): promo 1 10% = 4.00, promo 2 25% on product 1 = 10.00 -> 10.00 (promo 2); line 2 (10.00): only promo 1, 1.00.
-    const result = price(
-      [line(1, 1, 40), line(2, 1, 10)],
-      [promo(1), promo(2, { targets: [{ type: 'PRODUCT', id: 1 }], tiers: [tier(1, 'PERCENTAGE', 25)] })],
-    );
+    const result = price([line(1, 1, 40), line(2, 1, 10)], [promo(1), promo(2, { targets: [{ type: 'PRODUCT', id: 1 }], tiers: [tier(1, 'PERCENTAGE', 25)] })]);
     expect(result.items.map(({ promo_discount, promo_id }) => ({ promo_discount, promo_id }))).toEqual([
       { promo_discount: 10, promo_id: 2 },
       { promo_discount: 1, promo_id: 1 },

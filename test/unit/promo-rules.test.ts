@@ -24,7 +24,9 @@ describe('promoRuleViolations', () => {
   it('accepts valid promos of both types', () => {
     expect(promoRuleViolations(progressive())).toEqual([]);
     expect(promoRuleViolations(buyXPayY())).toEqual([]);
-    expect(promoRuleViolations(progressive({ ends_at: '2030-01-01T00:00:00.001Z', condition_mode: 'VALUE', tiers: [{ min_amount: 0.5, reward_type: 'VALUE', reward_value: 2 }] }))).toEqual([]);
+    expect(
+      promoRuleViolations(progressive({ ends_at: '2030-01-01T00:00:00.001Z', condition_mode: 'VALUE', tiers: [{ min_amount: 0.5, reward_type: 'VALUE', reward_value: 2 }] })),
+    ).toEqual([]);
   });
 
   it('requires ends_at strictly after starts_at', () => {
@@ -34,9 +36,36 @@ describe('promoRuleViolations', () => {
 
   it('checks target ids per type, duplicates and a lone STORE target', () => {
     expect(fields(progressive({ targets: [{ type: 'STORE', id: 3 }] }))).toEqual(['targets.0.id']);
-    expect(fields(progressive({ targets: [{ type: 'PRODUCT', id: 1 }, { type: 'CATEGORY', id: null }] }))).toEqual(['targets.1.id']);
-    expect(fields(progressive({ targets: [{ type: 'CATEGORY', id: 2 }, { type: 'CATEGORY', id: 2 }] }))).toEqual(['targets.1']);
-    expect(fields(progressive({ targets: [{ type: 'PRODUCT', id: 2 }, { type: 'CATEGORY', id: 2 }] }))).toEqual([]);
+    expect(
+      fields(
+        progressive({
+          targets: [
+            { type: 'PRODUCT', id: 1 },
+            { type: 'CATEGORY', id: null },
+          ],
+        }),
+      ),
+    ).toEqual(['targets.1.id']);
+    expect(
+      fields(
+        progressive({
+          targets: [
+            { type: 'CATEGORY', id: 2 },
+            { type: 'CATEGORY', id: 2 },
+          ],
+        }),
+      ),
+    ).toEqual(['targets.1']);
+    expect(
+      fields(
+        progressive({
+          targets: [
+            { type: 'PRODUCT', id: 2 },
+            { type: 'CATEGORY', id: 2 },
+          ],
+        }),
+      ),
+    ).toEqual([]);
     expect(fields(progressive({ targets: [{ type: 'STORE' }, { type: 'PRODUCT', id: 2 }] }))).toEqual(['targets']);
   });
 
@@ -87,8 +116,21 @@ describe('promoRuleViolations', () => {
 describe('promoReferences', () => {
   it('names each referenced package or category with its input path, skipping STORE', () => {
     const draft = buyXPayY({
-      targets: [{ type: 'CATEGORY', id: 7 }, { type: 'PRODUCT', id: 8 }],
-      tiers: [{ min_amount: 2, reward_type: 'FREE', reward_quantity: 1, targets: [{ type: 'PRODUCT', id: 8 }, { type: 'PRODUCT', id: 9 }] }],
+      targets: [
+        { type: 'CATEGORY', id: 7 },
+        { type: 'PRODUCT', id: 8 },
+      ],
+      tiers: [
+        {
+          min_amount: 2,
+          reward_type: 'FREE',
+          reward_quantity: 1,
+          targets: [
+            { type: 'PRODUCT', id: 8 },
+            { type: 'PRODUCT', id: 9 },
+          ],
+        },
+      ],
     });
     expect(promoReferences(draft)).toEqual([
       { kind: 'CATEGORY', id: 7, field: 'targets.0.id' },

@@ -27,9 +27,18 @@ describe('the query parameters of every route', () => {
   }
 
   it('finds the names under a pipe (the order list checks from <= to on the whole object)', () => {
-    expect([...queryParameterNames(routes['order-list'].query)]).toEqual(
-      ['page', 'limit', 'page_cursor', 'page_size', 'status', 'from', 'to', 'package', 'email', 'client_identifier'],
-    );
+    expect([...queryParameterNames(routes['order-list'].query)]).toEqual([
+      'page',
+      'limit',
+      'page_cursor',
+      'page_size',
+      'status',
+      'from',
+      'to',
+      'package',
+      'email',
+      'client_identifier',
+    ]);
     expect(queryParameterNames(undefined).size).toBe(0);
   });
 });

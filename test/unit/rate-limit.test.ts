@@ -9,8 +9,7 @@ const { retrying, writeGuarded } = await import('#lib/db/transact.ts');
 /** A transaction as the db modules write one: guarded writes, retried on collisions. */
 const transactWrite = (writes: Parameters<typeof writeGuarded>[0]) => retrying(() => writeGuarded(writes));
 
-const cancelled = (...codes: string[]) =>
-  Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
+const cancelled = (...codes: string[]) => Object.assign(new Error('cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
 
 beforeEach(() => {
   send.mockReset();
@@ -51,7 +50,10 @@ describe('transactWrite', () => {
     const named = new Error('the first write failed');
     const writes = [
       { item: { ConditionCheck: { TableName: 'unit-table', Key: { pk: 'a', sk: 'a' }, ConditionExpression: 'attribute_exists(pk)' } }, onConditionFailed: () => named },
-      { item: { ConditionCheck: { TableName: 'unit-table', Key: { pk: 'b', sk: 'b' }, ConditionExpression: 'attribute_exists(pk)' } }, onConditionFailed: () => new Error('not this one') },
+      {
+        item: { ConditionCheck: { TableName: 'unit-table', Key: { pk: 'b', sk: 'b' }, ConditionExpression: 'attribute_exists(pk)' } },
+        onConditionFailed: () => new Error('not this one'),
+      },
     ];
     await expect(transactWrite(writes)).rejects.toBe(named);
     expect(send).toHaveBeenCalledTimes(1);

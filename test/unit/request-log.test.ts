@@ -19,7 +19,13 @@ const QUERY_CODE = '775031';
 const BODY_EMAIL = 'buyer-private@example.com';
 
 const route = {
-  method: 'POST', path: '/v1/x/{id}', api: 'api', credential: 'public', access: 'read', summary: 's', tag: 't',
+  method: 'POST',
+  path: '/v1/x/{id}',
+  api: 'api',
+  credential: 'public',
+  access: 'read',
+  summary: 's',
+  tag: 't',
   // The query is one the route takes (an unknown one is refused before the handler runs).
   query: v.object({ code: v.optional(v.string()) }),
   body: v.object({ email: v.string(), code: v.string() }),

@@ -17,9 +17,7 @@ describe('sessionCookie', () => {
 
   it('clears with an empty value, Max-Age=0 and a past Expires', () => {
     vi.stubEnv('INSECURE_COOKIES', '');
-    expect(sessionCookie('', 0).split('; ')).toEqual([
-      'store_session=', 'Max-Age=0', 'Path=/', 'HttpOnly', 'SameSite=Lax', 'Expires=Thu, 01 Jan 1970 00:00:00 GMT', 'Secure',
-    ]);
+    expect(sessionCookie('', 0).split('; ')).toEqual(['store_session=', 'Max-Age=0', 'Path=/', 'HttpOnly', 'SameSite=Lax', 'Expires=Thu, 01 Jan 1970 00:00:00 GMT', 'Secure']);
   });
 });
 

@@ -27,7 +27,15 @@ function rejection(run: () => unknown) {
 
 describe('resolveOptions', () => {
   it('keeps matched ids, updates them, numbers new names from the counter and deactivates the rest', () => {
-    const { options, nextOptionId } = resolveOptions(stored, [{ name: 'green', value: 'LIME', price: 3 }, { name: 'blue', value: 'B' }], 'SELECT', 4);
+    const { options, nextOptionId } = resolveOptions(
+      stored,
+      [
+        { name: 'green', value: 'LIME', price: 3 },
+        { name: 'blue', value: 'B' },
+      ],
+      'SELECT',
+      4,
+    );
     expect(options).toEqual([
       { id: 2, name: 'green', value: 'LIME', price: 3, active: true },
       { id: 4, name: 'blue', value: 'B', price: null, active: true },
@@ -38,13 +46,32 @@ describe('resolveOptions', () => {
   });
 
   it('reactivates a deactivated name with its old id', () => {
-    const { options, nextOptionId } = resolveOptions(stored, [{ name: 'old', value: 'again' }, { name: 'red', value: 'R' }], 'SELECT', 4);
-    expect(options.filter((o) => o.active).map((o) => [o.id, o.name, o.value])).toEqual([[3, 'old', 'again'], [1, 'red', 'R']]);
+    const { options, nextOptionId } = resolveOptions(
+      stored,
+      [
+        { name: 'old', value: 'again' },
+        { name: 'red', value: 'R' },
+      ],
+      'SELECT',
+      4,
+    );
+    expect(options.filter((o) => o.active).map((o) => [o.id, o.name, o.value])).toEqual([
+      [3, 'old', 'again'],
+      [1, 'red', 'R'],
+    ]);
     expect(nextOptionId).toBe(4);
   });
 
   it('matches names exactly: a change of case is a new option', () => {
-    const { options } = resolveOptions(stored, [{ name: 'Red', value: 'R' }, { name: 'green', value: 'G' }], 'SELECT', 4);
+    const { options } = resolveOptions(
+      stored,
+      [
+        { name: 'Red', value: 'R' },
+        { name: 'green', value: 'G' },
+      ],
+      'SELECT',
+      4,
+    );
     expect(options.find((o) => o.name === 'Red')).toMatchObject({ id: 4, active: true });
     expect(options.find((o) => o.name === 'red')).toMatchObject({ id: 1, active: false });
   });
@@ -57,15 +84,53 @@ describe('resolveOptions', () => {
 
   it('deactivates every option of a variable that is not SELECT, and refuses options for it', () => {
     const { options } = resolveOptions(stored, undefined, 'TEXT', 4);
-    expect(options.map((o) => [o.id, o.active])).toEqual([[1, false], [2, false], [3, false]]);
-    expect(rejection(() => resolveOptions(stored, [{ name: 'a', value: 'a' }, { name: 'b', value: 'b' }], 'NUMBER', 4))).toEqual({ status: 422, field: 'options' });
+    expect(options.map((o) => [o.id, o.active])).toEqual([
+      [1, false],
+      [2, false],
+      [3, false],
+    ]);
+    expect(
+      rejection(() =>
+        resolveOptions(
+          stored,
+          [
+            { name: 'a', value: 'a' },
+            { name: 'b', value: 'b' },
+          ],
+          'NUMBER',
+          4,
+        ),
+      ),
+    ).toEqual({ status: 422, field: 'options' });
   });
 
   it(`keeps at most ${STORED_OPTIONS_MAX} options, deactivated ones included`, () => {
     const many: StoredOption[] = Array.from({ length: STORED_OPTIONS_MAX - 1 }, (_, i) => ({ id: i + 1, name: `o${i}`, value: 'v', price: null, active: false }));
     const next = STORED_OPTIONS_MAX;
-    expect(resolveOptions(many, [{ name: 'o0', value: 'v' }, { name: 'new', value: 'v' }], 'SELECT', next).options).toHaveLength(STORED_OPTIONS_MAX);
-    expect(rejection(() => resolveOptions(many, [{ name: 'x', value: 'v' }, { name: 'y', value: 'v' }], 'SELECT', next))).toEqual({ status: 422, field: 'options' });
+    expect(
+      resolveOptions(
+        many,
+        [
+          { name: 'o0', value: 'v' },
+          { name: 'new', value: 'v' },
+        ],
+        'SELECT',
+        next,
+      ).options,
+    ).toHaveLength(STORED_OPTIONS_MAX);
+    expect(
+      rejection(() =>
+        resolveOptions(
+          many,
+          [
+            { name: 'x', value: 'v' },
+            { name: 'y', value: 'v' },
+          ],
+          'SELECT',
+          next,
+        ),
+      ),
+    ).toEqual({ status: 422, field: 'options' });
   });
 
   it(`keeps at most ${STORED_OPTIONS_BYTES_MAX} bytes of options as JSON: 3-byte text reaches it before the count`, () => {
@@ -81,8 +146,20 @@ describe('resolveOptions', () => {
 
 describe('variableResponse', () => {
   const item = {
-    id: 7, store_id: 1, name: 'colour', name_lower: 'colour', description: 'd', type: 'SELECT' as const, required: false, regex: null,
-    applies_to: null, options: stored, next_option_id: 4, revision: 3, created_at: '2030-01-01T00:00:00.000Z', updated_at: '2030-01-01T00:00:00.000Z',
+    id: 7,
+    store_id: 1,
+    name: 'colour',
+    name_lower: 'colour',
+    description: 'd',
+    type: 'SELECT' as const,
+    required: false,
+    regex: null,
+    applies_to: null,
+    options: stored,
+    next_option_id: 4,
+    revision: 3,
+    created_at: '2030-01-01T00:00:00.000Z',
+    updated_at: '2030-01-01T00:00:00.000Z',
   };
 
   it('lists only active options, without their flag, and formats the name', () => {
@@ -126,7 +203,11 @@ describe('variable schemas', () => {
   });
 
   it('names the repeated option name by its position', () => {
-    const options = [{ name: 'a', value: '1' }, { name: 'b', value: '2' }, { name: 'a', value: '3' }];
+    const options = [
+      { name: 'a', value: '1' },
+      { name: 'b', value: '2' },
+      { name: 'a', value: '3' },
+    ];
     expect(fieldOf({ ...base, type: 'SELECT', options })).toBe('options.2.name');
   });
 

@@ -170,13 +170,33 @@ describe('URL safety', () => {
     '64:ff9b::a9fe:a9fe', // NAT64: 169.254.169.254
     '64:ff9b:1::a00:1', // NAT64 local-use prefix
     '::ffff:0:7f00:1', // SIIT: 127.0.0.1
-    '::ffff:7f00:1', '::ffff:127.0.0.1', '::ffff:192.168.0.1', // mapped
+    '::ffff:7f00:1',
+    '::ffff:127.0.0.1',
+    '::ffff:192.168.0.1', // mapped
     '2002:a00:1::', // 6to4: 10.0.0.1
     '2002:7f00:1::1', // 6to4: 127.0.0.1
     '2002:a9fe:a9fe::', // 6to4: 169.254.169.254
     '2001::1', // Teredo
-    '127.0.0.1', '10.0.0.1', '172.16.0.1', '192.168.1.1', '100.64.0.1', '169.254.169.254', '0.0.0.0', '224.0.0.1', '255.255.255.255', '198.18.0.1', '192.0.2.1', '240.0.0.1',
-    '::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1', '100::1', '2001:db8::1',
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.0.1',
+    '192.168.1.1',
+    '100.64.0.1',
+    '169.254.169.254',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '198.18.0.1',
+    '192.0.2.1',
+    '240.0.0.1',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd00:ec2::254',
+    'ff02::1',
+    '100::1',
+    '2001:db8::1',
   ];
   it.each(inward)('refuses %s, as resolved or connected to', (address) => {
     expect(isPublicAddress(address)).toBe(false);
@@ -188,11 +208,20 @@ describe('URL safety', () => {
     expect(isPublicAddress('')).toBe(false);
     expect(isPublicAddress('hooks.example.com')).toBe(false);
   });
-  it.each([
-    ...inward.map((address) => `https://[${address}]/x`).filter((url) => url.includes(':')),
-    'https://[::a9fe:a9fe]/latest/meta-data', 'https://[64:ff9b::7f00:1]/x', 'https://[::ffff:0:7f00:1]/x', 'https://[2002:a00:1::]/x',
-    'https://0x7f000001/x', 'https://017700000001/x', 'https://0xa9.0xfe.0xa9.0xfe/x', 'https://2852039166/x', 'https://127.1/x',
-  ].filter((url) => !/\[\d+\.\d+\.\d+\.\d+\]/.test(url)))('deployed: refuses the URL %s', (url) => {
+  it.each(
+    [
+      ...inward.map((address) => `https://[${address}]/x`).filter((url) => url.includes(':')),
+      'https://[::a9fe:a9fe]/latest/meta-data',
+      'https://[64:ff9b::7f00:1]/x',
+      'https://[::ffff:0:7f00:1]/x',
+      'https://[2002:a00:1::]/x',
+      'https://0x7f000001/x',
+      'https://017700000001/x',
+      'https://0xa9.0xfe.0xa9.0xfe/x',
+      'https://2852039166/x',
+      'https://127.1/x',
+    ].filter((url) => !/\[\d+\.\d+\.\d+\.\d+\]/.test(url)),
+  )('deployed: refuses the URL %s', (url) => {
     expect(webhookUrlProblem(url, deployed)).toContain('private');
   });
 });
