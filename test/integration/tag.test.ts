@@ -100,7 +100,7 @@ describe('PATCH /v1/app/tag/{tag-id}', () => {
 });
 
 describe('GET and DELETE /v1/app/tag', () => {
-  it('lists in id order (the page meta is the page-mode family\'s, test/integration/families.test.ts)', async () => {
+  it("lists in id order (the page meta is the page-mode family's, test/integration/families.test.ts)", async () => {
     const store = await newStore();
     for (const name of ['a', 'b', 'c', 'd', 'e']) await store.post('/v1/app/tag', { name, color: '#abc' });
     const res = await store.get('/v1/app/tag?page=2&limit=2');

@@ -488,7 +488,7 @@ describe('applies_to references', () => {
 });
 
 describe('GET and DELETE /v1/app/variable', () => {
-  it('lists in id order (the page meta is the page-mode family\'s, test/integration/families.test.ts)', async () => {
+  it("lists in id order (the page meta is the page-mode family's, test/integration/families.test.ts)", async () => {
     const store = await newStore();
     for (const name of ['a', 'b', 'c', 'd', 'e']) await createVariable(store, { name });
     const res = await store.get('/v1/app/variable?page=2&limit=2');
