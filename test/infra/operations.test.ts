@@ -129,7 +129,10 @@ describe('stage throttling', () => {
     return resourcesOf(template, 'AWS::ApiGatewayV2::Stage')[stacks.apiStage.getLogicalId(stacks.apiStage.stages[api].node.defaultChild as never)]!;
   };
   /** Every route a client may call with no credential at all on /v1/webstore: the storefront's public surface. */
-  const publicStorefrontRoutes = routeEntries().filter(([, spec]) => spec.path.startsWith('/v1/webstore') && ['public', 'buyerStore', 'buyerOptional'].includes(spec.credential));
+  // The public storefront, and the payment providers' notifications (no credential either).
+  const publicStorefrontRoutes = routeEntries().filter(
+    ([, spec]) => (spec.path.startsWith('/v1/webstore') && ['public', 'buyerStore', 'buyerOptional'].includes(spec.credential)) || spec.path.startsWith('/v1/payment/notify/'),
+  );
 
   it('puts the documented defaults on every route of both APIs', () => {
     const stacks = fromContext({});
@@ -164,7 +167,7 @@ describe('stage throttling', () => {
   });
 
   it('gives every public storefront route of the table its own lower throttle, and no authenticated route one', () => {
-    expect(publicStorefrontRoutes.map(([name]) => name)).toEqual(expect.arrayContaining(['webstore-package-list', 'webstore-checkout', 'auth-login', 'webstore-preflight']));
+    expect(publicStorefrontRoutes.map(([name]) => name)).toEqual(expect.arrayContaining(['webstore-package-list', 'webstore-checkout', 'auth-login', 'webstore-preflight', 'payment-notify']));
     const settings = stageOf(fromContext({}), 'api').Properties.RouteSettings as Record<string, unknown>;
     const expected = { ThrottlingRateLimit: THROTTLE_DEFAULTS.storefrontPublic.rateLimit, ThrottlingBurstLimit: THROTTLE_DEFAULTS.storefrontPublic.burstLimit };
     expect(settings).toEqual(Object.fromEntries(publicStorefrontRoutes.map(([, spec]) => [`${spec.method} ${spec.path}`, expected])));
