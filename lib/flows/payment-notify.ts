@@ -19,7 +19,7 @@ import type { Provider, ProviderSnapshot } from '#lib/schemas/payment.ts';
  * | the signature (401, nothing fetched)   | none                                                        |
  * | each id named: its payment             | GetItem ref sentinel + GetItem payment (none when unknown)  |
  * | fetch at the provider                  | one provider GET                                            |
- * | settle (lib/flows/payment-settle.ts)   | GetItem payment + order + store, then the decision's write  |
+ * | settle (lib/flows/payment-settle.ts)   | GetItem order + store (the payment just read), then the decision's write |
  *
  * Answers: `processed` (settled, or the state was already known), `ignored` (a topic payments do
  * not use, an id the store does not know); 401 a missing or wrong signature; 404 an unknown key;
@@ -84,6 +84,7 @@ export async function receiveNotification(notification: ReceivedNotification): P
         learn: { ask: 'snapshot', snapshot },
         apiBase,
         provider: { account, credentials },
+        read: payment,
       });
       settled += 1;
     }

@@ -28,7 +28,7 @@ import type { PaymentSource, ProviderSnapshot } from '#lib/schemas/payment.ts';
  * | REFUND/CHARGEBACK | section 10 step 1's TransactWrite + the payment; then steps 2 and 3 (finishReversal)   |
  * | APPROVE + REFUND  | the approval, then step 1 with the payment (a payment first seen refunded)             |
  *
- * Reads: payment, order, store (3 GetItems at once), then the account (unless the caller has it); the provider is asked at most once
+ * Reads: payment (unless the caller just read it), order, store (GetItems at once), then the account (unless the caller has it); the provider is asked at most once
  * per call. A lost race (the payment's revision or the order changed: StaleRead) reads again and
  * settles again with what was learned; `settle` gives the same answer for the same state, so
  * however many sources race, one of them crosses each line (one approval, one refund).
@@ -53,6 +53,8 @@ export interface SettleRequest {
   apiBase: string;
   /** The account and its opened credentials when the caller has them already (the notify route). */
   provider?: { account: ProviderAccount; credentials: ProviderCredentials };
+  /** The payment as the caller just read it (consistently): the first round reads only the order and the store. */
+  read?: PaymentRecord;
 }
 
 export interface SettledPayment {
@@ -72,8 +74,12 @@ export async function settlePayment(request: SettleRequest): Promise<SettledPaym
   if (request.learn.ask === 'snapshot') report = { kind: 'provider', snapshot: request.learn.snapshot };
   let provider = request.provider;
   const reserve: { approval: CommandIdReserve; reversal: ReversalReserve } = { approval: {}, reversal: { gone: new Set() } };
+  let known = request.read;
   const outcome = await retrying(async () => {
-    const [payment, order, store] = await Promise.all([readPayment(storeId, orderId, paymentId), getOrderItem(storeId, orderId), getStoreOrThrow(storeId)]);
+    // A lost round reads the payment again: its revision moved.
+    const paymentRead = known ? Promise.resolve(known) : readPayment(storeId, orderId, paymentId);
+    known = undefined;
+    const [payment, order, store] = await Promise.all([paymentRead, getOrderItem(storeId, orderId), getStoreOrThrow(storeId)]);
     if (!payment) throw notFound('Payment');
     // The account rule 2 binds to (and whose credentials ask the provider), unless the caller read it already.
     const account = provider?.account ?? (await readProviderAccount(storeId, payment.provider));
