@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { fieldsOf, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { padId, storePk } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
-import { put, putNewItem, StaleRead, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
+import { put, putNewItem, remove, StaleRead, writeGuarded, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import {
@@ -28,6 +28,8 @@ import {
  * | store a settled decision              | Put if `revision` is the one read (StaleRead otherwise), alone or in the approval's transaction | 1 |
  * | the payment of a provider object      | GetItem `STORE#<s> / PAYMENT_REF#<provider>#<ref>`, then the payment | 2 |
  * | the payment of its own id             | the same, with the payment id as the ref (written at creation) | 2     |
+ * | live payments (the reconciler)        | Query `PAYMENT_LIVE`, sk begins_with `STORE#<s>#` (one store) or all | 1 per MB |
+ * | a payment no longer live              | DeleteItem of its `PAYMENT_LIVE` entry (by the reconciler)      | 1     |
  * | claim a provider call (poll spacing)  | Put `STORE#<s> / PAYMENT_ASK#<payment id>` if absent or older than the interval | 1 |
  *
  * The payments of an order are filed under their own prefix, not under the order's `ORDER#<id>`
@@ -48,6 +50,22 @@ import {
 const PAYMENT = ENTITY.PAYMENT;
 const PAYMENT_REF = ENTITY.PAYMENT_REF;
 const PAYMENT_ASK = ENTITY.PAYMENT_ASK;
+const PAYMENT_LIVE = ENTITY.PAYMENT_LIVE;
+
+/**
+ * The live payments across stores, for the reconciler: one entry per payment, written with it
+ * (it is born CREATED, live) and removed by the reconciler once it finds the payment settled, so
+ * the list holds the live payments and those settled since the last run. One partition: at the
+ * reconciler's pace (every 5 minutes) its reads are far from a partition's limits; a store with
+ * a burst of checkouts adds items, not hot writes (one Put per payment).
+ */
+const livePaymentKey = (storeId: number, orderId: number, paymentId: string) => ({ pk: PAYMENT_LIVE, sk: `${storePk(storeId)}#${padId(orderId)}#${paymentId}` });
+
+export interface LivePaymentEntry {
+  store_id: number;
+  order_id: number;
+  payment_id: string;
+}
 
 /** Unguessable (128 random bits), URL- and provider-safe: Mercado Pago's `external_reference`, TEST's `tst_<id>`. */
 export const newPaymentId = () => `pay_${randomBytes(16).toString('base64url')}`;
@@ -115,6 +133,17 @@ export function newPaymentWrites(payment: PaymentRecord): GuardedWrite[] {
   return [
     { item: putNewItem(paymentItem(payment)), onConditionFailed: () => new Error(`payment ${payment.id} created twice`) },
     paymentRefWrite(payment, payment.id),
+    {
+      item: put({
+        Item: {
+          ...livePaymentKey(payment.store_id, payment.order_id, payment.id),
+          entity: PAYMENT_LIVE,
+          store_id: payment.store_id,
+          order_id: payment.order_id,
+          payment_id: payment.id,
+        },
+      }),
+    },
     ...(payment.provider_ref ? [paymentRefWrite(payment, payment.provider_ref)] : []),
   ];
 }
@@ -174,4 +203,18 @@ export function claimProviderAsk(storeId: number, paymentId: string, nowMs: numb
       ExpressionAttributeValues: { ':cutoff': nowMs - intervalMs },
     }),
   );
+}
+
+/** The live-payment entries, of one store or of all (the job). */
+export async function livePaymentEntries(storeId?: number): Promise<LivePaymentEntry[]> {
+  const items = await queryAll({ pk: PAYMENT_LIVE, skPrefix: storeId === undefined ? 'STORE#' : `${storePk(storeId)}#` });
+  return items.map((item) => {
+    const field = fieldsOf(item, PAYMENT_LIVE);
+    return { store_id: field.number('store_id'), order_id: field.number('order_id'), payment_id: field.string('payment_id') };
+  });
+}
+
+/** The payment is no longer live: the reconciler stops visiting it. */
+export async function dropLivePayment(entry: LivePaymentEntry): Promise<void> {
+  await writeReturning({ item: remove({ Key: livePaymentKey(entry.store_id, entry.order_id, entry.payment_id) }) });
 }

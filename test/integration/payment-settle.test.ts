@@ -1,10 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { atTime } from '#lib/clock.ts';
+import { testChargeLedger } from '#lib/db/test-charge.ts';
+import { reconcilePayments } from '#lib/flows/payment-reconcile.ts';
+import { testAccountOf, testGatewayAction } from '#lib/payments/test-gateway.ts';
+import { createPackage } from '../support/builders.ts';
 import type { FakeMercadoPago } from '../support/fake-mercadopago.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { providerAccountKey } from '#lib/db/payment-provider.ts';
 import type { PaymentRecord } from '#lib/schemas/payment.ts';
-import { atTime, call, firstError, newStore } from '../support/client.ts';
+import { atTime as localAt, call, firstError, newStore } from '../support/client.ts';
 import {
   connectMercadoPago,
   connectTest,
@@ -328,7 +333,9 @@ describe('POST /v1/app/order/{id}/payment/{payment_id}/sync and the poll', () =>
     fake.setStatus(id, 'approved');
     expect((await poll()).body).toEqual({ status: 'PENDING' });
     expect(fetchesOf(payment)).toBe(1);
-    const later = await call('GET', `/v1/webstore/order_status/${order.internal_id}`, { headers: { 'x-store-domain': store.domain, ...atTime(new Date().toISOString(), 11_000) } });
+    const later = await call('GET', `/v1/webstore/order_status/${order.internal_id}`, {
+      headers: { 'x-store-domain': store.domain, ...localAt(new Date().toISOString(), 11_000) },
+    });
     expect(later.body).toEqual({ status: 'APPROVED' });
     expect(fetchesOf(payment)).toBe(2);
   });
@@ -350,5 +357,49 @@ describe('the race of section 13 rule 3', () => {
     expect(after.payment).toMatchObject({ status: 'PAID', order_role: 'ORDER', attention: null });
     expect(after.payment.history).toHaveLength(1);
     expect(await storedCommands(store.storeId)).toHaveLength(1);
+  });
+});
+
+describe('the reconciler (every 5 minutes)', () => {
+  const apiBase = () => inject('apiUrl').replace(/\/v1\/?$/, '');
+  const reconcile = (storeId: number, atMs = Date.now()) => atTime(atMs, () => reconcilePayments(apiBase(), storeId));
+
+  it('settles a payment whose notification was lost, then stops visiting it', async () => {
+    const store = await newStore();
+    const test = await connectTest(store);
+    const order = await pendingOrder(store);
+    const payment = await payOrder(store, test, order, 'TEST');
+    // Paid at the provider, its notification lost.
+    const account = testAccountOf(test.credentials.secrets.signing_secret!);
+    const charge = (await testChargeLedger.get(account, payment.provider_ref!))!;
+    await testChargeLedger.replace(testGatewayAction(charge, 'pay', Date.now())!, charge);
+    expect(await reconcile(store.storeId)).toMatchObject({ visited: 1, settled: 1 });
+    const after = await stored(store, order, payment);
+    expect(after.order).toMatchObject({ status: 'APPROVED', payment_id: payment.id });
+    expect(after.payment.history).toEqual([expect.objectContaining({ to: 'PAID', source: 'RECONCILER' })]);
+    expect(await reconcile(store.storeId)).toMatchObject({ visited: 0 });
+  });
+
+  it('expires a PIX payment past its expiry (cancelled at Mercado Pago) and cancels its checkout order, stock given back (rule 7)', async () => {
+    const store = await newStore();
+    const mp = await connectMercadoPago(store, fake);
+    const pkg = await createPackage(store, { price: 5, stock: 3 });
+    const placed = await call('POST', '/v1/webstore/checkout', {
+      json: { cart: [{ package_id: pkg.id, quantity: 1 }], client_name: 'Steve Smith', client_identifier: 'Steve', client_email: 'steve@example.com' },
+      headers: { 'x-store-domain': store.domain },
+    });
+    expect(placed.status, placed.text).toBe(200);
+    const order = placed.body;
+    const expiresAt = new Date(Date.now() + 30 * 60_000).toISOString();
+    const payment = await payOrder(store, mp, order, 'PIX', { expires_at: expiresAt });
+    // Before the expiry: asked, still pending, nothing to do.
+    expect(await reconcile(store.storeId)).toMatchObject({ visited: 1, settled: 0, canceledOrders: 0 });
+    const later = Date.parse(expiresAt) + 60_000;
+    expect(await reconcile(store.storeId, later)).toMatchObject({ visited: 1, expired: 1, canceledOrders: 1 });
+    const after = await stored(store, order, payment);
+    expect(after.payment.status).toBe('EXPIRED');
+    expect(after.order.status).toBe('CANCELED');
+    expect(fake.payments.get(Number(payment.provider_ref))!.status).toBe('cancelled');
+    expect((await store.get(`/v1/app/package/${pkg.id}`)).body.stock).toBe(3);
   });
 });
