@@ -207,7 +207,7 @@ export function claimProviderAsk(storeId: number, paymentId: string, nowMs: numb
 
 /** The live-payment entries, of one store or of all (the job). */
 export async function livePaymentEntries(storeId?: number): Promise<LivePaymentEntry[]> {
-  const items = await queryAll({ pk: PAYMENT_LIVE, skPrefix: storeId === undefined ? 'STORE#' : `${storePk(storeId)}#` });
+  const items = await queryAll({ pk: PAYMENT_LIVE, skPrefix: storeId === undefined ? `${ENTITY.STORE}#` : `${storePk(storeId)}#` });
   return items.map((item) => {
     const field = fieldsOf(item, PAYMENT_LIVE);
     return { store_id: field.number('store_id'), order_id: field.number('order_id'), payment_id: field.string('payment_id') };

@@ -143,8 +143,7 @@ describe('stage throttling', () => {
     const template = Template.fromStack(stacks.apiStage);
     return resourcesOf(template, 'AWS::ApiGatewayV2::Stage')[stacks.apiStage.getLogicalId(stacks.apiStage.stages[api].node.defaultChild as never)]!;
   };
-  /** Every route a client may call with no credential at all on /v1/webstore: the storefront's public surface. */
-  // The public storefront, and the payment providers' notifications (no credential either).
+  /** Every route a client may call with no credential at all on /v1/webstore (the storefront's public surface), and the payment providers' notifications. */
   const publicStorefrontRoutes = routeEntries().filter(
     ([, spec]) => (spec.path.startsWith('/v1/webstore') && ['public', 'buyerStore', 'buyerOptional'].includes(spec.credential)) || spec.path.startsWith('/v1/payment/notify/'),
   );
