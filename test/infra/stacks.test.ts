@@ -253,7 +253,10 @@ describe('StoreApi stacks from the route table', () => {
     expect(opening.sort()).toEqual(['order-payment-sync', 'payment-notify', 'webstore-order-status']);
     for (const name of opening) {
       const grants = statementsOf(synthesized, name).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')));
-      expect(grants.map((statement) => statement.Action), name).toEqual(['kms:Decrypt']);
+      expect(
+        grants.map((statement) => statement.Action),
+        name,
+      ).toEqual(['kms:Decrypt']);
     }
   });
 
