@@ -1,5 +1,6 @@
-import { getOrderStatus } from '#lib/db/order.ts';
+import { pollOrderStatus } from '#lib/flows/payment-sync.ts';
+import { apiBaseOf } from '#lib/http/api-base.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { checkoutRoutes } from '#lib/routes/checkout.ts';
 
-export const handler = defineHandler(checkoutRoutes['webstore-order-status'], async ({ auth, params }) => getOrderStatus(auth.storeId, params.orderId));
+export const handler = defineHandler(checkoutRoutes['webstore-order-status'], async ({ auth, params, event }) => pollOrderStatus(auth.storeId, params.orderId, apiBaseOf(event)));

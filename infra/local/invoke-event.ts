@@ -34,6 +34,53 @@ async function demoLease(storeId: number, serverId: number): Promise<{ lease_id:
   return { lease_id: claimed.lease_id, command_id: claimed.commands[0]!.id };
 }
 
+/** The body of payment-notify's sample (lib/routes/payment.ts): a TEST notification naming a charge the demo store does not know (200, ignored). */
+export const SAMPLE_TEST_NOTIFICATION = { type: 'payment', data: { id: 'tst_sample' } };
+
+/** The demo store's TEST account: its notify key (derived as the provider routes derive it) and its signing secret, opened. */
+async function demoTestAccount(storeId: number): Promise<{ notifyKey: string; signingSecret: string }> {
+  const { readProviderAccount } = await import('#lib/db/payment-provider.ts');
+  const { notifyKeyUnder } = await import('#lib/flows/payment-provider-read.ts');
+  const { openSecrets } = await import('#lib/payments/secrets.ts');
+  const { serverKeys } = await import('#lib/server-secret.ts');
+  const account = await readProviderAccount(storeId, 'test');
+  if (!account) throw new Error('the demo store has no TEST gateway account');
+  const secrets = await openSecrets(account.secrets_ct, { store_id: storeId, provider: 'test' });
+  return { notifyKey: notifyKeyUnder((await serverKeys()).current, storeId, 'test', account.notify_nonce), signingSecret: secrets.signing_secret ?? '' };
+}
+
+/** A PENDING order of the demo buyer with a TEST payment made for it (what a checkout with `gateway: TEST` makes), for the sync's sample. */
+async function demoPayment(storeId: number): Promise<{ order_id: number; payment_id: string }> {
+  const v = await import('valibot');
+  const { createOrder } = await import('#lib/flows/order.ts');
+  const { orderCreateBody } = await import('#lib/schemas/order.ts');
+  const { createPayment, newPaymentId } = await import('#lib/db/payment.ts');
+  const { newPayment } = await import('#lib/domain/payment.ts');
+  const { testChargeLedger } = await import('#lib/db/test-charge.ts');
+  const { testGatewayAdapter } = await import('#lib/payments/test-gateway.ts');
+  const order = await createOrder(
+    storeId,
+    v.parse(orderCreateBody, { client_identifier: DEMO_BUYER_NICK, client_email: DEMO_BUYER_EMAIL, client_name: DEMO_BUYER_NICK, packages: [{ package_id: 1, quantity: 1 }] }),
+  );
+  const { payment } = newPayment(
+    { id: newPaymentId(), store_id: storeId, order_id: order.id, gateway: 'TEST', amount: order.total, currency: 'BRL', expires_at: null },
+    Date.now(),
+  );
+  const { signingSecret } = await demoTestAccount(storeId);
+  const { testAccountOf } = await import('#lib/payments/test-gateway.ts');
+  const charge = await testGatewayAdapter({ ledger: testChargeLedger, pageUrl: (ref) => ref, now: Date.now }).createCharge(
+    { secrets: { signing_secret: signingSecret }, accountId: testAccountOf(signingSecret) },
+    {
+      payment,
+      order: { id: order.id, internal_id: order.internal_id, description: 'Sample', payer: { email: DEMO_BUYER_EMAIL, name: DEMO_BUYER_NICK } },
+      notificationUrl: null,
+      returnUrl: null,
+    },
+  );
+  await createPayment({ ...payment, status: 'PENDING', provider_ref: charge.provider_ref, checkout_url: charge.checkout_url, revision: 1 });
+  return { order_id: order.id, payment_id: payment.id };
+}
+
 /**
  * A sample event of events/ made runnable: its placeholders filled from the demo store
  * (<LOCAL_DIR>/demo.json, written by the seed: credentials and the targets it prepared) or the
@@ -53,6 +100,8 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
   };
   let lease: ReturnType<typeof demoLease> | undefined;
   const leased = () => (lease ??= demoLease(storeId, Number(demo.delivery_server_id)));
+  let paid: ReturnType<typeof demoPayment> | undefined;
+  const payment = () => (paid ??= demoPayment(storeId));
   const issue: Record<string, () => Promise<Value | undefined>> = {
     access_token: async () => {
       const { issueBuyerAccessToken } = await import('#lib/db/credential.ts');
@@ -73,6 +122,16 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
     },
     lease_id: async () => (storeId ? (await leased()).lease_id : undefined),
     leased_command_id: async () => (storeId ? (await leased()).command_id : undefined),
+    test_notify_key: async () => (storeId ? (await demoTestAccount(storeId)).notifyKey : undefined),
+    // Signed now over the sample's body: a TEST signature is good for 5 minutes.
+    test_notify_signature: async () => {
+      if (!storeId) return undefined;
+      const { testNotification } = await import('#lib/payments/test-gateway.ts');
+      const { signingSecret } = await demoTestAccount(storeId);
+      return testNotification({ ref: SAMPLE_TEST_NOTIFICATION.data.id }, signingSecret, Date.now()).headers['x-test-signature'];
+    },
+    payment_order_id: async () => (storeId ? (await payment()).order_id : undefined),
+    payment_id: async () => (storeId ? (await payment()).payment_id : undefined),
   };
   const values: Record<string, Value | undefined> = { ...demo };
   for (const [, key] of eventText.matchAll(PLACEHOLDER)) if (values[key!] === undefined && issue[key!]) values[key!] = await issue[key!]!();

@@ -328,6 +328,9 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
     }
   }
   send(response, result);
-  // Path only: query strings and bodies are never logged (they may carry codes or handoffs).
-  if (options.log) console.log(`${request.method} ${host}${url.pathname} ${result.statusCode} ${Date.now() - started}ms`);
+  // Path only: query strings and bodies are never logged (they may carry codes or handoffs), nor a notify key.
+  if (options.log) console.log(`${request.method} ${host}${loggedPath(url.pathname)} ${result.statusCode} ${Date.now() - started}ms`);
 }
+
+/** A path as the access line shows it: a payment notify URL's key is a credential (it names the store's account), so it is hidden. */
+export const loggedPath = (pathname: string) => pathname.replace(/^(\/v1\/payment\/notify\/[^/]+\/)[^/]+/, '$1***');

@@ -47,6 +47,15 @@ const UNAUTHENTICATED: ReadonlySet<RouteSpec['credential']> = new Set(['public',
 export const isPublicStorefrontRoute = (spec: Pick<RouteSpec, 'api' | 'path' | 'credential'>) =>
   spec.api === 'api' && (spec.path === '/v1/webstore' || spec.path.startsWith('/v1/webstore/')) && UNAUTHENTICATED.has(spec.credential);
 
+/**
+ * A payment provider's notifications: no credential either (the key in the path costs a table read
+ * to check), so they get the same low throttle of their own.
+ */
+export const isPaymentNotifyRoute = (spec: Pick<RouteSpec, 'api' | 'path'>) => spec.api === 'api' && spec.path.startsWith('/v1/payment/notify/');
+
+/** The routes that get the low per-route throttle (`storefrontPublic`) instead of the API's default. */
+export const hasLowThrottle = (spec: Pick<RouteSpec, 'api' | 'path' | 'credential'>) => isPublicStorefrontRoute(spec) || isPaymentNotifyRoute(spec);
+
 export const routeKeyOf = (spec: Pick<RouteSpec, 'method' | 'path'>) => `${spec.method} ${spec.path}`;
 
 export interface ApiStageStackProps extends StageStackProps {
@@ -71,7 +80,7 @@ export class ApiStageStack extends Stack {
 
   constructor(scope: Construct, id: string, props: ApiStageStackProps) {
     super(scope, id, props);
-    const publicRoutes = props.routes.filter(isPublicStorefrontRoute);
+    const publicRoutes = props.routes.filter(hasLowThrottle);
     this.stages = {
       api: this.createStage('api', 'Api', props, publicRoutes),
       store: this.createStage('store', 'StoreDomainApi', props, []),

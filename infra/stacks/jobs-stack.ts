@@ -1,5 +1,6 @@
 import { Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -20,6 +21,8 @@ export interface JobsStackProps extends StageStackProps {
   /** The stage's alarm topic (exported by the HTTP stack). */
   alarmTopicArn: string;
 }
+
+const opensSecrets = (job: JobSpec) => (job.uses ?? []).includes('provider-secrets-open');
 
 /** The jobs' group in the alarms. */
 export const JOBS_GROUP = 'jobs';
@@ -42,10 +45,16 @@ export class JobsStack extends Stack {
         codeDir,
         description: job.summary.slice(0, 256),
         logRemovalPolicy: removalPolicyOf(props.stage),
-        environment: { TABLE_NAME: props.data.tableName, IMAGES_BASE_URL: props.data.imagesBaseUrl },
+        environment: {
+          TABLE_NAME: props.data.tableName,
+          IMAGES_BASE_URL: props.data.imagesBaseUrl,
+          ...(opensSecrets(job) && { PAYMENT_SECRETS_KEY_ID: props.data.paymentSecretsKeyArn }),
+        },
       });
       const tableAccess = tableAccessStatement(job.access, props.data.tableArn);
       if (tableAccess) jobFunction.role.addToPrincipalPolicy(tableAccess);
+      // Decrypt only: a job opens the stores' provider secrets to call providers, never seals them.
+      if (opensSecrets(job)) jobFunction.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [props.data.paymentSecretsKeyArn] }));
       new events.Rule(jobFunction, 'Schedule', {
         description: `${name}: ${job.schedule}`,
         schedule: events.Schedule.expression(job.schedule),

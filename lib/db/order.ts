@@ -113,6 +113,18 @@ export interface OrderItem extends PlacedOrder, ReversalMarks {
   commission_pending?: boolean;
   /** The status whose count still holds this order (an approval too large to move the counts in its transaction). */
   count_owed?: OrderStatus;
+  /** The payment that paid it (extensions section 13), or null: unpaid, or approved by hand with no payment. */
+  payment_id: string | null;
+  /** The gateway of that payment, and when its money arrived. */
+  gateway: string | null;
+  paid_at: string | null;
+}
+
+/** What an order paid through a provider carries of its payment (section 13 rules 3 and 4). */
+export interface OrderPaymentLink {
+  payment_id: string;
+  gateway: string;
+  paid_at: string;
 }
 
 /** A line stored before the pricing breakdown existed: no options, no promo, its coupon share unknown, its subtotal price x quantity. */
@@ -197,6 +209,9 @@ export function orderFromItem(item: StoredItem): OrderItem {
     checkout: item.checkout == null ? null : field.object('checkout', checkoutFromFields),
     coupon_counters: field.strings('coupon_counters'),
     command_ids: field.numbers('command_ids'),
+    payment_id: field.stringOrNull('payment_id'),
+    gateway: field.stringOrNull('gateway'),
+    paid_at: field.stringOrNull('paid_at'),
     ...(item.commission_pending === undefined ? {} : { commission_pending: field.boolean('commission_pending') }),
     ...(item.count_owed === undefined ? {} : { count_owed: field.oneOf('count_owed', ORDER_STATUSES) }),
     ...(item.reversal_commands === undefined ? {} : { reversal_commands: field.boolean('reversal_commands') }),
@@ -242,7 +257,7 @@ export const nextOrderId = (storeId: number) => nextId(storeId, ORDER);
  */
 export async function putNewOrder(order: PlacedOrder, couponCounters: readonly string[], writes: readonly GuardedWrite[]): Promise<void> {
   const storeId = order.store_id;
-  const item: OrderItem = { ...order, coupon_counters: [...couponCounters], command_ids: [] };
+  const item: OrderItem = { ...order, coupon_counters: [...couponCounters], command_ids: [], payment_id: null, gateway: null, paid_at: null };
   const sortKey = listSk(item.created_at, item.id);
   const indexes = {
     gsi1pk: allOrdersPk(storeId),
@@ -316,7 +331,7 @@ export function internalIdFromItem(item: StoredItem): { order_id: number; client
   return { order_id: field.number('order_id'), client_email: field.string('client_email') };
 }
 
-async function orderIdOf(storeId: number, internalId: string): Promise<number> {
+export async function orderIdOf(storeId: number, internalId: string): Promise<number> {
   if (!INTERNAL_ID.test(internalId)) throw notFound('Order');
   const sentinel = await readItem(internalIdKey(storeId, internalId), true);
   if (!sentinel) throw notFound('Order');
@@ -371,6 +386,8 @@ export const commandContext = (order: OrderItem) => ({
 /**
  * PENDING -> APPROVED with a Put per planned command (ids from `firstCommandId` on) and their
  * chain item; answers the approved item. StaleRead when the order changed since it was read.
+ * Paid through a provider (`paid`), the order also carries its payment, and `paid.writes` (the
+ * payment's own decision) join the same transaction: the approval and the payment land together or not at all.
  */
 export async function markApproved(
   storeId: number,
@@ -379,13 +396,16 @@ export async function markApproved(
   firstCommandId: number,
   approvedAt: string,
   packages: readonly OrderPackageLine[],
+  paid?: { link: OrderPaymentLink; writes: readonly GuardedWrite[] },
 ): Promise<OrderItem> {
   const commandIds = commands.plan.map((_, index) => firstCommandId + index);
   const snapshot = commandContext(order);
   const commissionPending = order.ref_code !== null;
   const puts = commandPuts(storeId, order.id, snapshot, commands.plan, commands.chain, firstCommandId, approvedAt);
-  // The order, its commands and the counts fit one transaction, except for orders placed with 98 commands before the counts existed.
-  const countsFit = 1 + puts.length + 1 <= TRANSACTION_ITEMS_MAX;
+  const extra = paid?.writes ?? [];
+  // The order, its commands and the counts fit one transaction, except for orders placed with 98 commands before the counts existed
+  // (or 97 with a payment beside them): their counts move in a second one (count_owed).
+  const countsFit = 1 + puts.length + extra.length + 1 <= TRANSACTION_ITEMS_MAX;
   const sets = [
     '#status = :approved',
     'approved_at = :now',
@@ -395,6 +415,7 @@ export async function markApproved(
     'packages = :packages',
     ...(commissionPending ? ['commission_pending = :true'] : []),
     ...(countsFit ? [] : ['count_owed = :pending']),
+    ...(paid ? ['payment_id = :paymentId', 'gateway = :gateway', 'paid_at = :paidAt'] : []),
   ];
   await writeGuarded([
     {
@@ -411,6 +432,7 @@ export async function markApproved(
           ':ids': commandIds,
           ':packages': packages,
           ...(commissionPending ? { ':true': true } : {}),
+          ...(paid ? { ':paymentId': paid.link.payment_id, ':gateway': paid.link.gateway, ':paidAt': paid.link.paid_at } : {}),
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -418,9 +440,11 @@ export async function markApproved(
     },
     ...puts,
     ...(countsFit ? [orderCountMove(storeId, 'PENDING', 'APPROVED')] : []),
+    ...extra,
   ]);
   return {
     ...order,
+    ...(paid?.link ?? {}),
     status: 'APPROVED',
     approved_at: approvedAt,
     updated_at: approvedAt,
@@ -470,6 +494,29 @@ export async function clearOrderMark(storeId: number, orderId: number, mark: 'co
 
 /** The commission of an approved order has been credited: nothing is owed any more. */
 export const clearCommissionPending = (storeId: number, orderId: number) => clearOrderMark(storeId, orderId, 'commission_pending');
+
+/**
+ * Rule 4 of section 13: an order approved by hand with no payment gets the payment that paid it,
+ * and nothing else, in one transaction with `writes` (the payment's decision). StaleRead when the
+ * order is no longer APPROVED or got a payment meanwhile.
+ */
+export async function linkPayment(order: OrderItem, link: OrderPaymentLink, writes: readonly GuardedWrite[]): Promise<OrderItem> {
+  await writeGuarded([
+    {
+      item: update({
+        Key: orderKey(order.store_id, order.id),
+        UpdateExpression: 'SET payment_id = :paymentId, gateway = :gateway, paid_at = :paidAt',
+        ConditionExpression: '#status = :approved AND (attribute_not_exists(payment_id) OR payment_id = :null)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':approved': 'APPROVED', ':null': null, ':paymentId': link.payment_id, ':gateway': link.gateway, ':paidAt': link.paid_at },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+      onConditionFailed: orderChanged,
+    },
+    ...writes,
+  ]);
+  return { ...order, ...link };
+}
 
 /** PENDING -> CANCELED in one transaction with `releases` (the coupon's); answers the canceled item. */
 export async function markCanceled(storeId: number, order: OrderItem, releases: readonly GuardedWrite[], canceledAt: string): Promise<OrderItem> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { fieldsOf, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { padId, storePk } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
-import { put, putNewItem, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { put, putNewItem, remove, StaleRead, writeGuarded, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import {
@@ -27,11 +27,21 @@ import {
  * | create                                | Put if new (+ the provider ref, in one transaction, when known) | 1     |
  * | store a settled decision              | Put if `revision` is the one read (StaleRead otherwise), alone or in the approval's transaction | 1 |
  * | the payment of a provider object      | GetItem `STORE#<s> / PAYMENT_REF#<provider>#<ref>`, then the payment | 2 |
+ * | the payment of its own id             | the same, with the payment id as the ref (written at creation) | 2     |
+ * | live payments (the reconciler)        | Query `PAYMENT_LIVE`, sk begins_with `STORE#<s>#` (one store) or all | 1 per MB |
+ * | a payment no longer live              | DeleteItem of its `PAYMENT_LIVE` entry (by the reconciler)      | 1     |
+ * | claim a provider call (poll spacing)  | Put `STORE#<s> / PAYMENT_ASK#<payment id>` if absent or older than the interval | 1 |
  *
  * The payments of an order are filed under their own prefix, not under the order's `ORDER#<id>`
  * sort key, so no Query of orders ever meets one. The provider ref is a sentinel: one provider
  * object (a PIX payment, a preference, a TEST charge) names one payment, whoever learns it first;
- * writing it again for the same payment is a no-op, for another payment a refusal.
+ * writing it again for the same payment is a no-op, for another payment a refusal. Every payment
+ * also names itself (a ref equal to its own id) when it is created: a provider's payment found
+ * only by our `external_reference` (a Checkout Pro payment a notification names first) leads back
+ * to its payment and order by that id.
+ *
+ * The claim of a provider call is an item of its own, not an attribute of the payment: a decision
+ * is stored as a whole Put over the payment, which would drop an attribute it does not carry.
  *
  * `revision` is raised by every decision `settle` makes (lib/domain/payment.ts): the write of a
  * decision is conditioned on the revision its inputs were read at, so two sources that settle the
@@ -39,6 +49,23 @@ import {
  */
 const PAYMENT = ENTITY.PAYMENT;
 const PAYMENT_REF = ENTITY.PAYMENT_REF;
+const PAYMENT_ASK = ENTITY.PAYMENT_ASK;
+const PAYMENT_LIVE = ENTITY.PAYMENT_LIVE;
+
+/**
+ * The live payments across stores, for the reconciler: one entry per payment, written with it
+ * (it is born CREATED, live) and removed by the reconciler once it finds the payment settled, so
+ * the list holds the live payments and those settled since the last run. One partition: at the
+ * reconciler's pace (every 5 minutes) its reads are far from a partition's limits; a store with
+ * a burst of checkouts adds items, not hot writes (one Put per payment).
+ */
+const livePaymentKey = (storeId: number, orderId: number, paymentId: string) => ({ pk: PAYMENT_LIVE, sk: `${storePk(storeId)}#${padId(orderId)}#${paymentId}` });
+
+export interface LivePaymentEntry {
+  store_id: number;
+  order_id: number;
+  payment_id: string;
+}
 
 /** Unguessable (128 random bits), URL- and provider-safe: Mercado Pago's `external_reference`, TEST's `tst_<id>`. */
 export const newPaymentId = () => `pay_${randomBytes(16).toString('base64url')}`;
@@ -101,10 +128,22 @@ export function paymentRefWrite(payment: Pick<PaymentRecord, 'store_id' | 'order
   };
 }
 
-/** A new payment, and the sentinel of its provider object when the create call already named one. */
+/** A new payment, its own id's sentinel, and the sentinel of its provider object when the create call already named one. */
 export function newPaymentWrites(payment: PaymentRecord): GuardedWrite[] {
   return [
     { item: putNewItem(paymentItem(payment)), onConditionFailed: () => new Error(`payment ${payment.id} created twice`) },
+    paymentRefWrite(payment, payment.id),
+    {
+      item: put({
+        Item: {
+          ...livePaymentKey(payment.store_id, payment.order_id, payment.id),
+          entity: PAYMENT_LIVE,
+          store_id: payment.store_id,
+          order_id: payment.order_id,
+          payment_id: payment.id,
+        },
+      }),
+    },
     ...(payment.provider_ref ? [paymentRefWrite(payment, payment.provider_ref)] : []),
   ];
 }
@@ -146,4 +185,36 @@ export async function paymentByRef(storeId: number, provider: Provider, ref: str
   if (!sentinel) return undefined;
   const field = fieldsOf(sentinel, PAYMENT_REF);
   return readPayment(storeId, field.number('order_id'), field.string('payment_id'));
+}
+
+/** The payment of a store by its id alone (what a provider carries back as `external_reference`), or undefined. */
+export const paymentById = (storeId: number, provider: Provider, paymentId: string) => paymentByRef(storeId, provider, paymentId);
+
+/**
+ * Claims the one provider call a payment may have per `intervalMs` (the buyer's poll): true for
+ * the one caller whose conditional write lands, false for racing ones and for a call within the
+ * interval of the last.
+ */
+export function claimProviderAsk(storeId: number, paymentId: string, nowMs: number, intervalMs: number): Promise<boolean> {
+  return writeIf(
+    put({
+      Item: { pk: storePk(storeId), sk: `${PAYMENT_ASK}#${paymentId}`, entity: PAYMENT_ASK, store_id: storeId, payment_id: paymentId, asked_at: nowMs },
+      ConditionExpression: 'attribute_not_exists(pk) OR asked_at <= :cutoff',
+      ExpressionAttributeValues: { ':cutoff': nowMs - intervalMs },
+    }),
+  );
+}
+
+/** The live-payment entries, of one store or of all (the job). */
+export async function livePaymentEntries(storeId?: number): Promise<LivePaymentEntry[]> {
+  const items = await queryAll({ pk: PAYMENT_LIVE, skPrefix: storeId === undefined ? `${ENTITY.STORE}#` : `${storePk(storeId)}#` });
+  return items.map((item) => {
+    const field = fieldsOf(item, PAYMENT_LIVE);
+    return { store_id: field.number('store_id'), order_id: field.number('order_id'), payment_id: field.string('payment_id') };
+  });
+}
+
+/** The payment is no longer live: the reconciler stops visiting it. */
+export async function dropLivePayment(entry: LivePaymentEntry): Promise<void> {
+  await writeReturning({ item: remove({ Key: livePaymentKey(entry.store_id, entry.order_id, entry.payment_id) }) });
 }

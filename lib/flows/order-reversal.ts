@@ -5,7 +5,7 @@ import { releaseCouponUse } from '#lib/db/coupon-use.ts';
 import { commandContext, getOrderItem, orderResponse, type OrderItem } from '#lib/db/order.ts';
 import { clearCommissionReversal, finishCommandReversal, markReversed } from '#lib/db/order-reversal.ts';
 import { releasePackages } from '#lib/db/reservation.ts';
-import { retrying, WrittenConcurrently } from '#lib/db/transact.ts';
+import { retrying, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { canceled, newChain, planCommands } from '#lib/domain/delivery.ts';
 import { reversal, type ReversalStatus } from '#lib/domain/order.ts';
 import { settleCommission } from '#lib/flows/order.ts';
@@ -36,18 +36,39 @@ import type { Order } from '#lib/schemas/order.ts';
  * Racing calls that lose step 1 do the same; only one of them gets each flag's write through.
  */
 export async function reverseOrder(storeId: number, orderId: number, target: ReversalStatus): Promise<Order> {
-  // Ids allocated by a lost round are kept for the next one (the stage's deliveries never change).
-  let firstCommandId: number | undefined;
-  // Release targets found missing (a deleted coupon or package): left out of the next attempt.
-  const gone = new Set<string>();
+  const reserve: ReversalReserve = { gone: new Set() };
   const order = await retrying(async () => {
     const read = await getOrderItem(storeId, orderId);
     if (reversal(read.status, target) === 'already') return read;
-    const stage = planCommands(read.deliveries, target);
-    firstCommandId ??= stage.length > 0 ? await allocateCommandIds(storeId, stage.length) : 0;
-    const owed = { at: new Date(currentTimeMs()).toISOString(), commands: stage.length > 0 || read.command_ids.length > 0, firstCommandId };
-    return markReversed(read, target, owed, [...releaseCouponUse(storeId, read, gone), ...releasePackages(storeId, read, gone)]);
+    return reverseRound(read, target, reserve);
   });
+  await finishReversal(order, target);
+  return orderResponse(order);
+}
+
+/** What a lost round leaves for the next: the stage's command ids allocated, release targets found missing (a deleted coupon or package). */
+export interface ReversalReserve {
+  firstCommandId?: number;
+  gone: Set<string>;
+}
+
+/**
+ * Step 1 over the order as read (APPROVED): the status change and the releases, with `writes`
+ * in the same transaction (a payment's decision: section 13 rules 5 and 6). StaleRead when the
+ * order or the payment changed since read.
+ */
+export async function reverseRound(read: OrderItem, target: ReversalStatus, reserve: ReversalReserve, writes: readonly GuardedWrite[] = []): Promise<OrderItem> {
+  const storeId = read.store_id;
+  // Ids allocated by a lost round are kept for the next one (the stage's deliveries never change).
+  const stage = planCommands(read.deliveries, target);
+  reserve.firstCommandId ??= stage.length > 0 ? await allocateCommandIds(storeId, stage.length) : 0;
+  const owed = { at: new Date(currentTimeMs()).toISOString(), commands: stage.length > 0 || read.command_ids.length > 0, firstCommandId: reserve.firstCommandId };
+  return markReversed(read, target, owed, [...releaseCouponUse(storeId, read, reserve.gone), ...releasePackages(storeId, read, reserve.gone), ...writes]);
+}
+
+/** Steps 2 and 3, each once (their flags): a repeated call finishes what a crash left. */
+export async function finishReversal(order: OrderItem, target: ReversalStatus): Promise<void> {
+  const storeId = order.store_id;
   if (order.reversal_commands) await reverseCommands(order, target);
   if (order.reversal_commission && order.ref_code !== null) {
     const at = reversedAt(order, target);
@@ -56,7 +77,6 @@ export async function reverseOrder(storeId: number, orderId: number, target: Rev
     await retrying(() => reverseCommission(storeId, order.id, order.ref_code!, at));
     await clearCommissionReversal(order);
   }
-  return orderResponse(order);
 }
 
 const reversedAt = (order: OrderItem, target: ReversalStatus) => (target === 'REFUNDED' ? order.refunded_at : order.chargeback_at) ?? order.updated_at;

@@ -3,12 +3,23 @@ import { readCart } from '#lib/db/cart.ts';
 import { allocateCommandIds } from '#lib/db/command.ts';
 import { releaseCouponUse, reserveCouponUse } from '#lib/db/coupon-use.ts';
 import { nowIso } from '#lib/db/keys.ts';
-import { clearCommissionPending, getOrderItem, markApproved, markCanceled, nextOrderId, putNewOrder, settleOrderCount, orderResponse, type OrderItem } from '#lib/db/order.ts';
+import {
+  clearCommissionPending,
+  getOrderItem,
+  markApproved,
+  markCanceled,
+  nextOrderId,
+  putNewOrder,
+  settleOrderCount,
+  orderResponse,
+  type OrderItem,
+  type OrderPaymentLink,
+} from '#lib/db/order.ts';
 import type { StoredQuote } from '#lib/db/quote.ts';
 import { releasePackages, reservePackages } from '#lib/db/reservation.ts';
 import { orderPlacedWrite } from '#lib/db/idempotency.ts';
 import { requestEffects } from '#lib/db/request-effects.ts';
-import { retrying } from '#lib/db/transact.ts';
+import { retrying, type GuardedWrite } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
@@ -103,7 +114,7 @@ export async function placeOrder(storeId: number, placement: Placement): Promise
       ...(checkout ? [fileUnpaid(storeId, draft.id, now + UNPAID_AFTER_MS, minuteOf(now + UNPAID_AFTER_MS))] : []),
       ...(claim ? [orderPlacedWrite(claim, draft.id)] : []),
     ]);
-    return { ...draft, coupon_counters: coupon?.counterSks ?? [], command_ids: [] };
+    return { ...draft, coupon_counters: coupon?.counterSks ?? [], command_ids: [], payment_id: null, gateway: null, paid_at: null };
   });
 }
 
@@ -134,24 +145,48 @@ export async function settleCommission(storeId: number, order: OrderItem): Promi
   await clearCommissionPending(storeId, order.id);
 }
 
+/** Command ids allocated by a round that lost its race, kept for the next round (the count never changes: deliveries are fixed at sale). */
+export interface CommandIdReserve {
+  first?: number;
+}
+
+/**
+ * One round of the section 4 approval of `order` as read (PENDING): the commands planned and
+ * queued, the status and the counts in one transaction, with the payment that paid it when there
+ * is one (`paid`, section 13 rule 3). StaleRead when the order (or the payment) changed since read.
+ */
+export async function approveRound(
+  storeId: number,
+  order: OrderItem,
+  reserve: CommandIdReserve,
+  paid?: { link: OrderPaymentLink; writes: readonly GuardedWrite[] },
+): Promise<OrderItem> {
+  const now = currentTimeMs();
+  const { plan, packages } = approvalPlan(order, now);
+  reserve.first ??= plan.length > 0 ? await allocateCommandIds(storeId, plan.length) : 0;
+  const first = reserve.first;
+  const chain = newChain(
+    plan.map((_, index) => first + index),
+    plan,
+  );
+  return markApproved(storeId, order, { plan, chain }, first, new Date(now).toISOString(), packages, paid);
+}
+
+/** What an approval leaves owed after its transaction: the counts of an approval too large for them (lib/db/order.ts), the commission. */
+export async function finishApproval(storeId: number, approved: OrderItem): Promise<void> {
+  // A repeated call finishes what a crash left.
+  await settleOrderCount(approved);
+  await settleCommission(storeId, approved);
+}
+
 export async function approveOrder(storeId: number, orderId: number): Promise<Order> {
-  // Ids allocated by a lost round are kept for the next one (the count never changes: deliveries are fixed at sale).
-  let firstCommandId: number | undefined;
+  const reserve: CommandIdReserve = {};
   const approved = await retrying(async () => {
     const order = await getOrderItem(storeId, orderId);
     if (approval(order.status) === 'already') return order;
-    const now = currentTimeMs();
-    const { plan, packages } = approvalPlan(order, now);
-    firstCommandId ??= plan.length > 0 ? await allocateCommandIds(storeId, plan.length) : 0;
-    const chain = newChain(
-      plan.map((_, index) => firstCommandId! + index),
-      plan,
-    );
-    return markApproved(storeId, order, { plan, chain }, firstCommandId, new Date(now).toISOString(), packages);
+    return approveRound(storeId, order, reserve);
   });
-  // What an approval too large for the counts left owed (lib/db/order.ts); a repeated call finishes what a crash left.
-  await settleOrderCount(approved);
-  await settleCommission(storeId, approved);
+  await finishApproval(storeId, approved);
   return orderResponse(approved);
 }
 

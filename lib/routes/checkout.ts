@@ -37,8 +37,8 @@ export const checkoutRoutes = {
     example: { body: { ...CART_EXAMPLE, client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'pix', terms: true } },
   }),
   'webstore-order-status': route({
-    method: 'GET', path: '/v1/webstore/order_status/{orderId}', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
-    summary: 'The status of an order, by its internal_id (no client data)',
+    method: 'GET', path: '/v1/webstore/order_status/{orderId}', api: 'api', credential: 'buyerStore', access: 'write', uses: ['provider-secrets-open'], tag: 'Storefront',
+    summary: 'The status of an order, by its internal_id (no client data); a PENDING order with a live payment not checked for 10 seconds asks the provider first',
     params: v.object({ orderId: internalIdString }), response: orderStatusResource,
     example: { params: { orderId: '{{order_internal_id}}' } },
   }),

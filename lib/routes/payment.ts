@@ -1,5 +1,7 @@
 import * as v from 'valibot';
 import { route } from '#lib/http/route.ts';
+import { idString } from '#lib/schemas/common.ts';
+import { paymentNotifyParams, paymentNotifyQuery, paymentNotifyResource, paymentResource } from '#lib/schemas/payment.ts';
 import { gatewayChoiceResource, providerAccountBody, providerAccountResource, providerParams } from '#lib/schemas/payment-provider.ts';
 
 /**
@@ -31,5 +33,22 @@ export const paymentRoutes = {
   'webstore-gateway-list': route({
     method: 'GET', path: '/v1/webstore/gateway', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',
     summary: 'The payment gateways a buyer may choose at checkout: those of the enabled provider accounts', response: v.array(gatewayChoiceResource),
+  }),
+  'payment-notify': route({
+    method: 'POST', path: '/v1/payment/notify/{provider}/{notifyKey}', api: 'api', credential: 'public', access: 'write', uses: ['provider-secrets-open'], tag: 'Payment',
+    summary: "A payment provider's notification (the store's notification_url): the signature checked on the raw body, then the payment fetched from the provider and settled; 503 with Retry-After when the provider cannot be asked",
+    params: paymentNotifyParams, query: paymentNotifyQuery, response: paymentNotifyResource,
+    // The TEST gateway's notification of a charge the demo store does not know: signed, so 200 with nothing to do (infra/local/invoke-event.ts signs it).
+    example: {
+      params: { provider: 'test', notifyKey: '{{test_notify_key}}' },
+      headers: { 'x-test-signature': '{{test_notify_signature}}' },
+      body: { type: 'payment', data: { id: 'tst_sample' } },
+    },
+  }),
+  'order-payment-sync': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/payment/{paymentId}/sync', api: 'api', credential: 'operator', access: 'write', uses: ['provider-secrets-open'], tag: 'Payment', rerunsAfterLostAnswer: true,
+    summary: "Ask the provider now for a payment of the order and settle what it says (the same rules as a notification); 502 when the provider cannot be reached",
+    params: v.object({ orderId: idString, paymentId: v.pipe(v.string(), v.regex(/^pay_[A-Za-z0-9_-]{1,64}$/)) }), response: paymentResource,
+    example: { params: { orderId: '{{payment_order_id}}', paymentId: '{{payment_id}}' } },
   }),
 } as const;

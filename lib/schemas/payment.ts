@@ -128,3 +128,53 @@ export interface PaymentRecord {
   created_at: string;
   updated_at: string;
 }
+
+/** The providers whose notifications this build receives (`POST /v1/payment/notify/{provider}/{notify_key}`). */
+export const NOTIFYING_PROVIDERS = ['mercadopago', 'test'] as const satisfies readonly Provider[];
+
+/** A notification's body is at most this many bytes (section 13). */
+export const NOTIFY_BODY_MAX_BYTES = 256 * 1024;
+
+const notifyQueryValue = v.optional(v.pipe(v.string(), v.maxLength(200)));
+
+export const paymentNotifyParams = v.object({
+  provider: v.picklist(NOTIFYING_PROVIDERS, `provider must be one of ${NOTIFYING_PROVIDERS.join(', ')}`),
+  // The key is 43 base64url characters; anything else names no account (404 from the look-up, never a 422 that tells the shape).
+  notifyKey: v.pipe(v.string(), v.maxLength(200)),
+});
+
+/** What providers put in the query string: Mercado Pago's `data.id` and `type` (webhooks) or `id` and `topic` (IPN). */
+export const paymentNotifyQuery = v.object({
+  'data.id': notifyQueryValue,
+  type: notifyQueryValue,
+  id: notifyQueryValue,
+  topic: notifyQueryValue,
+  source_news: notifyQueryValue,
+});
+
+export const paymentNotifyResource = v.object({
+  /** `processed`: a payment was settled (or found already settled); `ignored`: nothing this store knows, or a topic payments do not use. */
+  outcome: v.picklist(['processed', 'ignored']),
+});
+
+/** A payment as the operator and the buyer read it (section 13). */
+export const paymentResource = v.object({
+  id: v.string(),
+  order_id: v.number(),
+  gateway: v.picklist(GATEWAYS),
+  provider: v.picklist(PROVIDERS),
+  status: v.picklist(PAYMENT_STATUSES),
+  amount: v.number(),
+  currency: v.string(),
+  provider_ref: v.nullable(v.string()),
+  pix_code: v.nullable(v.string()),
+  qr_code: v.nullable(v.string()),
+  checkout_url: v.nullable(v.string()),
+  expires_at: v.nullable(v.string()),
+  paid_at: v.nullable(v.string()),
+  refunded_amount: v.number(),
+  attention: v.nullable(v.picklist(PAYMENT_ATTENTIONS)),
+  created_at: v.string(),
+  updated_at: v.string(),
+});
+export type PaymentResource = v.InferOutput<typeof paymentResource>;

@@ -79,7 +79,7 @@ describe('function bundles', () => {
 
   it('carry the KMS client (the payment secrets keyring) exactly in the functions granted the payment secrets key', () => {
     const keyUsers = [...new Set([...functionsUsing('provider-secrets-seal'), ...functionsUsing('provider-secrets-open')])].sort();
-    expect(keyUsers).toEqual(['payment-provider-put']);
+    expect(keyUsers).toEqual(['order-payment-sync', 'payment-notify', 'payment-provider-put', 'webstore-order-status']);
     expect(functionsBundling('@aws-sdk/client-kms')).toEqual(keyUsers);
   });
 

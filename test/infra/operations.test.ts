@@ -101,6 +101,21 @@ describe('observability', () => {
     expect(jobs.dependencies).toContain(http);
   });
 
+  it('runs the payments reconciler every 5 minutes, the one job holding kms:Decrypt on the payment secrets key (and never kms:Encrypt)', () => {
+    const { jobs } = synthesized.stacks;
+    const template = Template.fromStack(jobs);
+    const rules = Object.values(resourcesOf(template, 'AWS::Events::Rule'));
+    expect(rules.map((rule) => rule.Properties.ScheduleExpression)).toContain('rate(5 minutes)');
+    const policies = Object.values(resourcesOf(template, 'AWS::IAM::Policy'));
+    const kmsStatements = policies.flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:'))),
+    );
+    expect(kmsStatements.map((statement) => statement.Action)).toEqual(['kms:Decrypt']);
+    const reconciler = jobs.functions.get('payments-reconcile')!;
+    const environment = resourcesOf(template, 'AWS::Lambda::Function')[jobs.getLogicalId(reconciler.function.node.defaultChild as never)]!.Properties.Environment.Variables;
+    expect(environment.PAYMENT_SECRETS_KEY_ID).toBeDefined();
+  });
+
   it('gives every function the JSON log format, active tracing, the metrics namespace and its area as its group', () => {
     for (const [area, stack] of synthesized.stacks.areas) {
       for (const fn of Object.values(resourcesOf(Template.fromStack(stack), 'AWS::Lambda::Function'))) {
@@ -128,8 +143,10 @@ describe('stage throttling', () => {
     const template = Template.fromStack(stacks.apiStage);
     return resourcesOf(template, 'AWS::ApiGatewayV2::Stage')[stacks.apiStage.getLogicalId(stacks.apiStage.stages[api].node.defaultChild as never)]!;
   };
-  /** Every route a client may call with no credential at all on /v1/webstore: the storefront's public surface. */
-  const publicStorefrontRoutes = routeEntries().filter(([, spec]) => spec.path.startsWith('/v1/webstore') && ['public', 'buyerStore', 'buyerOptional'].includes(spec.credential));
+  /** Every route a client may call with no credential at all on /v1/webstore (the storefront's public surface), and the payment providers' notifications. */
+  const publicStorefrontRoutes = routeEntries().filter(
+    ([, spec]) => (spec.path.startsWith('/v1/webstore') && ['public', 'buyerStore', 'buyerOptional'].includes(spec.credential)) || spec.path.startsWith('/v1/payment/notify/'),
+  );
 
   it('puts the documented defaults on every route of both APIs', () => {
     const stacks = fromContext({});
@@ -164,7 +181,9 @@ describe('stage throttling', () => {
   });
 
   it('gives every public storefront route of the table its own lower throttle, and no authenticated route one', () => {
-    expect(publicStorefrontRoutes.map(([name]) => name)).toEqual(expect.arrayContaining(['webstore-package-list', 'webstore-checkout', 'auth-login', 'webstore-preflight']));
+    expect(publicStorefrontRoutes.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['webstore-package-list', 'webstore-checkout', 'auth-login', 'webstore-preflight', 'payment-notify']),
+    );
     const settings = stageOf(fromContext({}), 'api').Properties.RouteSettings as Record<string, unknown>;
     const expected = { ThrottlingRateLimit: THROTTLE_DEFAULTS.storefrontPublic.rateLimit, ThrottlingBurstLimit: THROTTLE_DEFAULTS.storefrontPublic.burstLimit };
     expect(settings).toEqual(Object.fromEntries(publicStorefrontRoutes.map(([, spec]) => [`${spec.method} ${spec.path}`, expected])));

@@ -240,13 +240,23 @@ describe('StoreApi stacks from the route table', () => {
   it('makes one customer-managed KMS key of the stage for the payment provider secrets, rotated and retained, used through IAM by the routes that name it', () => {
     dataTemplate.resourceCountIs('AWS::KMS::Key', 1);
     dataTemplate.hasResource('AWS::KMS::Key', { Properties: { EnableKeyRotation: true }, DeletionPolicy: 'Retain' });
-    // The route table: the provider PUT alone seals; no route of this build opens (the provider-calling flows are the next step).
+    // The route table: the provider PUT alone seals.
     const sealing = routes.filter(([, spec]) => spec.uses?.includes('provider-secrets-seal')).map(([name]) => name);
     expect(sealing).toEqual(['payment-provider-put']);
     const put = statementsOf(synthesized, 'payment-provider-put').filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')));
     expect(put.map((statement) => statement.Action)).toEqual(['kms:Encrypt']);
     for (const name of ['payment-provider-get', 'payment-provider-list', 'payment-provider-delete']) {
       expect(JSON.stringify(statementsOf(synthesized, name)), name).not.toContain('kms:');
+    }
+    // Decrypt: only the functions that call providers with the store's credentials (the settling flow's sources).
+    const opening = routes.filter(([, spec]) => spec.uses?.includes('provider-secrets-open')).map(([name]) => name);
+    expect(opening.sort()).toEqual(['order-payment-sync', 'payment-notify', 'webstore-order-status']);
+    for (const name of opening) {
+      const grants = statementsOf(synthesized, name).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')));
+      expect(
+        grants.map((statement) => statement.Action),
+        name,
+      ).toEqual(['kms:Decrypt']);
     }
   });
 

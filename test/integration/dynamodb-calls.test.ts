@@ -2,7 +2,8 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import { describe, expect, it } from 'vitest';
 import { enforceRouteAccess, routeAccess } from '#infra/local/route-access.ts';
 import { db, TABLE } from '#lib/db/client.ts';
-import { dynamoDbCalls, newStore } from '../support/client.ts';
+import { call, dynamoDbCalls, newStore } from '../support/client.ts';
+import { connectTest, payOrder, pendingOrder, sendTestNotification, testButton } from '../support/payment-orders.ts';
 
 /**
  * The DynamoDB calls each request makes, measured by the local stack (header
@@ -59,5 +60,25 @@ describe("the route's table access, enforced on the local stack as IAM does on A
     await asRoute('write', put);
     expect((await asRoute('read', get)).Item).toMatchObject({ value: 1 });
     await expect(asRoute('none', get)).rejects.toMatchObject({ name: 'AccessDeniedException' });
+  });
+});
+
+describe('DynamoDB calls of a payment notification (extensions section 13)', () => {
+  it('the notify route: key, account, the payment by its ref, the TEST ledger (the provider), order and store, then one approval', async () => {
+    const store = await newStore();
+    const test = await connectTest(store);
+    const order = await pendingOrder(store);
+    const payment = await payOrder(store, test, order, 'TEST');
+    const approving = await testButton(test, payment, 'pay');
+    expect(approving.status).toBe(200);
+    // notify key GetItem + account GetItem + ref sentinel GetItem + payment GetItem + the TEST ledger's GetItem (the fetch)
+    // + order and store GetItems + command ids ADD + the approval's TransactWrite (order, command, chain, counts, payment)
+    expect(calls(approving)).toBe(9);
+    // The same again: read and fetched, nothing to write.
+    expect(calls(await sendTestNotification(test, payment.provider_ref!))).toBe(7);
+    // An unknown key: its look-up alone, before any decryption.
+    expect(calls(await call('POST', `/v1/payment/notify/test/${'B'.repeat(43)}`, { json: {} }))).toBe(1);
+    // A wrong signature: the key and the account (its secret), nothing fetched.
+    expect(calls(await sendTestNotification(test, payment.provider_ref!, test.notifyUrl, 'not-the-secret'))).toBe(2);
   });
 });
