@@ -1,5 +1,5 @@
 import { testPaymentAction } from '#lib/flows/payment-test-page.ts';
-import { testPageUrl } from '#lib/flows/payment-start.ts';
+import { testPageUrl } from '#lib/flows/payment-adapters.ts';
 import { apiBaseOf } from '#lib/http/api-base.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { reply } from '#lib/http/reply.ts';

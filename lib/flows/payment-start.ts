@@ -10,9 +10,8 @@ import { CHECKOUT_UNPAID_MS, chargeCreated, newPayment, pixExpiresAt, PIX_EXPIRA
 import { gatewayChoices, paymentStart, returnUrlAllowed } from '#lib/domain/payment-checkout.ts';
 import { conflict, providerUnavailable, unprocessable } from '#lib/errors.ts';
 import { accountNotificationUrl } from '#lib/flows/payment-provider-read.ts';
-import { ProviderError, type ProviderAdapter, type ProviderCredentials } from '#lib/payments/adapter.ts';
-import { mercadoPagoAdapter } from '#lib/payments/mercadopago.ts';
-import { openSecrets } from '#lib/payments/secrets.ts';
+import { providerAdapter, providerCredentials, testPageUrl } from '#lib/flows/payment-adapters.ts';
+import { ProviderError, type ProviderAdapter } from '#lib/payments/adapter.ts';
 import { testGatewayAdapter } from '#lib/payments/test-gateway.ts';
 import type { OrderPaymentBody } from '#lib/schemas/checkout.ts';
 import { GATEWAY_PROVIDER, GATEWAYS, type Gateway, type PaymentRecord, type Provider } from '#lib/schemas/payment.ts';
@@ -60,18 +59,14 @@ export async function choosePayment(storeId: number, gateway: string, returnUrl:
   return { store, gateway: chosen, account, returnUrl };
 }
 
-/** The adapter of a provider, built for this request; the TEST one keeps its charges in the table and is paid on a page of the API host. */
-export function providerAdapter(storeId: number, provider: Provider, apiBase: string): ProviderAdapter {
-  if (provider === 'mercadopago') return mercadoPagoAdapter();
+/**
+ * The adapter that creates charges: lib/flows/payment-adapters.ts's, except that the TEST ledger
+ * files each new charge with its ref's look-up (lib/db/test-charge.ts `testChargeLedgerOf`), which
+ * the TEST page needs and only a create writes.
+ */
+function chargingAdapter(storeId: number, provider: Provider, apiBase: string): ProviderAdapter {
   if (provider === 'test') return testGatewayAdapter({ ledger: testChargeLedgerOf(storeId), pageUrl: (ref) => testPageUrl(apiBase, ref), now: currentTimeMs });
-  throw new Error(`no adapter for provider ${provider}`);
-}
-
-/** The TEST gateway's page of a charge (its `checkout_url`). */
-export const testPageUrl = (apiBase: string, ref: string) => `${apiBase}/v1/payment/test/${ref}`;
-
-async function credentialsOf(account: ProviderAccount): Promise<ProviderCredentials> {
-  return { secrets: await openSecrets(account.secrets_ct, { store_id: account.store_id, provider: account.provider }), accountId: account.account_id };
+  return providerAdapter(provider, apiBase);
 }
 
 /** When a new payment stops being payable: a PIX charge at the account's expiry; the others at section 8's 30 minutes. */
@@ -117,10 +112,10 @@ export class ChargeFailed extends Error {
 /** The provider's create call (`create:<payment id>`), then PENDING + the provider ref in one transaction. */
 async function charge(choice: PaymentChoice, order: OrderItem, payment: PaymentRecord, apiBase: string): Promise<PaymentRecord> {
   const { account } = choice;
-  const [credentials, keys] = await Promise.all([credentialsOf(account), serverKeys()]);
+  const [credentials, keys] = await Promise.all([providerCredentials(account), serverKeys()]);
   let created;
   try {
-    created = await providerAdapter(account.store_id, account.provider, apiBase).createCharge(credentials, {
+    created = await chargingAdapter(account.store_id, account.provider, apiBase).createCharge(credentials, {
       payment: { id: payment.id, gateway: payment.gateway, amount: payment.amount, currency: payment.currency, expires_at: payment.expires_at },
       order: {
         id: order.id,
@@ -162,7 +157,7 @@ async function cancelReplaced(choice: PaymentChoice, order: OrderItem, replaced:
     await recordCanceled(choice, order, payment, account?.account_id ?? null);
     if (!account || payment.provider_ref === null) continue;
     try {
-      await providerAdapter(payment.store_id, payment.provider, apiBase).cancel(await credentialsOf(account), payment);
+      await providerAdapter(payment.provider, apiBase).cancel(await providerCredentials(account), payment);
     } catch (error) {
       // Best effort: the payment is CANCELED here; money that still arrives is PAID with UNFULFILLED or DUPLICATE (rule 4).
       console.warn(JSON.stringify({ message: 'a replaced payment could not be canceled at its provider', payment_id: payment.id, error: (error as Error).message }));

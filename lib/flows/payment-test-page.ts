@@ -3,7 +3,7 @@ import { config } from '#lib/config.ts';
 import { readProviderAccount } from '#lib/db/payment-provider.ts';
 import { testChargeLedger, testChargeOwner, type TestChargeOwner } from '#lib/db/test-charge.ts';
 import { conflict, notFound } from '#lib/errors.ts';
-import { testPageUrl } from '#lib/flows/payment-start.ts';
+import { testPageUrl } from '#lib/flows/payment-adapters.ts';
 import { PROVIDER_TIMEOUT_MS } from '#lib/payments/http.ts';
 import { openSecrets } from '#lib/payments/secrets.ts';
 import { testAccountOf, testGatewayAction, testNotification, type TestAction, type TestCharge } from '#lib/payments/test-gateway.ts';
