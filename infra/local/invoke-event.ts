@@ -98,6 +98,16 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
     const { findOrCreateCustomer } = await import('#lib/db/customer.ts');
     return findOrCreateCustomer(storeId, DEMO_BUYER_EMAIL);
   };
+  /** A PENDING order of the demo buyer, made for the samples that pay one (the seed's orders are spent by other samples). */
+  const pendingOrder = async () => {
+    const v = await import('valibot');
+    const { createOrder } = await import('#lib/flows/order.ts');
+    const { orderCreateBody } = await import('#lib/schemas/order.ts');
+    return createOrder(
+      storeId,
+      v.parse(orderCreateBody, { client_identifier: DEMO_BUYER_NICK, client_email: DEMO_BUYER_EMAIL, client_name: DEMO_BUYER_NICK, packages: [{ package_id: 1, quantity: 1 }] }),
+    );
+  };
   let lease: ReturnType<typeof demoLease> | undefined;
   const leased = () => (lease ??= demoLease(storeId, Number(demo.delivery_server_id)));
   let paid: ReturnType<typeof demoPayment> | undefined;
@@ -119,6 +129,18 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
     handoff: async () => {
       const { issueHandoffForCustomer } = await import('#lib/flows/handoff.ts');
       return storeId ? (await issueHandoffForCustomer(storeId, (await buyer()).id)).handoff : undefined;
+    },
+    pending_order_internal_id: async () => (storeId ? (await pendingOrder()).internal_id : undefined),
+    test_charge_ref: async () => {
+      if (!storeId) return undefined;
+      const { requestOrderPayment } = await import('#lib/flows/payment-start.ts');
+      const paid = await requestOrderPayment(
+        storeId,
+        (await pendingOrder()).internal_id,
+        { gateway: 'TEST', return_url: null },
+        env.API_BASE_URL ?? process.env.API_BASE_URL ?? 'http://localhost',
+      );
+      return paid.answer.payment.provider_ref ?? undefined;
     },
     lease_id: async () => (storeId ? (await leased()).lease_id : undefined),
     leased_command_id: async () => (storeId ? (await leased()).command_id : undefined),

@@ -338,6 +338,11 @@ export async function orderIdOf(storeId: number, internalId: string): Promise<nu
   return internalIdFromItem(sentinel).order_id;
 }
 
+/** The order item with this internal_id in this store; 404 `Order not found` otherwise (another store's included). */
+export async function getOrderItemByInternalId(storeId: number, internalId: string): Promise<OrderItem> {
+  return getOrderItem(storeId, await orderIdOf(storeId, internalId));
+}
+
 /** The order with this internal_id in this store; 404 `Order not found` otherwise. */
 export async function getOrderByInternalId(storeId: number, internalId: string): Promise<Order> {
   return getOrder(storeId, await orderIdOf(storeId, internalId));

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { fieldsOf, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { padId, storePk } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
-import { put, putNewItem, remove, StaleRead, writeGuarded, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
-import { notFound } from '#lib/errors.ts';
+import { check, put, putNewItem, remove, StaleRead, writeGuarded, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
+import { orderKey } from '#lib/db/order.ts';
+import { conflict, notFound } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import {
   GATEWAY_PROVIDER,
@@ -31,6 +32,8 @@ import {
  * | live payments (the reconciler)        | Query `PAYMENT_LIVE`, sk begins_with `STORE#<s>#` (one store) or all | 1 per MB |
  * | a payment no longer live              | DeleteItem of its `PAYMENT_LIVE` entry (by the reconciler)      | 1     |
  * | claim a provider call (poll spacing)  | Put `STORE#<s> / PAYMENT_ASK#<payment id>` if absent or older than the interval | 1 |
+ * | a buyer's new payment of an order     | TransactWrite: Put payment (new) + Put `STORE#<s> / PAYMENT_COUNT#<order id, padded>` if the count is the one read + order still PENDING | 1 |
+ * | the create call answered              | TransactWrite: Put payment if `revision` is the one read + the provider ref | 1 |
  *
  * The payments of an order are filed under their own prefix, not under the order's `ORDER#<id>`
  * sort key, so no Query of orders ever meets one. The provider ref is a sentinel: one provider
@@ -42,6 +45,11 @@ import {
  *
  * The claim of a provider call is an item of its own, not an attribute of the payment: a decision
  * is stored as a whole Put over the payment, which would drop an attribute it does not carry.
+ *
+ * A buyer's payment (the checkout, `POST /webstore/order/{id}/payment`) is created only while the
+ * order's payment count is the one its decision read: of racing requests for a payment of one
+ * order, one creates it and the others read again and find it (lib/domain/payment-checkout.ts
+ * `paymentStart`). The count item sits outside the `PAYMENT#` prefix, so no list of payments meets it.
  *
  * `revision` is raised by every decision `settle` makes (lib/domain/payment.ts): the write of a
  * decision is conditioned on the revision its inputs were read at, so two sources that settle the
@@ -66,6 +74,7 @@ export interface LivePaymentEntry {
   order_id: number;
   payment_id: string;
 }
+const PAYMENT_COUNT = ENTITY.PAYMENT_COUNT;
 
 /** Unguessable (128 random bits), URL- and provider-safe: Mercado Pago's `external_reference`, TEST's `tst_<id>`. */
 export const newPaymentId = () => `pay_${randomBytes(16).toString('base64url')}`;
@@ -149,6 +158,65 @@ export function newPaymentWrites(payment: PaymentRecord): GuardedWrite[] {
 }
 
 export const createPayment = (payment: PaymentRecord) => writeGuarded(newPaymentWrites(payment));
+
+const paymentCountKey = (storeId: number, orderId: number) => ({ pk: storePk(storeId), sk: `${PAYMENT_COUNT}#${padId(orderId)}` });
+
+/**
+ * A buyer's new payment of a PENDING order, created only if the order has had exactly `countRead`
+ * payments (StaleRead otherwise: a racing request created one first; read again) and is still
+ * PENDING (409 otherwise).
+ */
+export async function startPayment(payment: PaymentRecord, countRead: number): Promise<void> {
+  await writeGuarded([
+    ...newPaymentWrites(payment),
+    {
+      item: put({
+        Item: { ...paymentCountKey(payment.store_id, payment.order_id), entity: PAYMENT_COUNT, store_id: payment.store_id, order_id: payment.order_id, count: countRead + 1 },
+        ConditionExpression: countRead === 0 ? 'attribute_not_exists(pk)' : '#count = :read',
+        ...(countRead === 0 ? {} : { ExpressionAttributeNames: { '#count': 'count' }, ExpressionAttributeValues: { ':read': countRead } }),
+      }),
+      onConditionFailed: () => new StaleRead(),
+    },
+    {
+      item: check({
+        Key: orderKey(payment.store_id, payment.order_id),
+        ConditionExpression: '#status = :pending',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'PENDING' },
+      }),
+      onConditionFailed: () => conflict('The order is no longer PENDING: it takes no new payment'),
+    },
+  ]);
+}
+
+/** The create call's answer stored over the CREATED payment (StaleRead if it changed), with the provider object that names it. */
+export async function storeCreatedCharge(payment: PaymentRecord, readRevision: number): Promise<void> {
+  if (!payment.provider_ref) throw new Error(`payment ${payment.id} stored as created with no provider object`);
+  await writeGuarded([settledPaymentWrite(payment, readRevision), paymentRefWrite(payment, payment.provider_ref)]);
+}
+
+/** The Payment resource of section 13 (what a buyer and an operator see: no history, no internal marks). */
+export function paymentResponse(payment: PaymentRecord) {
+  return {
+    id: payment.id,
+    order_id: payment.order_id,
+    gateway: payment.gateway,
+    provider: payment.provider,
+    status: payment.status,
+    amount: payment.amount,
+    currency: payment.currency,
+    provider_ref: payment.provider_ref,
+    pix_code: payment.pix_code,
+    qr_code: payment.qr_code,
+    checkout_url: payment.checkout_url,
+    expires_at: payment.expires_at,
+    paid_at: payment.paid_at,
+    refunded_amount: payment.refunded_amount,
+    attention: payment.attention,
+    created_at: payment.created_at,
+    updated_at: payment.updated_at,
+  };
+}
 
 /**
  * A decision of `settle` stored over the payment as read at `readRevision` (the decision carries

@@ -1,4 +1,5 @@
-import { GATEWAY_PROVIDER, GATEWAYS, type Gateway, type Provider } from '#lib/schemas/payment.ts';
+import { isLive } from '#lib/domain/payment.ts';
+import { GATEWAY_PROVIDER, GATEWAYS, RETURN_URL_MAX, type Gateway, type PaymentRecord, type Provider } from '#lib/schemas/payment.ts';
 
 /*
  * The buyer-facing rules of paying (extensions section 13), pure: which gateways a store offers,
@@ -39,7 +40,7 @@ export function gatewayChoices(offers: readonly ProviderOffer[], testAllowed: bo
   }));
 }
 
-export const RETURN_URL_MAX = 2048;
+export { RETURN_URL_MAX };
 
 /**
  * No open redirect: a `return_url` must be https on the store's own domain (its default port) or on
@@ -55,4 +56,18 @@ export function returnUrlAllowed(value: string, store: { domain: string; allowed
   if (!secure && !(plainHttp && url.protocol === 'http:')) return false;
   const ownDomain = url.hostname === store.domain && (url.port === '' || !secure);
   return ownDomain || store.allowed_origins.includes(url.origin);
+}
+
+/**
+ * How a request for a payment of `gateway` is met (the checkout, `POST /webstore/order/{id}/payment`):
+ * a live payment of the same gateway is the answer (a CREATED one is finished: its create call
+ * carries the same idempotency key, so the provider answers the charge it made); otherwise a new
+ * payment, and every other live payment of the order is canceled (a new gateway replaces them).
+ */
+export type PaymentStart = { kind: 'existing'; payment: PaymentRecord } | { kind: 'new'; replaces: PaymentRecord[] };
+
+export function paymentStart(payments: readonly PaymentRecord[], gateway: Gateway): PaymentStart {
+  const live = payments.filter((payment) => isLive(payment.status));
+  const same = live.find((payment) => payment.gateway === gateway);
+  return same ? { kind: 'existing', payment: same } : { kind: 'new', replaces: live };
 }

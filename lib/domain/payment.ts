@@ -346,3 +346,34 @@ export function checkoutAbandoned(order: { status: OrderStatus; created_at: stri
   if (now - Date.parse(order.created_at) < CHECKOUT_UNPAID_MS) return false;
   return !payments.some((payment) => isLive(payment.status));
 }
+
+/** What a provider's create call gave the buyer to pay with (lib/payments/adapter.ts `CreatedCharge`, minus its snapshot). */
+export interface ChargeMade {
+  provider_ref: string;
+  pix_code: string | null;
+  qr_code: string | null;
+  checkout_url: string | null;
+  expires_at: string | null;
+}
+
+/**
+ * The checkout's create call answered: the payment is PENDING at its provider, with what the buyer
+ * needs to pay and the provider object that names it. Only a CREATED payment moves (a notification
+ * may have settled it further while the call was out: then it keeps its status, and gains the
+ * buyer's fields it lacks).
+ */
+export function chargeCreated(payment: PaymentRecord, charge: ChargeMade, now: number): PaymentRecord {
+  const moves = payment.status === 'CREATED';
+  return {
+    ...payment,
+    status: moves ? 'PENDING' : payment.status,
+    provider_ref: payment.provider_ref ?? charge.provider_ref,
+    pix_code: charge.pix_code,
+    qr_code: charge.qr_code,
+    checkout_url: charge.checkout_url,
+    expires_at: charge.expires_at ?? payment.expires_at,
+    history: moves ? [...payment.history, { at: iso(now), from: 'CREATED' as const, to: 'PENDING' as const, source: 'CHECKOUT' as const }].slice(-HISTORY_MAX) : payment.history,
+    revision: payment.revision + 1,
+    updated_at: iso(now),
+  };
+}

@@ -1,11 +1,13 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { readCart } from '#lib/db/cart.ts';
-import { orderResponse } from '#lib/db/order.ts';
+import { orderResponse, type OrderItem } from '#lib/db/order.ts';
 import { newQuoteId, putQuote, quoteIdValid } from '#lib/db/quote.ts';
 import { assessCart, cartSignature, cartValues, type CartRequest } from '#lib/domain/cart.ts';
-import { placeOrder } from '#lib/flows/order.ts';
-import { QUOTE_TTL_SECONDS, type CheckoutBody, type Quote, type QuoteBody } from '#lib/schemas/checkout.ts';
-import type { Order } from '#lib/schemas/order.ts';
+import { orderPayments } from '#lib/db/payment.ts';
+import { providerUnavailable } from '#lib/errors.ts';
+import { cancelPending, placeOrder } from '#lib/flows/order.ts';
+import { ChargeFailed, chargeFailedAnswer, choosePayment, paymentAnswer, paymentForOrder, type PaymentChoice } from '#lib/flows/payment-start.ts';
+import { QUOTE_TTL_SECONDS, type CheckoutAnswer, type CheckoutBody, type Quote, type QuoteBody } from '#lib/schemas/checkout.ts';
 import { serverKeys } from '#lib/server-secret.ts';
 
 /*
@@ -18,7 +20,8 @@ import { serverKeys } from '#lib/server-secret.ts';
  * | quote    | Query variables + Query promos + BatchGet, [BatchGet coupon / limit counters], Put quote: |
  * |          | 4, or 5 with a coupon or a limited package and client_email                              |
  * | checkout | as placing any order (lib/flows/order.ts): 5, or 6; the quote and the buyer are read in   |
- * |          | the first BatchGet                                                                       |
+ * |          | the first BatchGet; with a gateway + 2 before (lib/flows/payment-start.ts: store and      |
+ * |          | accounts) and + 3 after (the order's payments, CREATED, PENDING) around the provider call |
  *
  * Quote ids carry a MAC bound to the store under the server secret (lib/db/quote.ts): read once
  * per container (lib/server-secret.ts), no DynamoDB call.
@@ -63,8 +66,14 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
   return { ...quote, ...prices };
 }
 
-/** A storefront order, PENDING until paid (or canceled 30 minutes on), by a guest or a logged-in buyer. */
-export async function checkout(storeId: number, customerId: number | null, body: CheckoutBody): Promise<Order & { order_id: string }> {
+/**
+ * A storefront order, PENDING until paid (or canceled 30 minutes on), by a guest or a logged-in
+ * buyer. With a `gateway` (section 13) the gateway and `return_url` are checked before anything is
+ * written, and the order's first payment is created in the same call; the provider refusing or
+ * unreachable cancels the order at once (stock, limits and coupon given back) and answers 502.
+ */
+export async function checkout(storeId: number, customerId: number | null, body: CheckoutBody, apiBase: string): Promise<CheckoutAnswer> {
+  const choice = body.gateway === null ? null : await choosePayment(storeId, body.gateway, body.return_url);
   const { request, signature } = storefrontCart(body);
   // An id that is not this store's (edited, another store's, made up) is no quote: priced now, as an unknown one.
   const quoteId = body.quote_id !== null && quoteIdValid(await serverKeys(), storeId, body.quote_id) ? body.quote_id : null;
@@ -73,7 +82,25 @@ export async function checkout(storeId: number, customerId: number | null, body:
     client: { ...body, client_email: body.client_email ?? null },
     customerId,
     quote: quoteId === null ? null : { id: quoteId, signature },
-    checkout: { client_document: body.client_document, client_phone: body.client_phone, gateway: body.gateway, terms: body.terms, customer_id: customerId },
+    checkout: { client_document: body.client_document, client_phone: body.client_phone, gateway: choice?.gateway ?? null, terms: body.terms, customer_id: customerId },
   });
-  return { ...orderResponse(order), order_id: order.internal_id };
+  const answer = { ...orderResponse(order), order_id: order.internal_id };
+  return choice ? { ...answer, ...(await checkoutPayment(choice, order, apiBase)) } : answer;
+}
+
+/** The checkout's payment, and the order canceled at once when its provider does not take it. */
+async function checkoutPayment(choice: PaymentChoice, order: OrderItem, apiBase: string) {
+  // An Idempotency-Key retry of a checkout whose order moved on (paid, or canceled when its provider failed): the same answer.
+  if (order.status !== 'PENDING') {
+    const earlier = (await orderPayments(order.store_id, order.id)).find((payment) => payment.gateway === choice.gateway);
+    if (!earlier || earlier.status === 'CANCELED') throw providerUnavailable(`${choice.account.provider} did not take the payment; the order was canceled`);
+    return paymentAnswer(earlier);
+  }
+  try {
+    return paymentAnswer((await paymentForOrder(choice, order, apiBase)).payment);
+  } catch (error) {
+    if (!(error instanceof ChargeFailed)) throw error;
+    await cancelPending(order.store_id, order.id, (current) => (current.status === 'PENDING' ? 'apply' : 'already'));
+    throw chargeFailedAnswer(error);
+  }
 }

@@ -30,8 +30,13 @@ function notifyKeyOf(keys: ServerKeys, account: Pick<ProviderAccount, 'store_id'
 /** Where a provider sends its notifications for this account. */
 export const notificationUrl = (apiBase: string, provider: Provider, notifyKey: string) => `${apiBase}/v1/payment/notify/${provider}/${notifyKey}`;
 
-export function providerAccountResponse(account: ProviderAccount, keys: ServerKeys, apiBase: string): ProviderAccountResource {
+/** The account's `notification_url`, sent with every charge where the provider takes one (null once its key cannot be derived). */
+export function accountNotificationUrl(account: ProviderAccount, keys: ServerKeys, apiBase: string): string | null {
   const key = notifyKeyOf(keys, account);
+  return key ? notificationUrl(apiBase, account.provider, key) : null;
+}
+
+export function providerAccountResponse(account: ProviderAccount, keys: ServerKeys, apiBase: string): ProviderAccountResource {
   return {
     provider: account.provider,
     enabled: account.enabled,
@@ -39,7 +44,7 @@ export function providerAccountResponse(account: ProviderAccount, keys: ServerKe
     account_id: account.account_id,
     secrets: account.secrets_hint,
     settings: account.settings,
-    notification_url: key ? notificationUrl(apiBase, account.provider, key) : null,
+    notification_url: accountNotificationUrl(account, keys, apiBase),
     created_at: account.created_at,
     updated_at: account.updated_at,
   };

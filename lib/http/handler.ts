@@ -167,6 +167,7 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
       if (result.status === 204) {
         return { statusCode: 204, headers: { ...BASE_HEADERS, ...result.headers }, ...(result.cookies.length > 0 ? { cookies: result.cookies } : {}), body: '' };
       }
+      if (result.raw) return { statusCode: result.status, headers: { ...BASE_HEADERS, ...result.headers }, body: String(result.body) };
       return jsonResponse(result.status, result.body, result.headers, result.cookies);
     }
     // The response schema fixes the field order and drops anything internal; a mismatch is a bug (500).

@@ -5,8 +5,20 @@ export class Reply {
     readonly body: unknown,
     readonly headers: Record<string, string> = {},
     readonly cookies: string[] = [],
+    /** The body is sent as it is (a page), not as JSON. */
+    readonly raw = false,
   ) {}
 }
+
+/** A page of the API (the TEST gateway's, section 13): HTML, sent as it is, framed by no other site. */
+export const htmlReply = (status: number, html: string) =>
+  new Reply(
+    status,
+    html,
+    { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'" },
+    [],
+    true,
+  );
 
 export const reply = (status: number, body: unknown, options: { headers?: Record<string, string>; cookies?: string[] } = {}) =>
   new Reply(status, body, options.headers, options.cookies);

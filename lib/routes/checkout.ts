@@ -6,6 +6,8 @@ import {
   buyerOrderPage,
   checkoutBody,
   checkoutResource,
+  orderPaymentBody,
+  orderPaymentResource,
   orderStatusResource,
   quoteBody,
   quoteResource,
@@ -31,10 +33,16 @@ export const checkoutRoutes = {
     example: { body: { ...CART_EXAMPLE, client_email: 'steve@example.com' } },
   }),
   'webstore-checkout': route({
-    method: 'POST', path: '/v1/webstore/checkout', api: 'api', credential: 'buyerOptional', access: 'write', uses: ['secret'], tag: 'Storefront', rerunsAfterLostAnswer: true,
+    method: 'POST', path: '/v1/webstore/checkout', api: 'api', credential: 'buyerOptional', access: 'write', uses: ['secret', 'provider-secrets-open'], tag: 'Storefront', rerunsAfterLostAnswer: true,
     summary: "Place a PENDING order as a guest or a logged-in buyer: stock, limits and coupon reserved; a quote_id of the same cart keeps the quote's prices; canceled when still unpaid 30 minutes later",
     body: checkoutBody, response: checkoutResource,
-    example: { body: { ...CART_EXAMPLE, client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'pix', terms: true } },
+    example: { body: { ...CART_EXAMPLE, client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'TEST', terms: true } },
+  }),
+  'webstore-order-payment': route({
+    method: 'POST', path: '/v1/webstore/order/{internalId}/payment', api: 'api', credential: 'buyerStore', access: 'write', uses: ['secret', 'provider-secrets-open'], tag: 'Storefront', status: 201,
+    summary: "Pay a PENDING order (no token: the internal_id is unguessable): 201 a new payment through the gateway, 200 the order's live payment of that gateway instead of a second one; a new gateway cancels the order's other live payments; 409 when the order is not PENDING",
+    params: v.object({ internalId: internalIdString }), body: orderPaymentBody, response: orderPaymentResource,
+    example: { params: { internalId: '{{pending_order_internal_id}}' }, body: { gateway: 'TEST' } },
   }),
   'webstore-order-status': route({
     method: 'GET', path: '/v1/webstore/order_status/{orderId}', api: 'api', credential: 'buyerStore', access: 'write', uses: ['provider-secrets-open'], tag: 'Storefront',

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { route } from '#lib/http/route.ts';
 import { idString } from '#lib/schemas/common.ts';
-import { paymentNotifyParams, paymentNotifyQuery, paymentNotifyResource, paymentResource } from '#lib/schemas/payment.ts';
+import { paymentNotifyParams, paymentNotifyQuery, paymentNotifyResource, paymentResource, TEST_ACTIONS } from '#lib/schemas/payment.ts';
 import { gatewayChoiceResource, providerAccountBody, providerAccountResource, providerParams } from '#lib/schemas/payment-provider.ts';
 
 /**
@@ -9,6 +9,8 @@ import { gatewayChoiceResource, providerAccountBody, providerAccountResource, pr
  * KMS Encrypt grant of the stage's payment key, given to the one route that writes provider
  * secrets; `provider-secrets-open` (Decrypt) goes to the functions that call providers with them.
  */
+const testPageParams = v.object({ ref: v.pipe(v.string(), v.regex(/^tst_[A-Za-z0-9_-]{1,64}$/, 'ref names no TEST payment')) });
+
 export const paymentRoutes = {
   'payment-provider-put': route({
     method: 'PUT', path: '/v1/app/payment/provider/{provider}', api: 'api', credential: 'operator', access: 'write', uses: ['secret', 'provider-secrets-seal'], tag: 'Payment',
@@ -29,6 +31,18 @@ export const paymentRoutes = {
     method: 'DELETE', path: '/v1/app/payment/provider/{provider}', api: 'api', credential: 'operator', access: 'write', tag: 'Payment',
     summary: 'Stop taking new payments through a provider (its payments already made keep settling)', params: providerParams, status: 204,
     example: { params: { provider: 'test' } },
+  }),
+  'payment-test-page': route({
+    method: 'GET', path: '/v1/payment/test/{ref}', api: 'api', credential: 'public', access: 'read', tag: 'Payment',
+    summary: "The TEST gateway's page of a charge (only where the TEST gateway is offered): the amount and a button for each action (pay, fail, cancel, refund, dispute, win, lose); an HTML page",
+    params: testPageParams, query: v.object({ notified: v.optional(v.pipe(v.string(), v.regex(/^(\d{3}|unreachable)$/, 'notified is a status'))) }),
+    example: { params: { ref: '{{test_charge_ref}}' } },
+  }),
+  'payment-test-action': route({
+    method: 'POST', path: '/v1/payment/test/{ref}/{action}', api: 'api', credential: 'public', access: 'write', uses: ['provider-secrets-open'], tag: 'Payment',
+    summary: "A button of the TEST page: changes the charge at the pretend provider, then POSTs a signed notification to the store's notify URL (the same path as a real provider's); answers 303 back to the page",
+    params: v.object({ ...testPageParams.entries, action: v.picklist(TEST_ACTIONS, 'action is not a button of the TEST page') }),
+    example: { params: { ref: '{{test_charge_ref}}', action: 'pay' } },
   }),
   'webstore-gateway-list': route({
     method: 'GET', path: '/v1/webstore/gateway', api: 'api', credential: 'buyerStore', access: 'read', tag: 'Storefront',

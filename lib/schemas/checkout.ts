@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { maxBytes, queryInt, text, timestamp } from '#lib/schemas/common.ts';
+import { paymentAnswerEntries, returnUrl } from '#lib/schemas/payment.ts';
 import {
   CLIENT_FIELD_MAX,
   COUPON_INPUT_MAX,
@@ -90,9 +91,21 @@ export const checkoutBody = v.object({
   client_social: optionalText('client_social', CLIENT_FIELD_MAX),
   client_document: optionalText('client_document', DOCUMENT_MAX),
   client_phone: optionalText('client_phone', PHONE_MAX),
+  /** One of the store's enabled gateways (`GET /webstore/gateway`): the order's first payment is created with it (section 13). */
   gateway: optionalText('gateway', GATEWAY_MAX),
+  return_url: returnUrl,
   terms,
 });
+
+/** `POST /webstore/order/{internal_id}/payment`: a payment of a PENDING order through an enabled gateway (section 13). */
+export const orderPaymentBody = v.object({
+  gateway: text('gateway', GATEWAY_MAX),
+  return_url: returnUrl,
+});
+export type OrderPaymentBody = v.InferOutput<typeof orderPaymentBody>;
+
+/** A buyer's payment: the Payment, and what the buyer pays with, as the checkout answers them. */
+export const orderPaymentResource = v.object(paymentAnswerEntries);
 
 export const quoteLine = v.object({
   package_id: v.number(),
@@ -124,7 +137,16 @@ export const quoteResource = v.object({
 });
 
 /** The order a checkout placed, plus `order_id` (its internal_id) as the store client expects. */
-export const checkoutResource = v.object({ ...orderResource.entries, order_id: v.string() });
+export const checkoutResource = v.object({
+  ...orderResource.entries,
+  order_id: v.string(),
+  // With a gateway (section 13): the order's first payment and what the buyer pays with.
+  payment: v.optional(paymentAnswerEntries.payment),
+  pix_code: v.optional(paymentAnswerEntries.pix_code),
+  qr_code: v.optional(paymentAnswerEntries.qr_code),
+  expires_at: v.optional(paymentAnswerEntries.expires_at),
+  checkout_url: v.optional(paymentAnswerEntries.checkout_url),
+});
 
 export const orderStatusResource = v.object({ status: v.picklist(ORDER_STATUSES) });
 
@@ -140,5 +162,6 @@ export const buyerOrderPage = v.object({ data: v.array(buyerOrderResource), next
 
 export type QuoteBody = v.InferOutput<typeof quoteBody>;
 export type CheckoutBody = v.InferOutput<typeof checkoutBody>;
+export type CheckoutAnswer = v.InferOutput<typeof checkoutResource>;
 export type Quote = v.InferOutput<typeof quoteResource>;
 export type BuyerOrderPage = v.InferOutput<typeof buyerOrderPage>;

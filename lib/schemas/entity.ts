@@ -45,6 +45,8 @@ export const ENTITY = {
   PAYMENT: 'PAYMENT',
   PAYMENT_ASK: 'PAYMENT_ASK',
   PAYMENT_LIVE: 'PAYMENT_LIVE',
+  /** How many payments an order has had: the condition that makes racing requests for a payment create one. */
+  PAYMENT_COUNT: 'PAYMENT_COUNT',
   PAYMENT_NOTIFY_KEY: 'PAYMENT_NOTIFY_KEY',
   PAYMENT_PROVIDER: 'PAYMENT_PROVIDER',
   PAYMENT_REF: 'PAYMENT_REF',
@@ -55,6 +57,8 @@ export const ENTITY = {
   STORE: 'STORE',
   TAG: 'TAG',
   TEST_CHARGE: 'TEST_CHARGE',
+  /** A TEST charge's ref -> its account and store: how the TEST page finds a charge (the ledger is filed by account). */
+  TEST_CHARGE_REF: 'TEST_CHARGE_REF',
   UNPAID: 'UNPAID',
   VARIABLE: 'VARIABLE',
   VARIABLE_NAME: 'VARNAME',

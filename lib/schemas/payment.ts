@@ -67,6 +67,9 @@ export const paymentTransition = v.object({
 });
 export type PaymentTransition = v.InferOutput<typeof paymentTransition>;
 
+/** The buttons of the TEST gateway's page, in the order shown (lib/payments/test-gateway.ts `testGatewayAction`). */
+export const TEST_ACTIONS = ['pay', 'fail', 'cancel', 'refund', 'dispute', 'win', 'lose'] as const;
+
 /** The TEST gateway (lib/payments/test-gateway.ts): a charge as the pretend provider keeps it (lib/db/test-charge.ts stores it). */
 export type TestChargeStatus = 'PENDING' | 'PAID' | 'FAILED' | 'CANCELED' | 'REFUNDED' | 'CHARGEBACK';
 
@@ -178,3 +181,24 @@ export const paymentResource = v.object({
   updated_at: v.string(),
 });
 export type PaymentResource = v.InferOutput<typeof paymentResource>;
+
+/** A redirect checkout's `return_url`, at most this many characters (lib/domain/payment-checkout.ts `returnUrlAllowed` checks the rest). */
+export const RETURN_URL_MAX = 2048;
+
+/** What a buyer's payment request adds to its answer: the payment, and its fields as the real system's clients read them. */
+export const paymentAnswerEntries = {
+  payment: paymentResource,
+  /** PIX: the copy-and-paste code. */
+  pix_code: v.nullable(v.string()),
+  /** PIX: the QR image, base64 PNG. */
+  qr_code: v.nullable(v.string()),
+  expires_at: v.nullable(v.string()),
+  /** The provider's (or the TEST gateway's) page for the others. */
+  checkout_url: v.nullable(v.string()),
+};
+
+/** The body of a request for a payment: the gateway chosen, and where a redirect checkout returns the buyer. */
+export const returnUrl = v.optional(
+  v.nullable(v.pipe(v.string('return_url must be a string'), v.maxLength(RETURN_URL_MAX, `return_url must be at most ${RETURN_URL_MAX} characters`))),
+  null,
+);

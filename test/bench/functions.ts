@@ -14,8 +14,12 @@ import { startBenchStack } from './stack.ts';
  * RUNS (BENCH_RUNS). The functions run as on Lambda: METRICS_NAMESPACE set, so each request writes its log line.
  * This machine runs Node 20, Lambda Node 24: compare the rows with each other, not with Lambda.
  */
-/** A read (one Query after the credential), the heaviest write (a transaction over catalog reads), and the login that sends mail. */
-const COLD_START_FUNCTIONS = ['tag-list', 'order-create', 'auth-login'] as const;
+/**
+ * A read (one Query after the credential), the heaviest write (a transaction over catalog reads),
+ * the login that sends mail, and a storefront checkout with PIX (the order, the provider secrets
+ * opened, one create call to a fake Mercado Pago on loopback, the payment's two writes).
+ */
+const COLD_START_FUNCTIONS = ['tag-list', 'order-create', 'auth-login', 'webstore-checkout'] as const;
 /**
  * `npm run bench -- label=dir ...`: the same functions from bundles built otherwise (a library
  * swapped, a build option changed), copied to `dir` beforehand, in the same interleaved runs:
@@ -142,6 +146,10 @@ mkdirSync(join(benchDir, 'bare'), { recursive: true });
 writeFileSync(bareBundle, 'export const handler = async () => ({ statusCode: 200 });\n');
 
 const stack = await startBenchStack(benchDir);
+// The checkout's provider, reached through MERCADOPAGO_API_URL (read per call); imported only now, as lib/config.ts reads DYNAMODB_ENDPOINT at import.
+const { startFakeMercadoPago } = await import('../support/fake-mercadopago.ts');
+const mercadoPago = await startFakeMercadoPago();
+process.env.MERCADOPAGO_API_URL = mercadoPago.url;
 try {
   // Imported only now: the table modules read TABLE_NAME (set by the local stack) at import.
   const { createStore } = await import('#lib/db/store.ts');
@@ -155,10 +163,18 @@ try {
     body: JSON.stringify({ name: 'VIP', price: 9.99, commands: [{ command: 'give {client_identifier} vip' }] }),
   });
   const packageId = ((await created.json()) as { id: number }).id;
+  mercadoPago.addAccount('APP_USR-bench-token', 4242);
+  const connected = await fetch(`${stack.apiUrl}/v1/app/payment/provider/mercadopago`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ access_token: 'APP_USR-bench-token', webhook_secret: 'bench-webhook-secret', gateways: ['PIX'] }),
+  });
+  if (connected.status !== 200) throw new Error(`connecting Mercado Pago answered ${connected.status}`);
   const bodies: Record<(typeof COLD_START_FUNCTIONS)[number], unknown> = {
     'tag-list': undefined,
     'order-create': { client_identifier: 'Steve', client_email: 'steve@example.com', client_name: 'Steve', packages: [{ package_id: packageId, quantity: 1 }] },
     'auth-login': { email: 'bench-{{unique}}@example.com' },
+    'webstore-checkout': { cart: [{ package_id: packageId, quantity: 1 }], client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve', gateway: 'PIX' },
   };
   const eventOf = (name: (typeof COLD_START_FUNCTIONS)[number]) => {
     const event = sampleEvent(routes[name]);
@@ -183,6 +199,10 @@ try {
     OUTBOX_FILE: join(benchDir, 'outbox.jsonl'),
     // The stack's own secret file (on AWS: Secrets Manager, one GetSecretValue per container, which no local figure shows).
     SERVER_SECRET_FILE: process.env.SERVER_SECRET_FILE,
+    // The checkout's: the local keyring of the provider secrets (KMS on AWS), the fake Mercado Pago, the notification_url's base.
+    PAYMENT_SECRETS_KEY_FILE: process.env.PAYMENT_SECRETS_KEY_FILE,
+    MERCADOPAGO_API_URL: mercadoPago.url,
+    API_BASE_URL: process.env.API_BASE_URL,
     METRICS_NAMESPACE: 'StoreApi/bench',
     FUNCTION_GROUP: 'bench',
   };
@@ -216,4 +236,5 @@ try {
   console.log(`(CPU: user + system time of the process up to its cold answer; warm req: median of ${WARM_REQUESTS} further requests in the same process; RSS after them)`);
 } finally {
   await stack.stop();
+  await mercadoPago.stop();
 }

@@ -72,6 +72,7 @@ describe('function bundles', () => {
       'webhook-delivery-list',
       'webstore-checkout',
       'webstore-order-list',
+      'webstore-order-payment',
       'webstore-quote',
     ]);
     expect(functionsBundling('@aws-sdk/client-secrets-manager')).toEqual(functionsUsing('secret'));
@@ -79,7 +80,15 @@ describe('function bundles', () => {
 
   it('carry the KMS client (the payment secrets keyring) exactly in the functions granted the payment secrets key', () => {
     const keyUsers = [...new Set([...functionsUsing('provider-secrets-seal'), ...functionsUsing('provider-secrets-open')])].sort();
-    expect(keyUsers).toEqual(['order-payment-sync', 'payment-notify', 'payment-provider-put', 'webstore-order-status']);
+    expect(keyUsers).toEqual([
+      'order-payment-sync',
+      'payment-notify',
+      'payment-provider-put',
+      'payment-test-action',
+      'webstore-checkout',
+      'webstore-order-payment',
+      'webstore-order-status',
+    ]);
     expect(functionsBundling('@aws-sdk/client-kms')).toEqual(keyUsers);
   });
 

@@ -328,7 +328,6 @@ describe('POST /v1/webstore/checkout', () => {
       ...BUYER,
       client_document: '123.456.789-09',
       client_phone: '+55 11 99999-9999',
-      gateway: 'pix',
       terms: true,
       user_id: 'ignored',
     });

@@ -45,6 +45,30 @@ describe('DynamoDB calls per request', () => {
   });
 });
 
+describe('DynamoDB calls of paying (section 13), with the TEST gateway', () => {
+  it('gateway list, checkout with a gateway, a payment of an order (new, then the live one answered), the TEST page', async () => {
+    const store = await newStore();
+    expect((await store.put('/v1/app/payment/provider/test', {})).status).toBe(200);
+    const pkg = await store.post('/v1/app/package', { name: 'P', price: 5 });
+    const headers = { 'x-store-domain': store.domain };
+    const buyer = { client_name: 'Steve', client_email: 'steve@example.com', client_identifier: 'Steve' };
+    // the store domain + one Query of the provider accounts
+    expect(calls(await call('GET', '/v1/webstore/gateway', { headers }))).toBe(2);
+    const checkout = await call('POST', '/v1/webstore/checkout', { headers, json: { cart: [{ package_id: pkg.body.id, quantity: 1 }], ...buyer, gateway: 'TEST' } });
+    // the store domain + (store, provider accounts) + placing the order (5) + the order's payments + TransactWrite CREATED
+    // + the TEST provider's TransactWrite (charge + ref) + TransactWrite PENDING and the provider ref
+    expect(calls(checkout)).toBe(12);
+    const order = await call('POST', '/v1/webstore/checkout', { headers, json: { cart: [{ package_id: pkg.body.id, quantity: 1 }], ...buyer } });
+    const pay = () => call('POST', `/v1/webstore/order/${order.body.internal_id}/payment`, { headers, json: { gateway: 'TEST' } });
+    // the store domain + internal id + order + (store, accounts) + the order's payments + CREATED + the TEST charge + PENDING
+    expect(calls(await pay())).toBe(9);
+    // the live payment answered: no write
+    expect(calls(await pay())).toBe(6);
+    // the TEST page: the ref's owner and the charge
+    expect(calls(await call('GET', new URL(checkout.body.checkout_url).pathname))).toBe(2);
+  });
+});
+
 describe("the route's table access, enforced on the local stack as IAM does on AWS", () => {
   const key = { pk: `IAM-PROBE#${process.pid}`, sk: '#PROBE' };
   const asRoute = <T>(access: 'none' | 'read' | 'write', send: () => Promise<T>) => routeAccess.run({ access }, send);

@@ -52,6 +52,11 @@ describe.each([
     const event = await runnableEvent(readFileSync(`events/${name}.json`, 'utf8'), localDir, {});
     const handler = await loadHandler(name);
     const result = await handler(event, lambdaContext(name, 'events-test'));
+    // A button of the TEST page answers as a form's POST does: 303 back to the page.
+    if (name === 'payment-test-action') {
+      expect(result.statusCode, result.body).toBe(303);
+      return;
+    }
     expect(result.statusCode, result.body).toBeGreaterThanOrEqual(200);
     expect(result.statusCode, result.body).toBeLessThan(300);
   });

@@ -80,7 +80,7 @@ describe('GET /v1/openapi.json', () => {
   it('carries request examples, and the ten events under webhooks', async () => {
     const doc = (await call('GET', '/v1/openapi.json')).body;
     expect(doc.paths['/v1/app/tag'].post.requestBody.content['application/json'].example).toEqual({ name: 'Sale', color: '#ef4444' });
-    expect(doc.paths['/v1/webstore/checkout'].post.requestBody.content['application/json'].example).toMatchObject({ gateway: 'pix', terms: true });
+    expect(doc.paths['/v1/webstore/checkout'].post.requestBody.content['application/json'].example).toMatchObject({ gateway: 'TEST', terms: true });
     expect(JSON.stringify(doc)).not.toContain('{{');
     expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
     const approved = doc.webhooks['order.approved'].post;

@@ -5,7 +5,7 @@ import { db, TABLE } from '#lib/db/client.ts';
 import { hashSecret } from '#lib/crypto.ts';
 import { notifyKeyTarget } from '#lib/db/payment-provider.ts';
 import { routes } from '#lib/routes/index.ts';
-import { startFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
+import { takeFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
 import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /**
@@ -15,8 +15,8 @@ import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts'
  */
 let fake: FakeMercadoPago;
 beforeAll(async () => {
-  fake = await startFakeMercadoPago(inject('mercadopagoPort'));
-});
+  fake = await takeFakeMercadoPago(inject('mercadopagoPort'));
+}, 330_000);
 afterAll(() => fake.stop());
 beforeEach(() => fake.recover());
 

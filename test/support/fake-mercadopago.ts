@@ -73,7 +73,14 @@ export class FakeMercadoPago {
   /** On `port` when given: the port the local stack's MERCADOPAGO_API_URL names (test/integration/global-setup.ts). */
   async start(onPort = 0): Promise<this> {
     this.server = createServer((req, res) => void this.serve(req, res));
-    await new Promise<void>((done) => this.server!.listen(onPort, '127.0.0.1', done));
+    const server = this.server;
+    await new Promise<void>((done, fail) => {
+      server.once('error', fail);
+      server.listen(onPort, '127.0.0.1', () => {
+        server.off('error', fail);
+        done();
+      });
+    });
     const { port } = this.server.address() as { port: number };
     this.url = `http://127.0.0.1:${port}`;
     return this;
@@ -331,4 +338,21 @@ function error(status: number, code: string, message: string, causeCode?: number
 
 export async function startFakeMercadoPago(port = 0): Promise<FakeMercadoPago> {
   return new FakeMercadoPago().start(port);
+}
+
+/**
+ * The fake on the one port the local stack's MERCADOPAGO_API_URL names, once no other test file
+ * holds it (files run in parallel: each that needs the stack to reach Mercado Pago takes it in
+ * turn, for the whole file, and `stop()` gives it back).
+ */
+export async function takeFakeMercadoPago(port: number, waitMs = 300_000): Promise<FakeMercadoPago> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await new FakeMercadoPago().start(port);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
+      await new Promise((wait) => setTimeout(wait, 250));
+    }
+  }
 }

@@ -40,6 +40,8 @@ export async function stackEnv(overrides: NodeJS.ProcessEnv = {}): Promise<NodeJ
     S3_ENDPOINT: '',
     TABLE_NAME: '',
     IMAGES_BUCKET: '',
+    // Its own host in the URLs it gives out (notification_url, the TEST page), not the test run's stack.
+    API_BASE_URL: '',
     ...overrides,
   };
 }
