@@ -1,4 +1,4 @@
-import { listOrderPayments } from '#lib/flows/payment-operator.ts';
+import { listOrderPayments } from '#lib/flows/payment-read.ts';
 import { defineHandler } from '#lib/http/handler.ts';
 import { paymentRoutes } from '#lib/routes/payment.ts';
 

@@ -1,5 +1,5 @@
 import { getOrderItem, orderResponse } from '#lib/db/order.ts';
-import { getPayment, orderPayments } from '#lib/db/payment.ts';
+import { getPayment } from '#lib/db/payment.ts';
 import { readProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
 import { reversal } from '#lib/domain/order.ts';
 import type { PaymentRecord } from '#lib/domain/payment.ts';
@@ -12,12 +12,12 @@ import type { Order } from '#lib/schemas/order.ts';
 import type { OrderRefundBody, ProviderSnapshot } from '#lib/schemas/payment.ts';
 
 /*
- * The operator's side of payments (extensions sections 10 and 13): an order's payments, the
- * order's refund at the provider, and the refund of a payment that is not the order's.
+ * The operator's refunds of payments (extensions sections 10 and 13): the order's refund at the
+ * provider, and the refund of a payment that is not the order's (the list: payment-read.ts, which
+ * opens no provider secrets).
  *
  * | use case                          | calls (after the credential)                                                   |
  * |-----------------------------------|--------------------------------------------------------------------------------|
- * | list                              | GetItem order + Query the order's payments, at once                            |
  * | order refund, no payment          | GetItem order + section 10 as before (lib/flows/order-reversal.ts)             |
  * | order refund, at the provider     | GetItem order + GetItem payment + GetItem account + the provider's refund      |
  * |                                   | (key refund:<payment id>) + settle (order and store GetItems, section 10 step 1 |
@@ -31,12 +31,6 @@ import type { OrderRefundBody, ProviderSnapshot } from '#lib/schemas/payment.ts'
  * OPERATOR is what runs section 10, so racing refunds (and the provider's own refund
  * notification) cross into REFUNDED once: one reversal, whoever settles first.
  */
-
-/** `GET /app/order/{id}/payment`: newest first, each with its history; another store's order is 404. */
-export async function listOrderPayments(storeId: number, orderId: number): Promise<PaymentRecord[]> {
-  const [, payments] = await Promise.all([getOrderItem(storeId, orderId), orderPayments(storeId, orderId)]);
-  return payments;
-}
 
 /**
  * `POST /app/order/{id}/refund`: an order paid through a provider is refunded there first, then
