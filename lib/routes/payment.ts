@@ -83,6 +83,7 @@ export const paymentRoutes = {
     method: 'POST', path: '/v1/app/order/{orderId}/payment/{paymentId}/refund', api: 'api', credential: 'operator', access: 'write', uses: ['provider-secrets-open'], tag: 'Payment', rerunsAfterLostAnswer: true,
     summary: "Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 when the provider cannot be reached (nothing changed)",
     params: orderPaymentParams, response: paymentResource,
-    example: { params: { orderId: '{{payment_order_id}}', paymentId: '{{payment_id}}' } },
+    // A TEST payment paid after its order was canceled (UNFULFILLED), made for this sample by infra/local/invoke-event.ts.
+    example: { params: { orderId: '{{stray_payment_order_id}}', paymentId: '{{stray_payment_id}}' } },
   }),
 } as const;
