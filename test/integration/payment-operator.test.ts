@@ -5,7 +5,7 @@ import { reconcilePayments } from '#lib/flows/payment-reconcile.ts';
 import { cancelIfUnpaid } from '#lib/flows/unpaid.ts';
 import { testAccountOf } from '#lib/payments/test-gateway.ts';
 import type { PaymentRecord } from '#lib/schemas/payment.ts';
-import { createPackage } from '../support/builders.ts';
+import { createPackage, orderBody, placeOrder, type Store } from '../support/builders.ts';
 import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 import type { FakeMercadoPago } from '../support/fake-mercadopago.ts';
 import {
@@ -40,11 +40,20 @@ const notice = (connected: Connected, payment: PaymentRecord) =>
 const refundCalls = (payment: PaymentRecord) => fake.requests.filter((seen) => seen.method === 'POST' && seen.path === `/v1/payments/${payment.provider_ref}/refunds`);
 const refundsAtMercadoPago = (payment: PaymentRecord) => fake.payments.get(Number(payment.provider_ref))!.refunds.length;
 
+/** A PENDING order of a package with one command at approval and one at refund (so a second section 10 refund would queue it twice). */
+async function orderWithRefundCommand(store: Store) {
+  const pkg = await createPackage(store, {
+    price: 5,
+    commands: [{ command: 'give {client_identifier} vip' }, { command: 'refund {client_identifier}', stage: 'REFUNDED' }],
+  });
+  return placeOrder(store, orderBody(pkg.id));
+}
+
 /** A store whose order was paid with PIX at Mercado Pago and approved by the notification. */
 async function paidPix() {
   const store = await newStore();
   const mp = await connectMercadoPago(store, fake);
-  const order = await pendingOrder(store);
+  const order = await orderWithRefundCommand(store);
   const payment = await payOrder(store, mp, order, 'PIX');
   fake.setStatus(Number(payment.provider_ref), 'approved');
   expect((await notice(mp, payment)).status).toBe(200);
@@ -56,7 +65,7 @@ async function paidPix() {
 async function paidTest() {
   const store = await newStore();
   const test = await connectTest(store);
-  const order = await pendingOrder(store);
+  const order = await orderWithRefundCommand(store);
   const payment = await payOrder(store, test, order, 'TEST');
   expect((await testButton(test, payment, 'pay')).status).toBe(200);
   expect((await stored(store, order, payment)).order.status).toBe('APPROVED');
@@ -126,7 +135,10 @@ describe('POST /v1/app/order/{id}/refund of an order paid through a provider', (
     const after = await stored(store, order, payment);
     expect(after.payment).toMatchObject({ status: 'REFUNDED', refunded_amount: payment.amount });
     expect(after.payment.history.at(-1)).toMatchObject({ from: 'PAID', to: 'REFUNDED', source: 'OPERATOR' });
-    expect((await storedCommands(store.storeId)).map((command) => command.status)).toEqual(['CANCELED']);
+    expect((await storedCommands(store.storeId)).map((command) => [command.stage, command.status])).toEqual([
+      ['APPROVED', 'CANCELED'],
+      ['REFUNDED', 'PENDING'],
+    ]);
 
     const again = await store.post(`/v1/app/order/${order.id}/refund`, { at_provider: true });
     expect(again.status).toBe(200);
@@ -161,8 +173,8 @@ describe('POST /v1/app/order/{id}/refund of an order paid through a provider', (
     expect(res.status, res.text).toBe(200);
     expect(res.body.status).toBe('REFUNDED');
     // credential + order, payment, account GetItems + the TEST ledger's refund (GetItem + conditional Put) + order and store
-    // GetItems + section 10 step 1's TransactWrite with the payment + step 2's BatchGet and TransactWrite
-    expect(dynamoDbCalls(res)).toBe(11);
+    // GetItems + the REFUNDED-stage command's id ADD + section 10 step 1's TransactWrite with the payment + step 2's BatchGet and TransactWrite
+    expect(dynamoDbCalls(res)).toBe(12);
     expect((await testChargeOf(test, payment)).status).toBe('REFUNDED');
     expect((await stored(store, order, payment)).payment).toMatchObject({ status: 'REFUNDED', order_role: 'ORDER' });
   });
@@ -249,8 +261,11 @@ describe('POST /v1/app/order/{id}/refund of an order paid through a provider', (
       else expect((await testChargeOf((scene as Awaited<ReturnType<typeof paidTest>>).test, payment)).status).toBe('REFUNDED');
       const after = await stored(store, order, payment);
       expect(after.payment.history.filter((entry) => entry.to === 'REFUNDED')).toHaveLength(1);
-      // The one command canceled, and no REFUNDED-stage command queued twice (the package has none).
-      expect((await storedCommands(store.storeId)).map((command) => command.status)).toEqual(['CANCELED']);
+      // The approval's command canceled, and the REFUNDED-stage command queued once.
+      expect((await storedCommands(store.storeId)).map((command) => [command.stage, command.status])).toEqual([
+        ['APPROVED', 'CANCELED'],
+        ['REFUNDED', 'PENDING'],
+      ]);
       expect(after.order.refunded_at).not.toBeNull();
     });
 
