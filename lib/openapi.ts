@@ -316,7 +316,10 @@ export function buildOpenApiDocument(routes: Record<string, RouteSpec>) {
       };
     } else if (route.body) {
       const example = route.example?.body;
-      operation.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(route.body, 'input'), ...(concrete(example) ? { example } : {}) } } };
+      operation.requestBody = {
+        required: route.bodyOptional !== true,
+        content: { 'application/json': { schema: schemaOf(route.body, 'input'), ...(concrete(example) ? { example } : {}) } },
+      };
     }
     if (route.api === 'store') {
       operation.servers = [{ url: 'https://{store_domain}', description: "The store's own domain", variables: { store_domain: { default: 'demo.localhost' } } }];

@@ -49,8 +49,12 @@ async function demoTestAccount(storeId: number): Promise<{ notifyKey: string; si
   return { notifyKey: notifyKeyUnder((await serverKeys()).current, storeId, 'test', account.notify_nonce), signingSecret: secrets.signing_secret ?? '' };
 }
 
-/** A PENDING order of the demo buyer with a TEST payment made for it (what a checkout with `gateway: TEST` makes), for the sync's sample. */
-async function demoPayment(storeId: number): Promise<{ order_id: number; payment_id: string }> {
+/**
+ * A PENDING order of the demo buyer with a TEST payment made for it (what a checkout with `gateway: TEST` makes), for the sync's
+ * sample; `stray`: the order canceled and its TEST charge paid afterwards, settled UNFULFILLED (section 13 rule 4), for the
+ * sample of the refund of a payment that is not the order's.
+ */
+async function demoPayment(storeId: number, stray = false): Promise<{ order_id: number; payment_id: string }> {
   const v = await import('valibot');
   const { createOrder } = await import('#lib/flows/order.ts');
   const { orderCreateBody } = await import('#lib/schemas/order.ts');
@@ -77,7 +81,27 @@ async function demoPayment(storeId: number): Promise<{ order_id: number; payment
       returnUrl: null,
     },
   );
-  await createPayment({ ...payment, status: 'PENDING', provider_ref: charge.provider_ref, checkout_url: charge.checkout_url, revision: 1 });
+  if (!stray) {
+    await createPayment({ ...payment, status: 'PENDING', provider_ref: charge.provider_ref, checkout_url: charge.checkout_url, revision: 1 });
+    return { order_id: order.id, payment_id: payment.id };
+  }
+  const { cancelOrder } = await import('#lib/flows/order.ts');
+  const { testGatewayAction } = await import('#lib/payments/test-gateway.ts');
+  await cancelOrder(storeId, order.id);
+  const ledgerCharge = (await testChargeLedger.get(testAccountOf(signingSecret), charge.provider_ref))!;
+  const paidCharge = testGatewayAction(ledgerCharge, 'pay', Date.now())!;
+  await testChargeLedger.replace(paidCharge, ledgerCharge);
+  await createPayment({
+    ...payment,
+    status: 'PAID',
+    provider_ref: charge.provider_ref,
+    charge_ref: charge.provider_ref,
+    checkout_url: charge.checkout_url,
+    paid_at: paidCharge.paid_at,
+    order_role: 'UNFULFILLED',
+    attention: 'UNFULFILLED',
+    revision: 1,
+  });
   return { order_id: order.id, payment_id: payment.id };
 }
 
@@ -112,6 +136,8 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
   const leased = () => (lease ??= demoLease(storeId, Number(demo.delivery_server_id)));
   let paid: ReturnType<typeof demoPayment> | undefined;
   const payment = () => (paid ??= demoPayment(storeId));
+  let strayPaid: ReturnType<typeof demoPayment> | undefined;
+  const strayPayment = () => (strayPaid ??= demoPayment(storeId, true));
   const issue: Record<string, () => Promise<Value | undefined>> = {
     access_token: async () => {
       const { issueBuyerAccessToken } = await import('#lib/db/credential.ts');
@@ -154,6 +180,8 @@ export async function runnableEvent(eventText: string, localDir: string, env: No
     },
     payment_order_id: async () => (storeId ? (await payment()).order_id : undefined),
     payment_id: async () => (storeId ? (await payment()).payment_id : undefined),
+    stray_payment_order_id: async () => (storeId ? (await strayPayment()).order_id : undefined),
+    stray_payment_id: async () => (storeId ? (await strayPayment()).payment_id : undefined),
   };
   const values: Record<string, Value | undefined> = { ...demo };
   for (const [, key] of eventText.matchAll(PLACEHOLDER)) if (values[key!] === undefined && issue[key!]) values[key!] = await issue[key!]!();

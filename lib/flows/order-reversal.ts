@@ -35,10 +35,13 @@ import type { Order } from '#lib/schemas/order.ts';
  * the flag and finishes the step, with the same command ids and the same refund time (execute_at).
  * Racing calls that lose step 1 do the same; only one of them gets each flag's write through.
  */
-export async function reverseOrder(storeId: number, orderId: number, target: ReversalStatus): Promise<Order> {
+export async function reverseOrder(storeId: number, orderId: number, target: ReversalStatus, justRead?: OrderItem): Promise<Order> {
   const reserve: ReversalReserve = { gone: new Set() };
+  // The order as the caller just read it (consistently) saves the first round's GetItem; a lost round reads again.
+  let known = justRead;
   const order = await retrying(async () => {
-    const read = await getOrderItem(storeId, orderId);
+    const read = known ?? (await getOrderItem(storeId, orderId));
+    known = undefined;
     if (reversal(read.status, target) === 'already') return read;
     return reverseRound(read, target, reserve);
   });

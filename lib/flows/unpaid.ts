@@ -1,5 +1,7 @@
 import { atTime } from '#lib/clock.ts';
+import { orderPayments } from '#lib/db/payment.ts';
 import { dueIn, jobDoneThrough, markJobDoneThrough } from '#lib/db/unpaid.ts';
+import { checkoutAbandoned } from '#lib/domain/payment.ts';
 import { minutesToHandle } from '#lib/domain/unpaid.ts';
 import { HttpError } from '#lib/errors.ts';
 import { cancelPending } from '#lib/flows/order.ts';
@@ -9,19 +11,23 @@ import { cancelPending } from '#lib/flows/order.ts';
  * after placement), giving back their stock, limits and coupon use. It reads the job's state,
  * then only the minute buckets of the due list (lib/db/unpaid.ts) that have passed since, and
  * cancels each order found there with the usual conditional cancel: an order paid (APPROVED) or
- * canceled meanwhile is left as it is. Its cost follows the orders due, never the number of
- * stores: GetItem state + 1 Query per minute + 2 calls per order canceled + 1 Put.
+ * canceled meanwhile is left as it is, and so is an order with a payment still live (a PIX charge
+ * of 60 minutes outlives the 30): the payments reconciler cancels it once no payment is left
+ * alive (section 13 rule 7, `checkoutAbandoned`). Its cost follows the orders due, never the
+ * number of stores: GetItem state + 1 Query per minute + per order due a Query of its payments
+ * and a GetItem (+ 1 write when canceled) + 1 Put.
  * `now` is a parameter, so a test runs it "31 minutes later" without waiting.
  */
 export const UNPAID_JOB = 'unpaid-orders-cancel';
 
-/** Cancels the order if it is still PENDING; true when this call canceled it. */
-async function cancelIfUnpaid(storeId: number, orderId: number): Promise<boolean> {
+/** Cancels the order if it is still PENDING with no payment alive at `now`; true when this call canceled it. */
+export async function cancelIfUnpaid(storeId: number, orderId: number, now: number): Promise<boolean> {
   let applied = false;
   try {
+    const payments = await orderPayments(storeId, orderId);
     await cancelPending(storeId, orderId, (order) => {
       // Decided again on every retry: the last reading counts.
-      applied = order.status === 'PENDING';
+      applied = checkoutAbandoned(order, payments, now);
       return applied ? 'apply' : 'already';
     });
   } catch (error) {
@@ -41,7 +47,7 @@ async function cancelDue(now: number): Promise<{ minutes: number; canceled: numb
   let canceled = 0;
   for (const minute of minutes) {
     const due = await dueIn(minute);
-    await Promise.all(due.map(async ({ store_id, order_id }) => (await cancelIfUnpaid(store_id, order_id)) && canceled++));
+    await Promise.all(due.map(async ({ store_id, order_id }) => (await cancelIfUnpaid(store_id, order_id, now)) && canceled++));
   }
   // Once at the end: a run that fails midway is simply repeated, and a repeated cancel does nothing.
   const last = minutes.at(-1);

@@ -122,6 +122,22 @@ function inputValidation(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGate
   };
 }
 
+/** A route whose body may be left out: no body (or an empty one) reads as `{}`, any other is parsed as JSON as usual. */
+function optionalJsonBody(): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> {
+  const parser = httpJsonBodyParser();
+  return {
+    before: async (request) => {
+      const { body } = request.event;
+      if (body === undefined || body === null || body === '') {
+        (request.event as { body: unknown }).body = {};
+        return;
+      }
+      // biome-ignore lint/suspicious/noExplicitAny: middy's parser is typed for its own event shape
+      await parser.before?.(request as any);
+    },
+  };
+}
+
 /** The one `file` part of a multipart body becomes the handler's `body` (415, 400, 422 otherwise). */
 function multipartFile(): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> {
   return {
@@ -150,7 +166,7 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
   stack.use(errorEnvelope(route)).use(credentialCheck(route));
   // After the credential (keys are scoped to its store), before the body is read (a kept 400/422 is replayed too).
   if (idempotencyKey) stack.use(idempotencyKey.claim);
-  if (route.body && route.body !== 'multipart') stack.use(httpJsonBodyParser());
+  if (route.body && route.body !== 'multipart') stack.use(route.bodyOptional ? optionalJsonBody() : httpJsonBodyParser());
   stack.use(inputValidation(route));
   if (route.body === 'multipart') stack.use(multipartFile());
   const handler = stack.handler(async (event, context) => {

@@ -45,6 +45,8 @@ export interface RouteSpec {
   query?: GenericSchema;
   /** `multipart`: the handler stack reads the body's one part named `file` (the image upload). */
   body?: GenericSchema | 'multipart';
+  /** The JSON body may be left out (a request with no body reads as `{}`): a body added to a route that had none keeps its callers working. */
+  bodyOptional?: true;
   response?: GenericSchema;
   /** Status of a success; 200 unless said (202: accepted, done later in the background). */
   status?: 200 | 201 | 202 | 204;

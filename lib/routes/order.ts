@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { route } from '#lib/http/route.ts';
 import { commandReportBody, commandResource, queuedCommandList } from '#lib/schemas/command.ts';
 import { idParams, pageOf } from '#lib/schemas/common.ts';
+import { orderRefundBody } from '#lib/schemas/payment.ts';
 import { orderCreateBody, orderCursorPage, orderListQuery, orderResource, resendResource } from '#lib/schemas/order.ts';
 
 /** Orders and their delivery commands (operator). */
@@ -40,9 +41,9 @@ export const orderRoutes = {
     example: { params: { orderId: '2' } },
   }),
   'order-refund': route({
-    method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', tag: 'Order', rerunsAfterLostAnswer: true,
-    summary: 'Refund an APPROVED order, once: cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
-    params: idParams('orderId'), response: orderResource,
+    method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', uses: ['provider-secrets-open'], tag: 'Order', rerunsAfterLostAnswer: true,
+    summary: 'Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
+    params: idParams('orderId'), body: orderRefundBody, bodyOptional: true, response: orderResource,
     // Approved orders of their own in the demo seed: 4 for this sample, 3 for order-chargeback.
     example: { params: { orderId: '4' } },
   }),

@@ -1,7 +1,15 @@
 import * as v from 'valibot';
 import { route } from '#lib/http/route.ts';
-import { idString } from '#lib/schemas/common.ts';
-import { paymentNotifyParams, paymentNotifyQuery, paymentNotifyResource, paymentResource, TEST_ACTIONS } from '#lib/schemas/payment.ts';
+import { idParams } from '#lib/schemas/common.ts';
+import {
+  orderPaymentParams,
+  paymentNotifyParams,
+  paymentNotifyQuery,
+  paymentNotifyResource,
+  paymentResource,
+  paymentWithHistoryResource,
+  TEST_ACTIONS,
+} from '#lib/schemas/payment.ts';
 import { gatewayChoiceResource, providerAccountBody, providerAccountResource, providerParams } from '#lib/schemas/payment-provider.ts';
 
 /**
@@ -62,7 +70,20 @@ export const paymentRoutes = {
   'order-payment-sync': route({
     method: 'POST', path: '/v1/app/order/{orderId}/payment/{paymentId}/sync', api: 'api', credential: 'operator', access: 'write', uses: ['provider-secrets-open'], tag: 'Payment', rerunsAfterLostAnswer: true,
     summary: "Ask the provider now for a payment of the order and settle what it says (the same rules as a notification); 502 when the provider cannot be reached",
-    params: v.object({ orderId: idString, paymentId: v.pipe(v.string(), v.regex(/^pay_[A-Za-z0-9_-]{1,64}$/)) }), response: paymentResource,
+    params: orderPaymentParams, response: paymentResource,
     example: { params: { orderId: '{{payment_order_id}}', paymentId: '{{payment_id}}' } },
+  }),
+  'order-payment-list': route({
+    method: 'GET', path: '/v1/app/order/{orderId}/payment', api: 'api', credential: 'operator', access: 'read', tag: 'Payment',
+    summary: "The order's payments, newest first, each with its last 20 status transitions (`history`: when, from, to, and which source moved it)",
+    params: idParams('orderId'), response: v.array(paymentWithHistoryResource),
+    example: { params: { orderId: '{{payment_order_id}}' } },
+  }),
+  'order-payment-refund': route({
+    method: 'POST', path: '/v1/app/order/{orderId}/payment/{paymentId}/refund', api: 'api', credential: 'operator', access: 'write', uses: ['provider-secrets-open'], tag: 'Payment', rerunsAfterLostAnswer: true,
+    summary: "Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 when the provider cannot be reached (nothing changed)",
+    params: orderPaymentParams, response: paymentResource,
+    // A TEST payment paid after its order was canceled (UNFULFILLED), made for this sample by infra/local/invoke-event.ts.
+    example: { params: { orderId: '{{stray_payment_order_id}}', paymentId: '{{stray_payment_id}}' } },
   }),
 } as const;

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { idString } from '#lib/schemas/common.ts';
 
 /**
  * The vocabulary of payments (extensions section 13), shared by the pure rules (lib/domain/payment.ts)
@@ -202,3 +203,14 @@ export const returnUrl = v.optional(
   v.nullable(v.pipe(v.string('return_url must be a string'), v.maxLength(RETURN_URL_MAX, `return_url must be at most ${RETURN_URL_MAX} characters`))),
   null,
 );
+
+/** A payment as the operator reads it among its order's payments: with its last 20 transitions. */
+export const paymentWithHistoryResource = v.object({ ...paymentResource.entries, history: v.array(paymentTransition) });
+
+/** `POST /app/order/{id}/refund` (sections 10 and 13): `at_provider: false` records a refund made elsewhere (the provider's dashboard) without asking the provider. */
+export const orderRefundBody = v.strictObject({
+  at_provider: v.optional(v.boolean('at_provider must be true or false'), true),
+});
+export type OrderRefundBody = v.InferOutput<typeof orderRefundBody>;
+
+export const orderPaymentParams = v.object({ orderId: idString, paymentId: v.pipe(v.string(), v.regex(/^pay_[A-Za-z0-9_-]{1,64}$/)) });

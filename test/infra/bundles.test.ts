@@ -81,7 +81,9 @@ describe('function bundles', () => {
   it('carry the KMS client (the payment secrets keyring) exactly in the functions granted the payment secrets key', () => {
     const keyUsers = [...new Set([...functionsUsing('provider-secrets-seal'), ...functionsUsing('provider-secrets-open')])].sort();
     expect(keyUsers).toEqual([
+      'order-payment-refund',
       'order-payment-sync',
+      'order-refund',
       'payment-notify',
       'payment-provider-put',
       'payment-test-action',

@@ -250,7 +250,16 @@ describe('StoreApi stacks from the route table', () => {
     }
     // Decrypt: only the functions that call providers with the store's credentials (the settling flow's sources).
     const opening = routes.filter(([, spec]) => spec.uses?.includes('provider-secrets-open')).map(([name]) => name);
-    expect(opening.sort()).toEqual(['order-payment-sync', 'payment-notify', 'payment-test-action', 'webstore-checkout', 'webstore-order-payment', 'webstore-order-status']);
+    expect(opening.sort()).toEqual([
+      'order-payment-refund',
+      'order-payment-sync',
+      'order-refund',
+      'payment-notify',
+      'payment-test-action',
+      'webstore-checkout',
+      'webstore-order-payment',
+      'webstore-order-status',
+    ]);
     for (const name of opening) {
       const grants = statementsOf(synthesized, name).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('kms:')));
       expect(
