@@ -85,6 +85,8 @@ async function accessible(target: Page = page) {
 
 /** Each step: its screenshot (kept in .local/screenshots, not committed) and its accessibility check. */
 async function step(name: string, target: Page = page) {
+  // The page is drawn at once when its first answers are in (hidden until then: axe would check nothing).
+  await target.locator('body:not(.loading)').waitFor();
   await target.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   await accessible(target);
 }
@@ -93,6 +95,78 @@ const demoOperator = () => {
   const demo = JSON.parse(readFileSync(join(inject('localDir'), 'demo.json'), 'utf8')) as { api_url: string; api_token: string };
   return { url: demo.api_url, headers: { authorization: `Bearer ${demo.api_token}`, 'content-type': 'application/json' } };
 };
+
+/** Every request whose URL contains `part`, from now on: its URL, body and time. */
+function requestsTo(target: Page, part: string) {
+  const seen: { url: string; body: string | null; at: number }[] = [];
+  target.on('request', (request) => request.url().includes(part) && seen.push({ url: request.url(), body: request.postData(), at: Date.now() }));
+  return seen;
+}
+
+/** The order's approval by the store's operator (section 4), found by its internal id among the newest orders. */
+async function operatorApprove(internalId: string) {
+  const operator = demoOperator();
+  const newest = (await (await fetch(`${operator.url}/app/order?page_cursor=`, { headers: operator.headers })).json()) as { data: { id: number; internal_id: string }[] };
+  const order = newest.data.find((candidate) => candidate.internal_id === internalId)!;
+  expect((await fetch(`${operator.url}/app/order/${order.id}/approve`, { method: 'POST', headers: operator.headers })).status).toBe(200);
+}
+
+const PIX_CHOICE = { gateway: 'PIX', display: 'PIX', name: 'pix', fee: 0, is_percentage_fee: false };
+const TEST_CHOICE = { gateway: 'TEST', display: 'Test payment', name: 'test', fee: 0, is_percentage_fee: false };
+
+/** A QR-like PNG (base64, as `qr_code` is), drawn by the browser itself. */
+const qrImage = (target: Page) =>
+  target.evaluate(() => {
+    const canvas = (globalThis as unknown as { document: { createElement: (tag: string) => any } }).document.createElement('canvas');
+    canvas.width = canvas.height = 29;
+    const context = canvas.getContext('2d');
+    for (let x = 0; x < 29; x += 1) for (let y = 0; y < 29; y += 1) if ((x * 7 + y * 13) % 3 === 0) context.fillRect(x, y, 1, 1);
+    return (canvas.toDataURL('image/png') as string).split(',')[1]!;
+  });
+
+/*
+ * The TEST gateway's part, played here until the API's checkout creates payments (s30-pay-checkout):
+ * the checkout's answer gains a `checkout_url` to a stand-in page whose buttons send the buyer back to
+ * the return URL, and a new payment of the order is answered the same way. The approval its "Pay"
+ * button will cause (through the notify route) is the operator's here.
+ */
+const STUB_GATEWAY_PAGE = '/__test-gateway';
+async function stubTestGateway(target: Page) {
+  const stubUrl = (orderId: string, returnUrl: string) => `${inject('storeUrl')}${STUB_GATEWAY_PAGE}?order=${orderId}&return=${encodeURIComponent(returnUrl)}`;
+  await target.route('**/v1/webstore/checkout', async (route) => {
+    const body = JSON.parse(route.request().postData()!) as { gateway?: string; return_url: string };
+    const response = await route.fetch();
+    const order = (await response.json()) as { order_id: string };
+    if (!body.gateway || !response.ok()) return route.fulfill({ response });
+    await route.fulfill({ response, json: { ...order, checkout_url: stubUrl(order.order_id, body.return_url) } });
+  });
+  await target.route('**/v1/webstore/order/*/payment', async (route) => {
+    const body = JSON.parse(route.request().postData()!) as { gateway: string; return_url: string };
+    const orderId = /\/order\/([^/]+)\/payment$/.exec(new URL(route.request().url()).pathname)![1]!;
+    await route.fulfill({ status: 201, json: { id: 'pay_stub', order_id: orderId, gateway: body.gateway, status: 'PENDING', checkout_url: stubUrl(orderId, body.return_url) } });
+  });
+  await target.route(`**${STUB_GATEWAY_PAGE}?*`, (route) =>
+    route.fulfill({
+      contentType: 'text/html',
+      body: `<!doctype html><html lang="en"><title>Test payment</title><main><h1>Test payment</h1>
+        <button onclick="location.href=new URLSearchParams(location.search).get('return')">Pay</button>
+        <button onclick="location.href=new URLSearchParams(location.search).get('return')">Fail</button></main></html>`,
+    }),
+  );
+}
+async function unstubTestGateway(target: Page) {
+  await target.unroute('**/v1/webstore/checkout');
+  await target.unroute('**/v1/webstore/order/*/payment');
+  await target.unroute(`**${STUB_GATEWAY_PAGE}?*`);
+}
+/** The tab is on the TEST gateway's page. */
+const testGatewayPage = (target: Page) => target.waitForURL((url) => url.pathname === STUB_GATEWAY_PAGE);
+/** One button of the TEST gateway's page; it sends the buyer back to the store. */
+async function payOnTestGateway(target: Page, button: 'Pay' | 'Fail') {
+  if (button === 'Pay') await operatorApprove(new URL(target.url()).searchParams.get('order')!);
+  await target.getByRole('button', { name: button }).click();
+  await target.waitForURL((url) => url.origin === inject('storeUrl') && url.pathname === '/');
+}
 
 describe('the storefront journey', () => {
   it('shows the store: its categories, the catalog with images, tags, stock and options, prices in its currency', async () => {
@@ -172,31 +246,115 @@ describe('the storefront journey', () => {
     await step('06-logged-in');
   });
 
-  it('checks out and finds the order in my orders, with its options, nick, coupon and deliveries in words', async () => {
+  it('pays with the TEST gateway: its page, a failed payment, paying again, and back on the store the order APPROVED with its delivery listed', async () => {
+    await stubTestGateway(page);
+    const checkouts = requestsTo(page, '/webstore/checkout');
     await page.getByLabel('In-game nick').fill('alex');
+    // The one gateway the demo store enables, from GET /webstore/gateway, chosen already.
+    expect(await page.getByRole('group', { name: 'Payment method' }).getByRole('radio').count()).toBe(1);
+    expect(await page.getByRole('radio', { name: 'Test payment' }).isChecked()).toBe(true);
     await page.getByRole('button', { name: `Place order (${money(17.8)})` }).click();
-    await expect.poll(() => page.locator('#checkout .success').textContent()).toContain(`placed (Awaiting payment, ${money(17.8)})`);
-    const orderId = /^Order ([\w-]+)/.exec((await page.locator('#checkout .success').textContent())!)![1]!;
+
+    await testGatewayPage(page);
+    const sent = JSON.parse(checkouts.at(-1)!.body!) as { gateway: string; return_url: string };
+    // Back to this page's own origin (the API refuses any other: no open redirect).
+    expect(sent).toMatchObject({ gateway: 'TEST', return_url: `${inject('storeUrl')}/?payment=return` });
+    await shot('07-test-gateway');
+    await payOnTestGateway(page, 'Fail');
+
+    // Back on the store: the order still waits for its money, and another payment is offered.
+    await expect.poll(() => page.locator('#payment-status').textContent()).toBe('Waiting for your payment. This page checks every 5 seconds.');
+    const orderId = /^Order ([\w-]+)/.exec((await page.locator('#payment-title').textContent())!)![1]!;
+    expect(await page.locator('#payment-title').textContent()).toBe(`Order ${orderId} · ${money(17.8)}`);
     expect(await page.locator('#cart').textContent()).toContain('Your cart is empty.');
     expect(await page.locator('#basket-count').textContent()).toBe('0');
-    await step('07-checkout');
+    // The address is tidied: a reload does not pretend to come back from the provider again.
+    expect(page.url()).toBe(`${inject('storeUrl')}/`);
+    await step('08-payment-failed');
 
-    await page.locator('#orders').getByRole('button', { name: orderId }).click();
-    const detail = page.locator('#orders .detail');
+    await page.getByRole('button', { name: 'Pay again' }).click();
+    await testGatewayPage(page);
+    await payOnTestGateway(page, 'Pay');
+    await expect.poll(() => page.locator('#payment-status').textContent()).toBe('Payment received: your order is paid.');
+    const detail = page.locator('#payment .detail');
     await expect.poll(() => detail.textContent()).toContain(`2 × VIP rank: ${money(17.8)} (Game server: Creative)`);
+    expect(await detail.textContent()).toContain(`Paid · placed`);
     expect(await detail.textContent()).toContain(`For alex · coupon WELCOME10 (−${money(1.98)})`);
-    expect(await detail.textContent()).toMatch(/Nothing delivered yet: delivery starts once the order is paid and approved\.$/);
-    await step('08-my-orders');
+    expect(await detail.locator('table').textContent()).toContain('VIP rankany server, once one claims itWaiting to be delivered');
+    await expect.poll(() => page.locator('#orders tr', { hasText: orderId }).textContent()).toContain('Paid');
+    await step('09-paid');
+    await page.getByRole('button', { name: 'Continue shopping' }).click();
+    expect(await page.locator('#payment').isHidden()).toBe(true);
+    await unstubTestGateway(page);
+  });
 
-    // The operator approves it (paying is the payment step's): the detail shows its delivery in words.
-    const operator = demoOperator();
-    const newest = (await (await fetch(`${operator.url}/app/order?page_cursor=`, { headers: operator.headers })).json()) as { data: { id: number; internal_id: string }[] };
-    expect(newest.data[0]!.internal_id).toBe(orderId);
-    expect((await fetch(`${operator.url}/app/order/${newest.data[0]!.id}/approve`, { method: 'POST', headers: operator.headers })).status).toBe(200);
-    await page.locator('#orders').getByRole('button', { name: orderId }).click();
-    await expect.poll(() => page.locator('#orders .detail table').textContent()).toContain('VIP rankany server, once one claims itWaiting to be delivered');
-    expect(await page.locator('#orders tr', { hasText: orderId }).textContent()).toContain('Paid');
-    await step('09-delivery');
+  it('pays by PIX: the QR image, a copy button, the expiry, the status polled every 5 seconds until paid, then the order and its deliveries', async () => {
+    // The browser stack has no Mercado Pago: PIX is offered and its answer given here, around a real order of the API.
+    const pix = {
+      pix_code: `00020126580014br.gov.bcb.pix0136${crypto.randomUUID()}5204000053039865406${(9.99).toFixed(2)}5802BR6304ABCD`,
+      qr_code: await qrImage(page),
+      expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
+    };
+    await page.route('**/v1/webstore/gateway', (route) => route.fulfill({ json: [PIX_CHOICE, TEST_CHOICE] }));
+    await page.route('**/v1/webstore/checkout', async (route) => {
+      const { gateway, return_url, ...body } = JSON.parse(route.request().postData()!) as Record<string, unknown>;
+      expect(gateway).toBe('PIX');
+      expect(return_url).toBe(`${inject('storeUrl')}/?payment=return`);
+      const response = await route.fetch({ postData: JSON.stringify(body) });
+      const order = (await response.json()) as Record<string, unknown>;
+      await route.fulfill({ response, json: { ...order, ...pix, payment: { id: 'pay_pix_stub', gateway: 'PIX', status: 'PENDING', ...pix, checkout_url: null } } });
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: inject('storeUrl') });
+    const polls = requestsTo(page, '/webstore/order_status/');
+    try {
+      await page.reload();
+      await expect.poll(() => page.locator('article.package').count()).toBe(2);
+      await card('VIP rank').getByRole('button', { name: 'Add to cart' }).click();
+      // The reload forgot the nick (it is typed for each order).
+      await page.getByLabel('In-game nick').fill('alex');
+      await page.getByRole('radio', { name: 'PIX' }).check();
+      await page.getByRole('button', { name: `Place order (${money(9.99)})` }).click();
+
+      await expect.poll(() => page.locator('#payment-status').textContent()).toBe('Waiting for your payment. This page checks every 5 seconds.');
+      const qr = page.getByRole('img', { name: `PIX QR code to pay ${money(9.99)}` });
+      await expect.poll(() => qr.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
+      expect(await page.getByLabel('PIX code (copy and paste)').inputValue()).toBe(pix.pix_code);
+      expect(await page.locator('#payment').textContent()).toContain(`The code expires at ${await page.evaluate((at) => new Date(at).toLocaleString(), pix.expires_at)}.`);
+      // The heading took the focus, so a keyboard or screen reader user starts from the payment.
+      expect(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id)).toBe('payment-title');
+      await page.getByRole('button', { name: 'Copy code' }).click();
+      await expect.poll(() => page.locator('#payment').getByRole('status').filter({ hasText: 'Code copied.' }).count()).toBe(1);
+      expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText: () => Promise<string> } } }).navigator.clipboard.readText())).toBe(
+        pix.pix_code,
+      );
+      await step('10-pix');
+
+      // Until the money comes the order waits, and says what happens next.
+      const orderId = /^Order ([\w-]+)/.exec((await page.locator('#payment-title').textContent())!)![1]!;
+      await page.locator('#orders').getByRole('button', { name: orderId }).click();
+      await expect.poll(() => page.locator('#orders .detail').textContent()).toMatch(/Nothing delivered yet: delivery starts once the order is paid and approved\.$/);
+
+      // Polled every 5 seconds (the official client's rhythm), not faster.
+      await expect.poll(() => polls.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+      const gap = polls[1]!.at - polls[0]!.at;
+      console.log(`PIX screen: status polled ${gap} ms apart`);
+      expect(gap).toBeGreaterThanOrEqual(4_900);
+
+      // The money arrives (here the operator's approval stands in for Mercado Pago's report): the next poll sees it.
+      await operatorApprove(orderId);
+      await expect.poll(() => page.locator('#payment-status').textContent(), { timeout: 20_000 }).toBe('Payment received: your order is paid.');
+      expect(await page.locator('#payment .detail table').textContent()).toContain('VIP rankany server, once one claims itWaiting to be delivered');
+      expect(await page.getByLabel('PIX code (copy and paste)').count()).toBe(0);
+      const settled = polls.length;
+      await step('11-pix-paid');
+      // Settled: the polling stops.
+      await page.waitForTimeout(5_500);
+      expect(polls.length).toBe(settled);
+      await page.getByRole('button', { name: 'Continue shopping' }).click();
+    } finally {
+      await page.unroute('**/v1/webstore/gateway');
+      await page.unroute('**/v1/webstore/checkout');
+    }
   });
 
   it("verifies the account with the owner's backend (the handoff)", async () => {
@@ -238,12 +396,12 @@ describe('the storefront journey', () => {
 
   it('logs out and forgets everything of the last buyer', async () => {
     await card('VIP rank').getByRole('button', { name: 'Add to cart' }).click();
-    await page.getByLabel('Name').fill('Alex Last');
+    await page.getByLabel('Name', { exact: true }).fill('Alex Last');
     await page.getByRole('button', { name: 'Log out' }).click();
     await expect.poll(() => page.locator('#orders').textContent()).toContain('Log in to see your orders.');
     expect(await page.locator('#cart').textContent()).toContain('Your cart is empty.');
     expect(await page.locator('#checkout .success').count()).toBe(0);
-    expect(await page.getByLabel('Name').inputValue()).toBe('');
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('');
     expect(await page.getByLabel('In-game nick').inputValue()).toBe('');
     expect(await page.locator('#basket-count').textContent()).toBe('0');
     // The option the last buyer chose on a card is gone too (the screenshot showed it kept).
