@@ -853,6 +853,8 @@ async function pollStatus() {
     current.status = status;
     if (status === 'APPROVED' && customer) {
       paidOrder = await webstore<Order>('GET', `/order/${encodeURIComponent(current.order_id)}`, { auth: true });
+      // "My orders" shows it paid too, its opened detail included.
+      if (opened?.internal_id === paidOrder.internal_id) opened = paidOrder;
       void loadOrders();
     }
     if (SETTLED.has(status)) sessionStorage.removeItem(PAYING_KEY);
@@ -959,8 +961,12 @@ function renderPayment() {
   );
 }
 
-/** On load: back from the provider's page (`?payment=return`), or a reload while paying, shows the order being paid and polls at once. */
-function resumePayment() {
+/**
+ * On load: back from the provider's page (`?payment=return`), or a reload while paying, shows the
+ * order being paid and polls at once. Run once the catalog is in (the paid order's options are
+ * named from it), before the page is drawn (the section would push the catalog down).
+ */
+async function resumePayment() {
   const params = new URLSearchParams(location.search);
   const returned = params.get('payment') === 'return';
   if (returned) {
@@ -970,8 +976,7 @@ function resumePayment() {
   const saved = sessionStorage.getItem(PAYING_KEY);
   if (!saved) return;
   paying = { ...(JSON.parse(saved) as Paying), ...(returned ? { returned: true } : {}) };
-  renderPayment();
-  void pollStatus();
+  await pollStatus();
 }
 
 // ---- My orders --------------------------------------------------------------------------------
@@ -1120,9 +1125,45 @@ interface AffiliatePanel {
   percent_commission: number;
   balance: number;
   min_withdraw: number | null;
+  /** Where withdrawals are paid: empty strings until the affiliate saves them. */
+  withdraw_settings: WithdrawSettings;
   stats: { total_sales: number; total_amount: number; d7_visits: number };
   links: AffiliateLink[];
 }
+interface WithdrawSettings {
+  full_name: string;
+  pix_key: string;
+  pix_key_type: string;
+  cpf_cnpj: string;
+}
+const PIX_KEY_TYPES: Record<string, string> = { CPF: 'CPF', CNPJ: 'CNPJ', EMAIL: 'E-mail', PHONE: 'Phone number', RANDOM: 'Random key' };
+
+/** Where the store pays this affiliate's withdrawals (a PIX key and the holder's CPF or CNPJ): needed before the first withdrawal. */
+function withdrawSettingsForm(saved: WithdrawSettings, errors: HTMLElement): HTMLElement {
+  const fullName = h('input', { name: 'full_name', value: saved.full_name, autocomplete: 'name' });
+  const keyType = h(
+    'select',
+    { name: 'pix_key_type' },
+    ...Object.entries(PIX_KEY_TYPES).map(([value, text]) => h('option', { value, selected: value === saved.pix_key_type }, text)),
+  );
+  const key = h('input', { name: 'pix_key', value: saved.pix_key });
+  const taxId = h('input', { name: 'cpf_cnpj', value: saved.cpf_cnpj, inputMode: 'numeric' });
+  const save = h('button', {}, 'Save payout details');
+  action(save, errors, async () => {
+    const withdraw_settings = { full_name: fullName.value.trim(), pix_key_type: keyType.value, pix_key: key.value.trim(), cpf_cnpj: taxId.value.trim() };
+    await webstore('PATCH', '/affiliate/me', { auth: true, body: { withdraw_settings } });
+    await renderAffiliate();
+  });
+  return h(
+    'div',
+    { className: 'payout' },
+    h('h3', {}, 'Payout details'),
+    saved.pix_key === '' && h('p', { className: 'muted' }, 'Save where to pay you before your first withdrawal.'),
+    h('div', { className: 'row wrap' }, labelled('Full name', fullName), labelled('PIX key type', keyType), labelled('PIX key', key), labelled('CPF or CNPJ', taxId)),
+    save,
+  );
+}
+
 interface AffiliateTransaction {
   id: number;
   operation: string;
@@ -1199,6 +1240,7 @@ async function renderAffiliate() {
           ),
         ),
     h('div', { className: 'row' }, labelled(`Withdraw${panel.min_withdraw ? ` (at least ${money(panel.min_withdraw)})` : ''}`, amount), withdraw),
+    withdrawSettingsForm(panel.withdraw_settings, errors),
     errors,
   );
 }
@@ -1286,9 +1328,9 @@ renderBasketCount();
 renderAccount();
 renderCart();
 renderCheckout();
-resumePayment();
 try {
   await Promise.all([loadStore(), loadOrders(), renderAffiliate()]);
+  await resumePayment();
 } finally {
   reveal();
 }

@@ -17,6 +17,9 @@ export default async function setup(project: TestProject) {
   if (!stack.ready.owner_backend_url) throw new Error('npm start with the demo store did not start the owner backend');
   project.provide('apiPort', stack.port);
   project.provide('localDir', stack.localDir);
+  // For the admin command line a test runs against this stack (a second, empty store).
+  project.provide('dynamodbEndpoint', stack.ready.dynamodb_endpoint!);
+  project.provide('tableName', stack.ready.table!);
   project.provide('storeUrl', `http://demo.localhost:${stack.port}`);
   project.provide('ownerBackendUrl', stack.ready.owner_backend_url);
   return stack.stop;

@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DOCS_CONTENT_SECURITY_POLICY } from '#infra/docs-headers.ts';
@@ -124,6 +126,32 @@ const qrImage = (target: Page) =>
     return (canvas.toDataURL('image/png') as string).split(',')[1]!;
   });
 
+/**
+ * The browser stack has no Mercado Pago: PIX is offered and its answer given here, around a real
+ * order of the API (the checkout goes through without the gateway, and its answer gains the PIX fields).
+ */
+async function stubPix(target: Page) {
+  const pix = {
+    pix_code: `00020126580014br.gov.bcb.pix0136${crypto.randomUUID()}5204000053039865406${(9.99).toFixed(2)}5802BR6304ABCD`,
+    qr_code: await qrImage(target),
+    expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
+  };
+  await target.route('**/v1/webstore/gateway', (route) => route.fulfill({ json: [PIX_CHOICE, TEST_CHOICE] }));
+  await target.route('**/v1/webstore/checkout', async (route) => {
+    const { gateway, return_url, ...body } = JSON.parse(route.request().postData()!) as Record<string, unknown>;
+    expect(gateway).toBe('PIX');
+    expect(return_url).toBe(`${inject('storeUrl')}/?payment=return`);
+    const response = await route.fetch({ postData: JSON.stringify(body) });
+    const order = (await response.json()) as Record<string, unknown>;
+    await route.fulfill({ response, json: { ...order, ...pix, payment: { id: 'pay_pix_stub', gateway: 'PIX', status: 'PENDING', ...pix, checkout_url: null } } });
+  });
+  return pix;
+}
+async function unstubPix(target: Page) {
+  await target.unroute('**/v1/webstore/gateway');
+  await target.unroute('**/v1/webstore/checkout');
+}
+
 /*
  * The TEST gateway's part, played here until the API's checkout creates payments (s30-pay-checkout):
  * the checkout's answer gains a `checkout_url` to a stand-in page whose buttons send the buyer back to
@@ -166,6 +194,16 @@ async function payOnTestGateway(target: Page, button: 'Pay' | 'Fail') {
   if (button === 'Pay') await operatorApprove(new URL(target.url()).searchParams.get('order')!);
   await target.getByRole('button', { name: button }).click();
   await target.waitForURL((url) => url.origin === inject('storeUrl') && url.pathname === '/');
+}
+
+/** Logs `email` in with the code the local outbox received. */
+async function logIn(email: string) {
+  const sent = messagesTo(outboxFileOf(inject('localDir')), email).length;
+  await page.locator('#account').getByLabel('E-mail').fill(email);
+  await page.getByRole('button', { name: 'Send code' }).click();
+  await page.getByLabel('Code', { exact: true }).fill(await codeFor(email, sent));
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect.poll(() => page.locator('#account').textContent()).toContain(`Logged in as ${email}`);
 }
 
 describe('the storefront journey', () => {
@@ -235,12 +273,7 @@ describe('the storefront journey', () => {
   });
 
   it('logs in with the e-mailed code', async () => {
-    const sent = messagesTo(outboxFileOf(inject('localDir')), EMAIL).length;
-    await page.locator('#account').getByLabel('E-mail').fill(EMAIL);
-    await page.getByRole('button', { name: 'Send code' }).click();
-    await page.getByLabel('Code', { exact: true }).fill(await codeFor(EMAIL, sent));
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await expect.poll(() => page.locator('#account').textContent()).toContain(`Logged in as ${EMAIL}`);
+    await logIn(EMAIL);
     await expect.poll(() => page.locator('#orders').textContent()).toContain('No orders yet.');
     expect(await page.locator('#checkout').getByLabel('E-mail').count()).toBe(0);
     await step('06-logged-in');
@@ -289,21 +322,7 @@ describe('the storefront journey', () => {
   });
 
   it('pays by PIX: the QR image, a copy button, the expiry, the status polled every 5 seconds until paid, then the order and its deliveries', async () => {
-    // The browser stack has no Mercado Pago: PIX is offered and its answer given here, around a real order of the API.
-    const pix = {
-      pix_code: `00020126580014br.gov.bcb.pix0136${crypto.randomUUID()}5204000053039865406${(9.99).toFixed(2)}5802BR6304ABCD`,
-      qr_code: await qrImage(page),
-      expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
-    };
-    await page.route('**/v1/webstore/gateway', (route) => route.fulfill({ json: [PIX_CHOICE, TEST_CHOICE] }));
-    await page.route('**/v1/webstore/checkout', async (route) => {
-      const { gateway, return_url, ...body } = JSON.parse(route.request().postData()!) as Record<string, unknown>;
-      expect(gateway).toBe('PIX');
-      expect(return_url).toBe(`${inject('storeUrl')}/?payment=return`);
-      const response = await route.fetch({ postData: JSON.stringify(body) });
-      const order = (await response.json()) as Record<string, unknown>;
-      await route.fulfill({ response, json: { ...order, ...pix, payment: { id: 'pay_pix_stub', gateway: 'PIX', status: 'PENDING', ...pix, checkout_url: null } } });
-    });
+    const pix = await stubPix(page);
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: inject('storeUrl') });
     const polls = requestsTo(page, '/webstore/order_status/');
     try {
@@ -352,8 +371,7 @@ describe('the storefront journey', () => {
       expect(polls.length).toBe(settled);
       await page.getByRole('button', { name: 'Continue shopping' }).click();
     } finally {
-      await page.unroute('**/v1/webstore/gateway');
-      await page.unroute('**/v1/webstore/checkout');
+      await unstubPix(page);
     }
   });
 
@@ -392,6 +410,23 @@ describe('the storefront journey', () => {
     await expect.poll(() => row.textContent()).toContain('alex_stream');
     expect(await row.locator('code').textContent()).toMatch(/^https?:\/\/\S+alex_stream/);
     await step('10b-affiliate');
+
+    // A withdrawal needs payout details first; the page has the form, and says why a request is refused.
+    expect(await panel.textContent()).toContain('Save where to pay you before your first withdrawal.');
+    await panel.getByLabel('Withdraw').fill('5');
+    await panel.getByRole('button', { name: 'Request withdrawal' }).click();
+    await expect.poll(() => panel.locator('.error').textContent()).toContain('Save withdraw_settings');
+    await panel.getByLabel('Full name').fill('Alex Example');
+    await panel.getByLabel('PIX key type').selectOption('EMAIL');
+    await panel.getByLabel('PIX key', { exact: true }).fill(EMAIL);
+    await panel.getByLabel('CPF or CNPJ').fill('123.456.789-09');
+    await panel.getByRole('button', { name: 'Save payout details' }).click();
+    await expect.poll(() => panel.textContent()).not.toContain('Save where to pay you');
+    expect(await panel.getByLabel('PIX key', { exact: true }).inputValue()).toBe(EMAIL);
+    await panel.getByLabel('Withdraw').fill('5');
+    await panel.getByRole('button', { name: 'Request withdrawal' }).click();
+    await expect.poll(() => panel.locator('.error').textContent()).toMatch(/amount (is larger than the balance|must be at least)/);
+    await step('10c-affiliate-payout');
   });
 
   it('logs out and forgets everything of the last buyer', async () => {
@@ -425,6 +460,52 @@ describe('the storefront journey', () => {
     await page.getByRole('button', { name: 'Remove VIP rank' }).click();
   });
 
+  it("a guest pays through an affiliate's link; the affiliate logs in and sees the referred order in the link's stats", async () => {
+    await stubTestGateway(page);
+    const checkouts = requestsTo(page, '/webstore/checkout');
+    try {
+      await page.goto(`${inject('storeUrl')}/?ref=alex_stream`);
+      await expect.poll(() => page.locator('article.package').count()).toBe(2);
+      await card('VIP rank').getByRole('button', { name: 'Add to cart' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('Sam');
+      await page.getByLabel('In-game nick').fill('sam');
+      await page.locator('#checkout').getByLabel('E-mail').fill('sam@example.com');
+      await page.getByRole('button', { name: `Place order (${money(9.99)})` }).click();
+      await testGatewayPage(page);
+      expect(JSON.parse(checkouts.at(-1)!.body!)).toMatchObject({ ref_code: 'alex_stream', gateway: 'TEST', client_email: 'sam@example.com' });
+      await payOnTestGateway(page, 'Pay');
+      await expect.poll(() => page.locator('#payment-status').textContent()).toBe('Payment received: your order is paid.');
+      // A guest holds no token for the order's detail: the page says where to follow it.
+      expect(await page.locator('#payment').textContent()).toContain('Log in with the e-mail you ordered with to follow the delivery');
+      await step('12-guest-paid');
+      await page.getByRole('button', { name: 'Continue shopping' }).click();
+    } finally {
+      await unstubTestGateway(page);
+    }
+    await logIn(EMAIL);
+    const row = page.locator('#affiliate table.links tr', { hasText: 'alex_stream' });
+    await expect.poll(() => row.locator('td').nth(2).textContent()).toBe('1');
+    expect(await row.locator('td').nth(3).textContent()).toBe(money(9.99));
+    await step('12a-affiliate-referred');
+    await page.getByRole('button', { name: 'Log out' }).click();
+  });
+
+  it('an affiliate with a balance requests a withdrawal: the statement shows it and the balance drops', async () => {
+    // The demo buyer's code brought four approved orders (infra/local/seed.ts), and its payout details are saved.
+    await logIn('buyer@demo.localhost');
+    const panel = page.locator('#affiliate');
+    await expect.poll(() => panel.textContent()).toContain('Your code ana_games');
+    const balance = Number(/balance R\$(\d+\.\d{2})/.exec((await panel.textContent())!)![1]);
+    expect(balance).toBeGreaterThan(0);
+    await panel.getByLabel('Withdraw').fill(String(balance));
+    await panel.getByRole('button', { name: 'Request withdrawal' }).click();
+    await expect.poll(() => panel.locator('.statement').textContent()).toContain(`Withdrawal requested · ${money(balance)}`);
+    expect(await panel.textContent()).toContain(`balance ${money(0)}`);
+    expect(await panel.locator('.error').count()).toBe(0);
+    await step('12b-affiliate-withdrawal');
+    await page.getByRole('button', { name: 'Log out' }).click();
+  });
+
   it('at 390 px: a sticky basket with its count opens the basket as a drawer', async () => {
     const phone = await context.newPage();
     await phone.setViewportSize({ width: 390, height: 844 });
@@ -449,6 +530,60 @@ describe('the storefront journey', () => {
     await phone.getByRole('button', { name: 'Close basket' }).click();
     await expect.poll(() => phone.locator('#cart').isVisible()).toBe(false);
     await phone.close();
+  });
+
+  it('at 390 px: the PIX screen and the return page fit the phone, the drawer gives way to them', async () => {
+    const phone = await context.newPage();
+    const pageWidth = () => phone.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    try {
+      await phone.setViewportSize({ width: 390, height: 844 });
+      // The qrImage helper draws in a page: this one, on the store's origin.
+      await phone.goto(inject('storeUrl'));
+      await stubPix(phone);
+      await phone.reload();
+      await expect.poll(() => phone.locator('article.package').count()).toBe(2);
+      await phone.locator('article.package').first().getByRole('button', { name: 'Add to cart' }).click();
+      await phone.getByRole('button', { name: 'Basket, 1 item' }).click();
+      await phone.getByLabel('Name', { exact: true }).fill('Robin');
+      await phone.getByLabel('In-game nick').fill('robin');
+      await phone.locator('#checkout').getByLabel('E-mail').fill('robin@example.com');
+      await phone.getByRole('radio', { name: 'PIX' }).check();
+      const place = phone.getByRole('button', { name: `Place order (${money(9.99)})` });
+      await expect.poll(() => place.isEnabled()).toBe(true);
+      await place.click();
+      const qr = phone.getByRole('img', { name: `PIX QR code to pay ${money(9.99)}` });
+      await expect.poll(() => qr.isVisible()).toBe(true);
+      expect(await phone.locator('#drawer').isVisible()).toBe(false);
+      const box = await qr.boundingBox();
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+      expect(await pageWidth()).toBe(390);
+      await step('13a-phone-pix', phone);
+      await phone.getByRole('button', { name: 'Close', exact: true }).click();
+      await unstubPix(phone);
+
+      // Back from a provider's page with the payment not made: the return page offers to pay again.
+      await stubTestGateway(phone);
+      await phone.reload();
+      await expect.poll(() => phone.locator('article.package').count()).toBe(2);
+      await phone.locator('article.package').first().getByRole('button', { name: 'Add to cart' }).click();
+      await phone.getByRole('button', { name: 'Basket, 1 item' }).click();
+      await phone.getByLabel('Name', { exact: true }).fill('Robin');
+      await phone.getByLabel('In-game nick').fill('robin');
+      await phone.locator('#checkout').getByLabel('E-mail').fill('robin@example.com');
+      await expect.poll(() => place.isEnabled()).toBe(true);
+      await place.click();
+      await testGatewayPage(phone);
+      await payOnTestGateway(phone, 'Fail');
+      await expect.poll(() => phone.locator('#payment-status').textContent()).toBe('Waiting for your payment. This page checks every 5 seconds.');
+      expect(await phone.getByRole('button', { name: 'Pay again' }).isVisible()).toBe(true);
+      expect(await pageWidth()).toBe(390);
+      await step('13b-phone-return', phone);
+      await phone.getByRole('button', { name: 'Close', exact: true }).click();
+      await unstubTestGateway(phone);
+    } finally {
+      await phone.close();
+    }
   });
 
   it('requires the terms box when the store has terms, with a link to them', async () => {
@@ -478,6 +613,132 @@ describe('the storefront journey', () => {
     expect(await page.locator('body').textContent()).not.toContain('Could not reach');
     await step('16-store-missing');
     expect(pageErrors).toEqual([]);
+  });
+});
+
+describe('a store with nothing for sale yet', () => {
+  it('shows its name and its look, and says that nothing is for sale yet', async () => {
+    // A second store, made as an operator makes one: the admin command line, against this stack's table.
+    const admin = execFileSync(process.execPath, ['--import', 'tsx', 'infra/admin.ts', 'store', 'create', '--name', 'Fresh Store', '--domain', 'fresh.localhost'], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        TABLE_NAME: inject('tableName'),
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+      },
+    });
+    const { api_token } = JSON.parse(admin) as { api_token: string };
+    const store = await fetch(`${demoOperator().url}/app/store`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${api_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ theme: { primary_color: '#7c3aed', logo: null, banner: null }, currency: 'USD' }),
+    });
+    expect(store.status).toBe(200);
+
+    const port = new URL(inject('storeUrl')).port;
+    await page.goto(`http://fresh.localhost:${port}/`);
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Fresh Store');
+    await expect.poll(() => page.locator('#catalog').textContent()).toBe('This store has nothing for sale yet. Come back soon!');
+    // No category holds a package: no category navigation; no payment account: no payment choice.
+    expect(await page.locator('#categories button').count()).toBe(0);
+    expect(await page.getByRole('group', { name: 'Payment method' }).count()).toBe(0);
+    // The store's colour, with text on it that stays readable (axe checks the contrast).
+    expect(
+      await page
+        .locator('#basket-toggle')
+        .evaluate((button) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { backgroundColor: string } }).getComputedStyle(button).backgroundColor),
+    ).toBe('rgb(124, 58, 237)');
+    await step('17-empty-store');
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+/**
+ * Cumulative Layout Shift as Chrome's web-vitals define it: layout shifts not caused by the
+ * buyer's own input (within 500 ms), grouped in session windows (at most 5 s, gaps under 1 s),
+ * the largest window's sum. "Good" is at most 0.1.
+ */
+function cumulativeLayoutShift(shifts: { at: number; value: number; input: boolean }[]): number {
+  let largest = 0;
+  let windowSum = 0;
+  let windowStart = -Infinity;
+  let last = -Infinity;
+  for (const shift of shifts.filter((candidate) => !candidate.input)) {
+    if (shift.at - last >= 1_000 || shift.at - windowStart >= 5_000) {
+      windowSum = 0;
+      windowStart = shift.at;
+    }
+    windowSum += shift.value;
+    last = shift.at;
+    largest = Math.max(largest, windowSum);
+  }
+  return largest;
+}
+
+describe('layout shift', () => {
+  for (const [width, height] of [
+    [1280, 900],
+    [390, 844],
+  ] as const) {
+    it(`at ${width} px: the page arrives, and a package is added while its price is slow to come, with no layout shift`, async () => {
+      const target = await context.newPage();
+      try {
+        await target.setViewportSize({ width, height });
+        // Chromium's own account of every layout shift, from before the page's first byte.
+        await target.addInitScript(() => {
+          const inPage = globalThis as unknown as {
+            shifts: unknown[];
+            PerformanceObserver: new (callback: (list: { getEntries: () => unknown[] }) => void) => { observe: (options: object) => void };
+          };
+          inPage.shifts = [];
+          new inPage.PerformanceObserver((list) => {
+            for (const entry of list.getEntries() as { startTime: number; value: number; hadRecentInput: boolean }[])
+              inPage.shifts.push({ at: entry.startTime, value: entry.value, input: entry.hadRecentInput });
+          }).observe({ type: 'layout-shift', buffered: true });
+        });
+        // The price answers late (past the 500 ms in which a shift counts as the buyer's own doing).
+        await target.route('**/v1/webstore/cart/quote', async (route) => {
+          await new Promise((done) => setTimeout(done, 1_200));
+          await route.continue();
+        });
+        await target.goto(inject('storeUrl'));
+        await target.locator('body:not(.loading)').waitFor();
+        await expect
+          .poll(() => target.locator('article.package img').evaluateAll((images) => images.every((image) => (image as unknown as { complete: boolean }).complete)))
+          .toBe(true);
+        await target.waitForTimeout(1_000);
+        const arrival = cumulativeLayoutShift(await target.evaluate(() => (globalThis as unknown as { shifts: { at: number; value: number; input: boolean }[] }).shifts));
+        await target.locator('article.package').first().getByRole('button', { name: 'Add to cart' }).click();
+        await expect.poll(() => target.locator('#basket-count').textContent()).toBe('1');
+        // The quote's answer, and a second more for whatever it moves.
+        await expect.poll(() => target.locator('#cart .total').count(), { timeout: 10_000 }).toBe(1);
+        await target.waitForTimeout(1_000);
+        const shifts = await target.evaluate(() => (globalThis as unknown as { shifts: { at: number; value: number; input: boolean }[] }).shifts);
+        const total = cumulativeLayoutShift(shifts);
+        console.log(
+          `CLS at ${width} px: ${arrival.toFixed(4)} on arrival, ${total.toFixed(4)} with a late price (${shifts.length} layout shifts, ${shifts.filter((shift) => shift.input).length} right after input)`,
+        );
+        expect(total).toBeLessThanOrEqual(0.02);
+      } finally {
+        await target.close();
+      }
+    });
+  }
+
+  it("keeps the page's own code and style small", async () => {
+    // Fetched by the browser: Node does not resolve *.localhost names.
+    await page.goto(inject('storeUrl'));
+    const [script, style] = await Promise.all(
+      ['/storefront.js', '/storefront.css'].map(async (path) => Buffer.from(await page.evaluate(async (url) => (await fetch(url)).text(), path))),
+    );
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+    console.log(
+      `storefront.js ${kb(script!.length)} (${kb(gzipSync(script!).length)} gzipped), storefront.css ${kb(style!.length)} (${kb(gzipSync(style!).length)} gzipped); no framework, no dependency`,
+    );
+    expect(gzipSync(script!).length + gzipSync(style!).length).toBeLessThan(30 * 1024);
   });
 });
 
