@@ -249,11 +249,14 @@ function optionInputs(item: Package, idPrefix: string) {
   const inputs = item.fields.map(fieldInput);
   const quantity = h('input', { type: 'number', min: '1', value: '1', className: 'quantity', name: 'quantity' });
   const add = h('button', { disabled: !item.stock.available }, item.stock.available ? 'Add to cart' : 'Sold out');
+  const unchosen = inputs.map((input) => input.value);
   add.onclick = () => {
     const fields = Object.fromEntries(inputs.filter((input) => input.value !== '').map((input) => [input.name, input.value]));
     addToCart(item, Math.max(1, Number(quantity.value) || 1), fields);
-    // The card is ready for the next add; the cart holds what was added.
+    // The card is ready for the next add; the cart holds what was added. Reset in place, not redrawn:
+    // a keyboard user's focus stays where it was (and comes back there from the package view).
     quantity.value = '1';
+    inputs.forEach((input, index) => (input.value = unchosen[index]!));
     document.querySelector<HTMLDialogElement>('dialog.package-view')?.close();
   };
   inputs.forEach((input, index) => (input.id = `${idPrefix}-${item.id}-${index}`));
@@ -474,8 +477,6 @@ function addToCart(item: Package, quantity: number, fields: Record<string, strin
   if (line) Object.assign(line, { quantity: line.quantity + quantity, fields });
   else cart.push({ package_id: item.id, name: item.name, quantity, fields });
   renderBasketCount();
-  // The options chosen on the cards go too: the catalog is drawn afresh.
-  if (store) void loadPackages();
   void refreshQuote();
 }
 
@@ -625,8 +626,9 @@ function signedOut() {
   renderAccount();
   renderCheckout();
   renderOrders();
-  // Their affiliate code, links, balance and statement too.
+  // Their affiliate code, links, balance and statement too, and the options they chose on the cards (drawn afresh).
   fill('affiliate');
+  if (store) void loadPackages();
 }
 
 /**
@@ -720,6 +722,8 @@ function renderCheckout() {
     couponInput.value = '';
     termsBox.checked = false;
     renderBasketCount();
+    // The stock the order took shows on the cards.
+    void loadPackages();
     if (gateway) {
       placed = null;
       startPayment({ order_id: order.order_id, total: order.total, gateway }, order);

@@ -188,7 +188,14 @@ async function unstubTestGateway(target: Page) {
   await target.unroute(`**${STUB_GATEWAY_PAGE}?*`);
 }
 /** The tab is on the TEST gateway's page. */
-const testGatewayPage = (target: Page) => target.waitForURL((url) => url.pathname === STUB_GATEWAY_PAGE);
+async function testGatewayPage(target: Page) {
+  await target
+    .waitForURL((url) => url.pathname === STUB_GATEWAY_PAGE, { timeout: 20_000 })
+    .catch(async (error: Error) => {
+      // Still on the store: say what the checkout answered instead of only "timeout".
+      throw new Error(`${error.message}; the checkout says: ${await target.locator('#checkout, #payment').allTextContents()}`);
+    });
+}
 /** One button of the TEST gateway's page; it sends the buyer back to the store. */
 async function payOnTestGateway(target: Page, button: 'Pay' | 'Fail') {
   if (button === 'Pay') await operatorApprove(new URL(target.url()).searchParams.get('order')!);
@@ -234,6 +241,46 @@ describe('the storefront journey', () => {
     await step('02-package-view');
     await page.keyboard.press('Escape');
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+  });
+
+  it('is usable by keyboard alone: a package opened, an option chosen, added to the cart, the focus back where it was', async () => {
+    const target = await context.newPage();
+    const focused = () => target.locator(':focus');
+    try {
+      await target.goto(inject('storeUrl'));
+      await target.locator('body:not(.loading)').waitFor();
+      const details = target.locator('article.package', { has: target.getByRole('heading', { name: 'VIP rank' }) }).getByRole('button', { name: 'Details' });
+      for (
+        let presses = 0;
+        presses < 30 && !(await details.evaluate((button) => button === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement));
+        presses += 1
+      ) {
+        await target.keyboard.press('Tab');
+      }
+      // Where the focus is, it shows (the store's colour, 3 px).
+      expect(
+        await focused().evaluate((element) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { outlineWidth: string } }).getComputedStyle(element).outlineWidth),
+      ).toBe('3px');
+      await target.keyboard.press('Enter');
+      const view = target.getByRole('dialog', { name: 'VIP rank' });
+      await expect.poll(() => view.isVisible()).toBe(true);
+      // The focus moved into the dialog; Tab walks to the option, the quantity and the button.
+      expect(await view.locator(':focus').count()).toBe(1);
+      while ((await focused().getAttribute('name')) !== 'server') await target.keyboard.press('Tab');
+      await target.keyboard.press('ArrowDown');
+      expect(await focused().inputValue()).toBe('survival');
+      await target.keyboard.press('Tab');
+      await target.keyboard.press('Tab');
+      expect(await focused().textContent()).toBe('Add to cart');
+      await target.keyboard.press('Enter');
+      await expect.poll(() => view.count()).toBe(0);
+      await expect.poll(() => target.locator('#basket-count').textContent()).toBe('1');
+      expect(await target.locator('#cart .lines .options').textContent()).toBe('Game server: Survival');
+      // The dialog gave the focus back to the button that opened it: the buyer goes on from there.
+      expect(await details.evaluate((button) => button === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+    } finally {
+      await target.close();
+    }
   });
 
   it('prices an option chosen on one package on that line alone, the promo, the next tier, and a refused coupon', async () => {
@@ -616,6 +663,10 @@ describe('the storefront journey', () => {
   });
 });
 
+const THEME_HOST = 'https://cdn.fresh.example';
+const LOGO = `${THEME_HOST}/logo.png`;
+const BANNER = `${THEME_HOST}/banner.png`;
+
 describe('a store with nothing for sale yet', () => {
   it('shows its name and its look, and says that nothing is for sale yet', async () => {
     // A second store, made as an operator makes one: the admin command line, against this stack's table.
@@ -634,10 +685,13 @@ describe('a store with nothing for sale yet', () => {
     const store = await fetch(`${demoOperator().url}/app/store`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${api_token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ theme: { primary_color: '#7c3aed', logo: null, banner: null }, currency: 'USD' }),
+      body: JSON.stringify({ theme: { primary_color: '#7c3aed', logo: LOGO, banner: BANNER }, currency: 'USD' }),
     });
     expect(store.status).toBe(200);
 
+    // The store's images live on its own https host: served here (this machine is offline), as its CDN would.
+    const image = Buffer.from(await qrImage(page), 'base64');
+    await page.route(`${THEME_HOST}/**`, (route) => route.fulfill({ contentType: 'image/png', body: image }));
     const port = new URL(inject('storeUrl')).port;
     await page.goto(`http://fresh.localhost:${port}/`);
     await expect.poll(() => page.locator('h1').textContent()).toBe('Fresh Store');
@@ -651,7 +705,12 @@ describe('a store with nothing for sale yet', () => {
         .locator('#basket-toggle')
         .evaluate((button) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { backgroundColor: string } }).getComputedStyle(button).backgroundColor),
     ).toBe('rgb(124, 58, 237)');
+    await expect.poll(() => page.locator('#store-logo').evaluate((logo) => (logo as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
+    expect(await page.locator('#store-logo').getAttribute('src')).toBe(LOGO);
+    expect(await page.locator('#store-banner').isVisible()).toBe(true);
+    expect(await page.locator('#store-banner').evaluate((banner) => (banner as unknown as { style: { backgroundImage: string } }).style.backgroundImage)).toBe(`url("${BANNER}")`);
     await step('17-empty-store');
+    await page.unroute(`${THEME_HOST}/**`);
     expect(pageErrors).toEqual([]);
   });
 });
@@ -729,11 +788,14 @@ describe('layout shift', () => {
   }
 
   it("keeps the page's own code and style small", async () => {
-    // Fetched by the browser: Node does not resolve *.localhost names.
-    await page.goto(inject('storeUrl'));
+    // Fetched by the browser (Node does not resolve *.localhost names), from a tab of its own: the
+    // next tests watch the shared tab's requests, and the catalog's images would still be loading there.
+    const target = await context.newPage();
+    await target.goto(inject('storeUrl'));
     const [script, style] = await Promise.all(
-      ['/storefront.js', '/storefront.css'].map(async (path) => Buffer.from(await page.evaluate(async (url) => (await fetch(url)).text(), path))),
+      ['/storefront.js', '/storefront.css'].map(async (path) => Buffer.from(await target.evaluate(async (url) => (await fetch(url)).text(), path))),
     );
+    await target.close();
     const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
     console.log(
       `storefront.js ${kb(script!.length)} (${kb(gzipSync(script!).length)} gzipped), storefront.css ${kb(style!.length)} (${kb(gzipSync(style!).length)} gzipped); no framework, no dependency`,
