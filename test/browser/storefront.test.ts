@@ -130,11 +130,11 @@ const qrImage = (target: Page) =>
  * The browser stack has no Mercado Pago: PIX is offered and its answer given here, around a real
  * order of the API (the checkout goes through without the gateway, and its answer gains the PIX fields).
  */
-async function stubPix(target: Page) {
+async function stubPix(target: Page, expiresInMs = 30 * 60_000) {
   const pix = {
     pix_code: `00020126580014br.gov.bcb.pix0136${crypto.randomUUID()}5204000053039865406${(9.99).toFixed(2)}5802BR6304ABCD`,
     qr_code: await qrImage(target),
-    expires_at: new Date(Date.now() + 30 * 60_000).toISOString(),
+    expires_at: new Date(Date.now() + expiresInMs).toISOString(),
   };
   await target.route('**/v1/webstore/gateway', (route) => route.fulfill({ json: [PIX_CHOICE, TEST_CHOICE] }));
   await target.route('**/v1/webstore/checkout', async (route) => {
@@ -143,6 +143,8 @@ async function stubPix(target: Page) {
     expect(return_url).toBe(`${inject('storeUrl')}/?payment=return`);
     const response = await route.fetch({ postData: JSON.stringify(body) });
     const order = (await response.json()) as Record<string, unknown>;
+    // The code's life counts from the checkout, as Mercado Pago's does.
+    pix.expires_at = new Date(Date.now() + expiresInMs).toISOString();
     await route.fulfill({ response, json: { ...order, ...pix, payment: { id: 'pay_pix_stub', gateway: 'PIX', status: 'PENDING', ...pix, checkout_url: null } } });
   });
   return pix;
@@ -196,6 +198,17 @@ async function testGatewayPage(target: Page) {
       throw new Error(`${error.message}; the checkout says: ${await target.locator('#checkout, #payment').allTextContents()}`);
     });
 }
+const WAITING = 'Waiting for your payment. This page checks every 5 seconds.';
+/** The payment screen up, waiting for the money; if not, what the checkout said instead (a busy machine's checkout can take seconds). */
+async function awaitingPayment(target: Page) {
+  await expect
+    .poll(() => target.locator('#payment-status').textContent(), { timeout: 30_000 })
+    .toBe(WAITING)
+    .catch(async (error: Error) => {
+      throw new Error(`${error.message}; the checkout says: ${await target.locator('#checkout').textContent()}`);
+    });
+}
+
 /** One button of the TEST gateway's page; it sends the buyer back to the store. */
 async function payOnTestGateway(target: Page, button: 'Pay' | 'Fail') {
   if (button === 'Pay') await operatorApprove(new URL(target.url()).searchParams.get('order')!);
@@ -381,7 +394,7 @@ describe('the storefront journey', () => {
       await page.getByRole('radio', { name: 'PIX' }).check();
       await page.getByRole('button', { name: `Place order (${money(9.99)})` }).click();
 
-      await expect.poll(() => page.locator('#payment-status').textContent()).toBe('Waiting for your payment. This page checks every 5 seconds.');
+      await awaitingPayment(page);
       const qr = page.getByRole('img', { name: `PIX QR code to pay ${money(9.99)}` });
       await expect.poll(() => qr.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
       expect(await page.getByLabel('PIX code (copy and paste)').inputValue()).toBe(pix.pix_code);
@@ -586,7 +599,8 @@ describe('the storefront journey', () => {
       await phone.setViewportSize({ width: 390, height: 844 });
       // The qrImage helper draws in a page: this one, on the store's origin.
       await phone.goto(inject('storeUrl'));
-      await stubPix(phone);
+      // A code that expires 12 seconds after the checkout: the screen then says so and offers a new one.
+      await stubPix(phone, 12_000);
       await phone.reload();
       await expect.poll(() => phone.locator('article.package').count()).toBe(2);
       await phone.locator('article.package').first().getByRole('button', { name: 'Add to cart' }).click();
@@ -606,6 +620,10 @@ describe('the storefront journey', () => {
       expect(box!.x + box!.width).toBeLessThanOrEqual(390);
       expect(await pageWidth()).toBe(390);
       await step('13a-phone-pix', phone);
+      await expect.poll(() => phone.locator('#payment').textContent(), { timeout: 30_000 }).toContain('This PIX code expired before it was paid. Pay again for a new code:');
+      expect(await phone.locator('#payment-status').textContent()).toBe('Waiting for your payment. This page checks every 5 seconds.');
+      expect(await phone.getByRole('button', { name: 'Pay again' }).isVisible()).toBe(true);
+      expect(await phone.getByRole('img', { name: /PIX QR code/ }).count()).toBe(0);
       await phone.getByRole('button', { name: 'Close', exact: true }).click();
       await unstubPix(phone);
 
