@@ -119,11 +119,17 @@ const TEST_CHOICE = { gateway: 'TEST', display: 'Test payment', name: 'test', fe
 /** A QR-like PNG (base64, as `qr_code` is), drawn by the browser itself. */
 const qrImage = (target: Page) =>
   target.evaluate(() => {
-    const canvas = (globalThis as unknown as { document: { createElement: (tag: string) => any } }).document.createElement('canvas');
+    interface Canvas {
+      width: number;
+      height: number;
+      getContext: (kind: '2d') => { fillRect: (x: number, y: number, width: number, height: number) => void };
+      toDataURL: (type: string) => string;
+    }
+    const canvas = (globalThis as unknown as { document: { createElement: (tag: 'canvas') => Canvas } }).document.createElement('canvas');
     canvas.width = canvas.height = 29;
     const context = canvas.getContext('2d');
     for (let x = 0; x < 29; x += 1) for (let y = 0; y < 29; y += 1) if ((x * 7 + y * 13) % 3 === 0) context.fillRect(x, y, 1, 1);
-    return (canvas.toDataURL('image/png') as string).split(',')[1]!;
+    return canvas.toDataURL('image/png').split(',')[1]!;
   });
 
 /**
