@@ -211,7 +211,9 @@ async function awaitingPayment(target: Page) {
     .poll(() => target.locator('#payment-status').textContent(), { timeout: 30_000 })
     .toBe(WAITING)
     .catch(async (error: Error) => {
-      throw new Error(`${error.message}; the checkout says: ${await target.locator('#checkout').textContent()}`);
+      const fields = await target.locator('#checkout input').evaluateAll((inputs) => inputs.map((input) => `${(input as unknown as { name: string; value: string }).name}=${(input as unknown as { value: string }).value}`));
+      await shot('failed-checkout');
+      throw new Error(`${error.message}; the checkout says: ${await target.locator('#checkout').textContent()} with ${fields.join(' ')}`);
     });
 }
 
