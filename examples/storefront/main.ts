@@ -249,11 +249,14 @@ function optionInputs(item: Package, idPrefix: string) {
   const inputs = item.fields.map(fieldInput);
   const quantity = h('input', { type: 'number', min: '1', value: '1', className: 'quantity', name: 'quantity' });
   const add = h('button', { disabled: !item.stock.available }, item.stock.available ? 'Add to cart' : 'Sold out');
+  const unchosen = inputs.map((input) => input.value);
   add.onclick = () => {
     const fields = Object.fromEntries(inputs.filter((input) => input.value !== '').map((input) => [input.name, input.value]));
     addToCart(item, Math.max(1, Number(quantity.value) || 1), fields);
-    // The card is ready for the next add; the cart holds what was added.
+    // The card is ready for the next add; the cart holds what was added. Reset in place, not redrawn:
+    // a keyboard user's focus stays where it was (and comes back there from the package view).
     quantity.value = '1';
+    inputs.forEach((input, index) => (input.value = unchosen[index]!));
     document.querySelector<HTMLDialogElement>('dialog.package-view')?.close();
   };
   inputs.forEach((input, index) => (input.id = `${idPrefix}-${item.id}-${index}`));
@@ -373,11 +376,13 @@ function storeMissing() {
 async function loadStore() {
   try {
     // Page mode lists: limit up to 1,000 covers a demo catalog in one call.
-    const [answer, categoryPage, promoPage] = await Promise.all([
+    const [answer, categoryPage, promoPage, gatewayList] = await Promise.all([
       webstore<{ store: Store }>('GET', ''),
       webstore<{ data: Category[] }>('GET', '/category?limit=100'),
       webstore<{ data: Promo[] }>('GET', '/promo?limit=100'),
+      webstore<GatewayChoice[]>('GET', '/gateway'),
     ]);
+    gateways = gatewayList;
     store = answer.store;
     currencyFormat = new Intl.NumberFormat(navigator.language, { style: 'currency', currency: store.currency });
     applyTheme(store.theme);
@@ -472,9 +477,6 @@ function addToCart(item: Package, quantity: number, fields: Record<string, strin
   if (line) Object.assign(line, { quantity: line.quantity + quantity, fields });
   else cart.push({ package_id: item.id, name: item.name, quantity, fields });
   renderBasketCount();
-  fill('affiliate');
-  // The options chosen on the cards go too: the catalog is drawn afresh.
-  if (store) void loadPackages();
   void refreshQuote();
 }
 
@@ -609,6 +611,7 @@ function signedOut() {
   sessionStorage.removeItem(REF_KEY);
   customer = null;
   placed = null;
+  closePayment();
   cart = [];
   coupon = '';
   couponInput.value = '';
@@ -623,6 +626,9 @@ function signedOut() {
   renderAccount();
   renderCheckout();
   renderOrders();
+  // Their affiliate code, links, balance and statement too, and the options they chose on the cards (drawn afresh).
+  fill('affiliate');
+  if (store) void loadPackages();
 }
 
 /**
@@ -676,6 +682,7 @@ function renderAccount() {
 
 // ---- Checkout ---------------------------------------------------------------------------------
 
+/** An order placed without a payment method (a store with no gateway enabled): the operator approves it by hand. */
 let placed: { order_id: string; status: string; total: number } | null = null;
 
 /** Made once: the form is re-rendered whenever the quote changes, and must keep what the buyer typed. */
@@ -687,23 +694,40 @@ const checkoutForm = {
   errors: h('div'),
 };
 
+/** What a checkout with a gateway answers besides the order (section 13): the PIX fields, or the provider's page. */
+type CheckoutAnswer = { order_id: string; status: string; total: number } & PaymentStart;
+
 function renderCheckout() {
   const { name, nick, email, errors } = checkoutForm;
   if (customer && !name.value) name.value = customer.name;
   const buy = h('button', { disabled: quote === null }, quote ? `Place order (${money(quote.total)})` : 'Place order');
   action(buy, errors, async () => {
+    const gateway = chosenGateway;
     // The quote_id keeps the prices the buyer saw, as long as the cart is the quoted one.
-    const order = await webstore<{ order_id: string; status: string; total: number }>('POST', '/checkout', {
+    const order = await webstore<CheckoutAnswer>('POST', '/checkout', {
       auth: true,
-      body: { ...cartBody(), quote_id: quote?.quote_id, client_name: name.value, client_identifier: nick.value, ...(customer ? {} : { client_email: email.value }) },
+      body: {
+        ...cartBody(),
+        quote_id: quote?.quote_id,
+        client_name: name.value,
+        client_identifier: nick.value,
+        ...(customer ? {} : { client_email: email.value }),
+        // The provider sends the buyer back to this page, on this page's own origin (the API refuses any other).
+        ...(gateway ? { gateway, return_url: RETURN_URL } : {}),
+      },
     });
-    placed = order;
     // The coupon was used by this order; the next cart starts without it.
     cart = [];
     coupon = '';
     couponInput.value = '';
     termsBox.checked = false;
     renderBasketCount();
+    // The stock the order took shows on the cards.
+    void loadPackages();
+    if (gateway) {
+      placed = null;
+      startPayment({ order_id: order.order_id, total: order.total, gateway }, order);
+    } else placed = order;
     await Promise.all([refreshQuote(), loadOrders()]);
   });
   fill(
@@ -718,9 +742,245 @@ function renderCheckout() {
     labelled('Name', name),
     labelled('In-game nick', nick),
     !customer && labelled('E-mail', email),
+    gateways.length > 0 && gatewayPicker('gateway'),
     buy,
     errors,
   );
+}
+
+// ---- Payment (extensions section 13) ----------------------------------------------------------
+
+interface GatewayChoice {
+  gateway: string;
+  display: string;
+  name: string;
+}
+/** What a checkout or a new payment answers: the PIX code and its QR image, or the provider's page to send the buyer to. */
+interface PaymentStart {
+  pix_code?: string | null;
+  qr_code?: string | null;
+  checkout_url?: string | null;
+  expires_at?: string | null;
+  payment?: PaymentStart;
+}
+/**
+ * The order being paid on this tab. Kept in sessionStorage: it survives the trip to the provider's
+ * page and back (the return URL cannot name the order: it is sent before the order exists).
+ */
+interface Paying {
+  order_id: string;
+  total: number;
+  gateway: string;
+  pix: { code: string; qr: string; expires_at: string | null } | null;
+  status: string;
+  /** Back from the provider's page: the payment may have failed or been left, so paying again is offered. */
+  returned: boolean;
+}
+
+const PAYING_KEY = 'paying_order';
+const RETURN_URL = `${location.origin}/?payment=return`;
+/** The official in-game client's rhythm: one status call every 5 seconds, until the order is settled. */
+const POLL_MS = 5_000;
+const SETTLED = new Set(['APPROVED', 'CANCELED', 'REFUNDED', 'CHARGEBACK']);
+const PAYMENT_STATUS: Record<string, string> = {
+  PENDING: 'Waiting for your payment. This page checks every 5 seconds.',
+  APPROVED: 'Payment received: your order is paid.',
+  CANCELED: 'This order was canceled: it was not paid within 30 minutes.',
+  REFUNDED: 'This order was refunded.',
+  CHARGEBACK: 'This order was charged back.',
+};
+
+let gateways: GatewayChoice[] = [];
+let chosenGateway: string | null = null;
+let paying: Paying | null = null;
+/** The paid order with its deliveries (a logged-in buyer's; a guest's order is not readable without a token). */
+let paidOrder: Order | null = null;
+let paymentError: unknown = null;
+let pollTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** The section's heading and live region are made once: a region must exist before its text changes for it to be announced. */
+const paymentTitle = h('h2', { id: 'payment-title', tabIndex: -1 });
+const paymentStatus = h('p', { role: 'status', className: 'status', id: 'payment-status' });
+const paymentBody = h('div');
+section('payment').append(paymentTitle, paymentStatus, paymentBody);
+
+function gatewayPicker(name: string): HTMLElement {
+  if (!gateways.some((choice) => choice.gateway === chosenGateway)) chosenGateway = gateways[0]?.gateway ?? null;
+  return h(
+    'fieldset',
+    { className: 'gateways' },
+    h('legend', {}, 'Payment method'),
+    ...gateways.map((choice) => {
+      const radio = h('input', { type: 'radio', name, value: choice.gateway, checked: choice.gateway === chosenGateway });
+      radio.onchange = () => (chosenGateway = choice.gateway);
+      return h('label', { className: 'choice' }, radio, ` ${choice.display}`);
+    }),
+  );
+}
+
+function startPayment(order: Pick<Paying, 'order_id' | 'total' | 'gateway'>, answer: PaymentStart) {
+  // The checkout answers the PIX fields at its top level as the real system's clients read them; a new payment is the Payment itself.
+  const start = { ...answer.payment, ...answer };
+  const pix = start.pix_code && start.qr_code ? { code: start.pix_code, qr: start.qr_code, expires_at: start.expires_at ?? null } : null;
+  paying = { ...order, pix, status: 'PENDING', returned: false };
+  paidOrder = null;
+  paymentError = null;
+  sessionStorage.setItem(PAYING_KEY, JSON.stringify(paying));
+  if (!pix && start.checkout_url) {
+    // The provider's page (the TEST gateway's, Mercado Pago's): it sends the buyer back to RETURN_URL.
+    location.assign(start.checkout_url);
+    return;
+  }
+  showPayment();
+  schedulePoll();
+}
+
+/** Brings the payment into view: on a phone the basket drawer closes over it; the heading takes the focus. */
+function showPayment() {
+  setDrawerOpen(false);
+  renderPayment();
+  paymentTitle.focus();
+}
+
+function schedulePoll(delay = POLL_MS) {
+  clearTimeout(pollTimer);
+  pollTimer = setTimeout(() => void pollStatus(), delay);
+}
+
+async function pollStatus() {
+  const current = paying;
+  if (!current) return;
+  try {
+    const { status } = await webstore<{ status: string }>('GET', `/order_status/${encodeURIComponent(current.order_id)}`);
+    if (paying !== current) return;
+    paymentError = null;
+    current.status = status;
+    if (status === 'APPROVED' && customer) {
+      paidOrder = await webstore<Order>('GET', `/order/${encodeURIComponent(current.order_id)}`, { auth: true });
+      // "My orders" shows it paid too, its opened detail included.
+      if (opened?.internal_id === paidOrder.internal_id) opened = paidOrder;
+      void loadOrders();
+    }
+    if (SETTLED.has(status)) sessionStorage.removeItem(PAYING_KEY);
+    else sessionStorage.setItem(PAYING_KEY, JSON.stringify(current));
+  } catch (error) {
+    if (paying !== current) return;
+    paymentError = error;
+    // An order this store does not know: nothing to wait for. Any other fault: the next poll tries again.
+    if (error instanceof ApiError && error.status === 404) {
+      sessionStorage.removeItem(PAYING_KEY);
+      current.status = 'UNKNOWN';
+    }
+  }
+  renderPayment();
+  if (paying === current && current.status === 'PENDING') schedulePoll();
+}
+
+function closePayment() {
+  clearTimeout(pollTimer);
+  paying = null;
+  paidOrder = null;
+  paymentError = null;
+  sessionStorage.removeItem(PAYING_KEY);
+  renderPayment();
+}
+
+/** A new payment of the same order (section 13): after a failed, expired or abandoned one, or with another method. */
+function payAgain(current: Paying): HTMLElement {
+  const errors = h('div');
+  const again = h('button', {}, 'Pay again');
+  action(again, errors, async () => {
+    const gateway = chosenGateway!;
+    const payment = await webstore<PaymentStart>('POST', `/order/${encodeURIComponent(current.order_id)}/payment`, { body: { gateway, return_url: RETURN_URL } });
+    startPayment({ order_id: current.order_id, total: current.total, gateway }, payment);
+  });
+  return h('div', { className: 'pay-again' }, gatewayPicker('repay_gateway'), again, errors);
+}
+
+function pixScreen(current: Paying, pix: NonNullable<Paying['pix']>): Child[] {
+  const expires = pix.expires_at ? new Date(pix.expires_at) : null;
+  if (expires && expires.getTime() <= Date.now()) {
+    return [h('p', {}, 'This PIX code expired before it was paid. Pay again for a new code:'), payAgain(current)];
+  }
+  const code = h('textarea', { id: 'pix-code', readOnly: true, rows: 3, value: pix.code });
+  const copied = h('span', { role: 'status', className: 'muted' });
+  const copy = h('button', { type: 'button' }, 'Copy code');
+  copy.onclick = async () => {
+    try {
+      await navigator.clipboard.writeText(pix.code);
+      copied.textContent = 'Code copied.';
+    } catch {
+      // No clipboard access (an old browser, a page not served over https): the code is selected for the buyer to copy.
+      code.select();
+      copied.textContent = 'Select and copy the code above.';
+    }
+  };
+  return [
+    h(
+      'div',
+      { className: 'pix' },
+      h('img', { src: `data:image/png;base64,${pix.qr}`, alt: `PIX QR code to pay ${money(current.total)}`, width: 240, height: 240 }),
+      h(
+        'div',
+        {},
+        h('p', {}, `Scan the QR code with your bank's app, or copy the PIX code and paste it there.`),
+        h('label', { className: 'field', htmlFor: 'pix-code' }, h('span', {}, 'PIX code (copy and paste)')),
+        code,
+        h('div', { className: 'row' }, copy, copied),
+        expires && h('p', { className: 'muted' }, `The code expires at ${expires.toLocaleString()}.`),
+      ),
+    ),
+  ];
+}
+
+function renderPayment() {
+  // Gone when the page says "this store does not exist".
+  const payment = document.getElementById('payment');
+  if (!payment) return;
+  payment.hidden = paying === null;
+  if (!paying) {
+    paymentStatus.textContent = '';
+    paymentBody.replaceChildren();
+    return;
+  }
+  const current = paying;
+  paymentTitle.textContent = `Order ${current.order_id} · ${money(current.total)}`;
+  const statusText = current.status === 'UNKNOWN' ? 'This store does not know this order.' : words(PAYMENT_STATUS, current.status);
+  // Set only when it changes, so a screen reader hears each status once, not every 5 seconds.
+  if (paymentStatus.textContent !== statusText) paymentStatus.textContent = statusText;
+  const done = h('button', { type: 'button', className: 'link' }, current.status === 'PENDING' ? 'Close' : 'Continue shopping');
+  done.onclick = closePayment;
+  const pending = current.status === 'PENDING';
+  paymentBody.replaceChildren(
+    ...nodes([
+      pending && current.pix && !current.returned && h('div', {}, ...pixScreen(current, current.pix)),
+      pending &&
+        (current.returned || !current.pix) &&
+        h('div', {}, h('p', {}, 'If you did not finish paying, or the payment failed or expired, you can pay again:'), payAgain(current)),
+      current.status === 'APPROVED' && paidOrder && orderDetail(paidOrder, false),
+      current.status === 'APPROVED' && !paidOrder && h('p', {}, 'Log in with the e-mail you ordered with to follow the delivery of your order in “My orders”.'),
+      paymentError !== null && errorBox(paymentError),
+      done,
+    ]),
+  );
+}
+
+/**
+ * On load: back from the provider's page (`?payment=return`), or a reload while paying, shows the
+ * order being paid and polls at once. Run once the catalog is in (the paid order's options are
+ * named from it), before the page is drawn (the section would push the catalog down).
+ */
+async function resumePayment() {
+  const params = new URLSearchParams(location.search);
+  const returned = params.get('payment') === 'return';
+  if (returned) {
+    params.delete('payment');
+    history.replaceState(null, '', `${location.pathname}${params.size > 0 ? `?${params}` : ''}`);
+  }
+  const saved = sessionStorage.getItem(PAYING_KEY);
+  if (!saved) return;
+  paying = { ...(JSON.parse(saved) as Paying), ...(returned ? { returned: true } : {}) };
+  await pollStatus();
 }
 
 // ---- My orders --------------------------------------------------------------------------------
@@ -772,11 +1032,12 @@ async function openOrder(id: string) {
   renderOrders();
 }
 
-function orderDetail(order: Order): HTMLElement {
+/** `titled`: false where a heading already names the order (the payment section's). */
+function orderDetail(order: Order, titled = true): HTMLElement {
   return h(
     'div',
     { className: 'detail' },
-    h('h3', {}, `Order ${order.internal_id}`),
+    titled && h('h3', {}, `Order ${order.internal_id}`),
     h(
       'p',
       {},
@@ -868,9 +1129,45 @@ interface AffiliatePanel {
   percent_commission: number;
   balance: number;
   min_withdraw: number | null;
+  /** Where withdrawals are paid: empty strings until the affiliate saves them. */
+  withdraw_settings: WithdrawSettings;
   stats: { total_sales: number; total_amount: number; d7_visits: number };
   links: AffiliateLink[];
 }
+interface WithdrawSettings {
+  full_name: string;
+  pix_key: string;
+  pix_key_type: string;
+  cpf_cnpj: string;
+}
+const PIX_KEY_TYPES: Record<string, string> = { CPF: 'CPF', CNPJ: 'CNPJ', EMAIL: 'E-mail', PHONE: 'Phone number', RANDOM: 'Random key' };
+
+/** Where the store pays this affiliate's withdrawals (a PIX key and the holder's CPF or CNPJ): needed before the first withdrawal. */
+function withdrawSettingsForm(saved: WithdrawSettings, errors: HTMLElement): HTMLElement {
+  const fullName = h('input', { name: 'full_name', value: saved.full_name, autocomplete: 'name' });
+  const keyType = h(
+    'select',
+    { name: 'pix_key_type' },
+    ...Object.entries(PIX_KEY_TYPES).map(([value, text]) => h('option', { value, selected: value === saved.pix_key_type }, text)),
+  );
+  const key = h('input', { name: 'pix_key', value: saved.pix_key });
+  const taxId = h('input', { name: 'cpf_cnpj', value: saved.cpf_cnpj, inputMode: 'numeric' });
+  const save = h('button', {}, 'Save payout details');
+  action(save, errors, async () => {
+    const withdraw_settings = { full_name: fullName.value.trim(), pix_key_type: keyType.value, pix_key: key.value.trim(), cpf_cnpj: taxId.value.trim() };
+    await webstore('PATCH', '/affiliate/me', { auth: true, body: { withdraw_settings } });
+    await renderAffiliate();
+  });
+  return h(
+    'div',
+    { className: 'payout' },
+    h('h3', {}, 'Payout details'),
+    saved.pix_key === '' && h('p', { className: 'muted' }, 'Save where to pay you before your first withdrawal.'),
+    h('div', { className: 'row wrap' }, labelled('Full name', fullName), labelled('PIX key type', keyType), labelled('PIX key', key), labelled('CPF or CNPJ', taxId)),
+    save,
+  );
+}
+
 interface AffiliateTransaction {
   id: number;
   operation: string;
@@ -947,6 +1244,7 @@ async function renderAffiliate() {
           ),
         ),
     h('div', { className: 'row' }, labelled(`Withdraw${panel.min_withdraw ? ` (at least ${money(panel.min_withdraw)})` : ''}`, amount), withdraw),
+    withdrawSettingsForm(panel.withdraw_settings, errors),
     errors,
   );
 }
@@ -1002,27 +1300,41 @@ async function restoreSession() {
   }
 }
 
-/** On narrow screens the basket is a drawer, opened by the sticky basket button; on wide ones the button brings the cart into view. */
-function wireBasket() {
-  const toggle = section('basket-toggle');
-  const drawer = section('drawer');
-  const setOpen = (open: boolean) => {
-    document.body.classList.toggle('drawer-open', open);
-    toggle.setAttribute('aria-expanded', String(open));
-  };
-  toggle.onclick = () => {
-    if (matchMedia('(max-width: 800px)').matches) setOpen(!document.body.classList.contains('drawer-open'));
-    else section('cart').scrollIntoView({ behavior: 'smooth' });
-  };
-  section('drawer-close').onclick = () => setOpen(false);
-  drawer.addEventListener('keydown', (event) => event.key === 'Escape' && setOpen(false));
+function setDrawerOpen(open: boolean) {
+  document.body.classList.toggle('drawer-open', open);
+  section('basket-toggle').setAttribute('aria-expanded', String(open));
 }
 
-await restoreSession();
+/** On narrow screens the basket is a drawer, opened by the sticky basket button; on wide ones the button brings the cart into view. */
+function wireBasket() {
+  section('basket-toggle').onclick = () => {
+    if (matchMedia('(max-width: 800px)').matches) setDrawerOpen(!document.body.classList.contains('drawer-open'));
+    else section('cart').scrollIntoView({ behavior: 'smooth' });
+  };
+  section('drawer-close').onclick = () => setDrawerOpen(false);
+  section('drawer').addEventListener('keydown', (event) => event.key === 'Escape' && setDrawerOpen(false));
+}
+
+/**
+ * The page is drawn once everything it shows on arrival has come (the store, its catalog, the
+ * buyer's orders): until then it stays hidden (a notice says it is loading), so nothing moves
+ * under the buyer's eyes or pointer as the answers arrive (no layout shift).
+ */
+function reveal() {
+  document.body.classList.remove('loading');
+  document.body.removeAttribute('aria-busy');
+}
+
 wireBasket();
+// The session and the referral visit are independent: in parallel. The referral reads `?ref=` before resumePayment tidies the address.
+await Promise.all([restoreSession(), recordReferral()]);
 renderBasketCount();
 renderAccount();
 renderCart();
 renderCheckout();
-await recordReferral();
-await Promise.all([loadStore(), loadOrders(), renderAffiliate()]);
+try {
+  await Promise.all([loadStore(), loadOrders(), renderAffiliate()]);
+  await resumePayment();
+} finally {
+  reveal();
+}
