@@ -314,7 +314,7 @@ function keysNeverLeftBlocked(s: Snapshot): string[] {
     const { replay } = exchange;
     const final = finalAnswer(exchange);
     if (!replay) continue;
-    if (replay.status === 409) problems.push(`${exchange.sent.kind} ${exchange.sent.key}: key still answers 409 ${replay.code ?? ''}`);
+    if (replay.status === 409 && replay.code?.startsWith('IDEMPOTENCY_')) problems.push(`${exchange.sent.kind} ${exchange.sent.key}: key still answers 409 ${replay.code ?? ''}`);
     else if (final.status !== null && final.status < 500 && (!replay.replayed || replay.status !== final.status)) {
       problems.push(`${exchange.sent.kind} ${exchange.sent.key}: answered ${final.status}, then ${replay.status}${replay.replayed ? ' (replayed)' : ' (run again)'}`);
     }

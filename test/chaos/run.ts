@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { startDynamoDbLocal, stopDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { freePort } from '../support/ports.ts';
 import { startStackProcess } from '../integration/global-setup.ts';
-import { checkInvariants, finalAnswer, wellFormed, type Answer, type Exchange, type Snapshot } from './invariants.ts';
+import { checkInvariants, finalAnswer, wellFormed, type Answer, type Snapshot } from './invariants.ts';
 import { FAULT_KINDS, startChaosProxy } from './proxy.ts';
 import { runWorkload } from './workload.ts';
 
@@ -44,24 +44,33 @@ function countBy(labels: string[]): Record<string, number> {
 }
 const statusCounts = (answers: Answer[]) => countBy(answers.map(label));
 
-/** The figures, for the first answers and after the careful client's retry. */
-function figures(snapshot: Snapshot, pick: (exchange: Exchange) => Answer) {
-  const answers = snapshot.exchanges.map(pick);
+/** The answer figures for one round of answers (every key of the workload is fresh: a 409 for a key in use is one nobody else used). */
+function answerFigures(answers: Answer[]) {
+  return {
+    '409 key in use': answers.filter((answer) => answer.status === 409 && answer.code === 'IDEMPOTENCY_KEY_IN_USE').length,
+    '409 answer lost': answers.filter((answer) => answer.status === 409 && answer.code === 'IDEMPOTENCY_ANSWER_LOST').length,
+    '502 and other answers outside the envelope': answers.filter((answer) => answer.status !== null && !wellFormed(answer)).length,
+    'no answer': answers.filter((answer) => answer.status === null).length,
+    '503 with Retry-After': answers.filter((answer) => answer.status === 503 && wellFormed(answer)).length,
+  };
+}
+
+/** After the careful client's retry: the answers, the orders doubled and the requests lost. */
+function outcomeFigures(snapshot: Snapshot) {
+  const finals = snapshot.exchanges.map(finalAnswer);
   const orderIds = snapshot.exchanges
-    .filter((exchange) => (exchange.sent.kind === 'order' || exchange.sent.kind === 'checkout') && pick(exchange).status === 200)
-    .map((exchange) => pick(exchange).body?.id as number);
+    .filter((exchange) => (exchange.sent.kind === 'order' || exchange.sent.kind === 'checkout') && finalAnswer(exchange).status === 200)
+    .map((exchange) => finalAnswer(exchange).body?.id as number);
   const answered = new Set(orderIds);
   const existing = new Set(snapshot.orders.map((order) => order.id));
   return {
-    // Every key of the workload is fresh: any 409 for a key in use is one nobody else used.
-    'key in use 409': answers.filter((answer) => answer.status === 409 && answer.code === 'IDEMPOTENCY_KEY_IN_USE').length,
-    'answer lost 409': answers.filter((answer) => answer.status === 409 && answer.code === 'IDEMPOTENCY_ANSWER_LOST').length,
-    '502 and other answers outside the envelope': answers.filter((answer) => !wellFormed(answer)).length,
-    '503 with Retry-After': answers.filter((answer) => answer.status === 503 && wellFormed(answer)).length,
-    // Orders that exist beyond the one each answered request placed: doubled by a retry, or placed by a request answered otherwise.
-    'orders doubled or orphaned': [...existing].filter((id) => !answered.has(id)).length + (orderIds.length - answered.size),
-    // Requests with no outcome: 5xx or no answer (nothing known), or a 2xx whose order is not there.
-    'requests lost': answers.filter((answer) => answer.status === null || answer.status >= 500).length + orderIds.filter((id) => !existing.has(id)).length,
+    ...answerFigures(finals),
+    // Orders beyond the one each answered request placed: placed again by a retry, or by a request answered otherwise.
+    'orders doubled': [...existing].filter((id) => !answered.has(id)).length + (orderIds.length - answered.size),
+    // Requests without an outcome: still 5xx, no answer or refused for their own key, or a 2xx whose order is not there.
+    'requests lost':
+      finals.filter((answer) => answer.status === null || answer.status >= 500 || (answer.status === 409 && answer.code?.startsWith('IDEMPOTENCY_'))).length +
+      orderIds.filter((id) => !existing.has(id)).length,
   };
 }
 
@@ -128,7 +137,7 @@ async function main() {
           retried: snapshot.exchanges.filter((exchange) => exchange.retry).length,
           first_answers: statusCounts(snapshot.exchanges.map((exchange) => exchange.first)),
           after_retry: statusCounts(snapshot.exchanges.map(finalAnswer)),
-          figures: { first: figures(snapshot, (exchange) => exchange.first), after_retry: figures(snapshot, finalAnswer) },
+          figures: { first: answerFigures(snapshot.exchanges.map((exchange) => exchange.first)), after_retry: outcomeFigures(snapshot) },
           orders: snapshot.orders.length,
           orders_by_status: Object.fromEntries(Object.entries(snapshot.listTotals.byStatus).filter(([, n]) => n > 0)),
           claims: snapshot.claims.length,
