@@ -91,6 +91,8 @@ export interface Snapshot {
   affiliate: { refCode: string; percent: number; balance: number; transactions: { operation: string; amount: number; order_id: number | null }[] };
   commands: CommandSeen[];
   claims: ClaimSeen[];
+  /** Claims answered 5xx or not at all: their commands may have been leased, and wait for the lease to lapse. */
+  claimsFailed?: number;
   acks: AckSeen[];
 }
 

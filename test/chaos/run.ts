@@ -141,6 +141,7 @@ async function main() {
           orders: snapshot.orders.length,
           orders_by_status: Object.fromEntries(Object.entries(snapshot.listTotals.byStatus).filter(([, n]) => n > 0)),
           claims: snapshot.claims.length,
+          claims_failed: snapshot.claimsFailed,
           commands: snapshot.commands.length,
           commissions: snapshot.affiliate.transactions.length,
           rules: rules.map((rule) => `${rule.problems.length === 0 ? 'ok    ' : 'BROKEN'} ${rule.rule}`),

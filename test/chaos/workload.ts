@@ -282,6 +282,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
     affiliate: { refCode, percent: COMMISSION_PERCENT, balance: panel.balance as number, transactions },
     commands,
     claims,
+    claimsFailed: claimsUnanswered,
     acks,
   };
 }
