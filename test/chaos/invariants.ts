@@ -138,19 +138,33 @@ function nothingLeftUnanswered(s: Snapshot): string[] {
   return problems;
 }
 
-function ordersExistOnce(s: Snapshot): string[] {
+/** The orders a request was answered with: its final answer's, and its replay's when that ran it again (a key that was left blocked). */
+export function ordersAnswered(exchange: Exchange): number[] {
+  if (!createsOrder(exchange)) return [];
+  const ids = [finalAnswer(exchange), exchange.replay].filter((answer) => answer?.status === 200).map((answer) => answer!.body?.id as number);
+  return [...new Set(ids)];
+}
+
+/** Orders beyond one per request: a request answered with two, an order answered to two requests, an order no request was answered with. */
+export function doubledOrders(s: Snapshot): string[] {
   const problems: string[] = [];
-  const byId = new Map(s.orders.map((order) => [order.id, order]));
-  const answered = s.exchanges.filter((exchange) => createsOrder(exchange) && finalAnswer(exchange).status === 200).map((exchange) => finalAnswer(exchange).body?.id as number);
-  const seen = new Set<number>();
-  for (const id of answered) {
-    if (seen.has(id)) problems.push(`order ${id} answered to two requests`);
-    seen.add(id);
-    if (!byId.has(id)) problems.push(`order ${id} answered 2xx but absent`);
+  const requestOf = new Map<number, string>();
+  for (const exchange of s.exchanges) {
+    const ids = ordersAnswered(exchange);
+    if (ids.length > 1) problems.push(`${exchange.sent.kind} ${exchange.sent.key} placed orders ${ids.join(' and ')}`);
+    for (const id of ids) {
+      if (requestOf.has(id)) problems.push(`order ${id} answered to two requests`);
+      requestOf.set(id, exchange.sent.key);
+    }
   }
-  const orphans = s.orders.filter((order) => !seen.has(order.id));
-  if (orphans.length > 0) problems.push(`${orphans.length} orders no request was answered with (doubled or orphaned): ${orphans.map((order) => order.id).join(', ')}`);
+  for (const order of s.orders.filter((candidate) => !requestOf.has(candidate.id))) problems.push(`order ${order.id}: no request was answered with it (doubled or orphaned)`);
   return problems;
+}
+
+function ordersExistOnce(s: Snapshot): string[] {
+  const existing = new Set(s.orders.map((order) => order.id));
+  const absent = s.exchanges.flatMap(ordersAnswered).filter((id) => !existing.has(id));
+  return [...doubledOrders(s), ...absent.map((id) => `order ${id} answered 2xx but absent`)];
 }
 
 function stockEqualsUnitsHeld(s: Snapshot): string[] {

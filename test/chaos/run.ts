@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { startDynamoDbLocal, stopDynamoDbLocal } from '#infra/local/dynamodb-local.ts';
 import { freePort } from '../support/ports.ts';
 import { startStackProcess } from '../integration/global-setup.ts';
-import { checkInvariants, finalAnswer, wellFormed, type Answer, type Snapshot } from './invariants.ts';
+import { checkInvariants, doubledOrders, finalAnswer, ordersAnswered, wellFormed, type Answer, type Snapshot } from './invariants.ts';
 import { FAULT_KINDS, startChaosProxy } from './proxy.ts';
 import { runWorkload } from './workload.ts';
 
@@ -58,19 +58,14 @@ function answerFigures(answers: Answer[]) {
 /** After the careful client's retry: the answers, the orders doubled and the requests lost. */
 function outcomeFigures(snapshot: Snapshot) {
   const finals = snapshot.exchanges.map(finalAnswer);
-  const orderIds = snapshot.exchanges
-    .filter((exchange) => (exchange.sent.kind === 'order' || exchange.sent.kind === 'checkout') && finalAnswer(exchange).status === 200)
-    .map((exchange) => finalAnswer(exchange).body?.id as number);
-  const answered = new Set(orderIds);
   const existing = new Set(snapshot.orders.map((order) => order.id));
   return {
     ...answerFigures(finals),
-    // Orders beyond the one each answered request placed: placed again by a retry, or by a request answered otherwise.
-    'orders doubled': [...existing].filter((id) => !answered.has(id)).length + (orderIds.length - answered.size),
+    'orders doubled': doubledOrders(snapshot).length,
     // Requests without an outcome: still 5xx, no answer or refused for their own key, or a 2xx whose order is not there.
     'requests lost':
       finals.filter((answer) => answer.status === null || answer.status >= 500 || (answer.status === 409 && answer.code?.startsWith('IDEMPOTENCY_'))).length +
-      orderIds.filter((id) => !existing.has(id)).length,
+      snapshot.exchanges.flatMap(ordersAnswered).filter((id) => !existing.has(id)).length,
   };
 }
 

@@ -126,8 +126,15 @@ describe('chaos invariants', () => {
       s.counters.customerUnits['1#ana@example.com'] = 4;
       s.counters.couponClientUses = { 'CLIENT_EMAIL#ana@example.com': 3, 'CLIENT_IDENTIFIER#ana': 3 };
     });
-    expect(result).toEqual({ 'every 2xx order exists exactly once, no order doubled': ['1 orders no request was answered with (doubled or orphaned): 5'] });
+    expect(result).toEqual({ 'every 2xx order exists exactly once, no order doubled': ['order 5: no request was answered with it (doubled or orphaned)'] });
     expect(breaking((s) => (s.exchanges[3]!.first = ok({ id: 1 })))['every 2xx order exists exactly once, no order doubled']).toContain('order 1 answered to two requests');
+    // A key left blocked whose last send ran the request again: two orders for one request.
+    const again = breaking((s) => {
+      s.orders.push({ ...s.orders[2]!, id: 5 });
+      s.exchanges[2]!.replay = ok({ id: 5 });
+    });
+    expect(again['every 2xx order exists exactly once, no order doubled']).toEqual(['checkout k3 placed orders 3 and 5']);
+    expect(again['idempotency keys never left blocked']).toEqual(['checkout k3: answered 200, then 200 (run again)']);
   });
 
   it('stock not equal to the initial stock less the units held breaks the stock rule', () => {
