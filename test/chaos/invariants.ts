@@ -12,6 +12,8 @@ export interface Answer {
   envelope: boolean;
   replayed: boolean;
   body: Record<string, unknown> | undefined;
+  /** How long it took to come (or to be given up on). */
+  ms?: number;
 }
 
 export type RequestKind = 'order' | 'checkout' | 'approve' | 'refund';
@@ -127,13 +129,16 @@ function answersWellFormed(s: Snapshot): string[] {
   return malformed.length === 0 ? [] : [`${malformed.length} answers other than 2xx, 4xx in the envelope or 503 with Retry-After: ${JSON.stringify(malformed.slice(0, 3))}`];
 }
 
+export const describeAnswer = (answer: Answer) => `${answer.status ?? 'no answer'}${answer.code ? ` ${answer.code}` : ''}${answer.ms === undefined ? '' : ` in ${answer.ms} ms`}`;
+
 function nothingLeftUnanswered(s: Snapshot): string[] {
   const problems: string[] = [];
   for (const exchange of s.exchanges) {
     const answer = finalAnswer(exchange);
-    if (answer.status === null || answer.status >= 500) problems.push(`${exchange.sent.kind} ${exchange.sent.key}: still ${answer.status ?? 'no answer'} after the retry`);
+    const failed = answer.status === null || answer.status >= 500;
     // Every key is fresh: a 409 after the retry is a key nobody else used, or an answer lost for good.
-    else if (answer.status === 409 && answer.code?.startsWith('IDEMPOTENCY_')) problems.push(`${exchange.sent.kind} ${exchange.sent.key}: 409 ${answer.code} after the retry`);
+    const refused = answer.status === 409 && answer.code?.startsWith('IDEMPOTENCY_');
+    if (failed || refused) problems.push(`${exchange.sent.kind} ${exchange.sent.key}: first ${describeAnswer(exchange.first)}, after the retry ${describeAnswer(answer)}`);
   }
   return problems;
 }

@@ -38,6 +38,7 @@ const CLIENTS = 12;
 const sleep = (ms: number) => new Promise((resume) => setTimeout(resume, ms));
 
 async function send(api: string, method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Answer> {
+  const started = Date.now();
   try {
     const response = await fetch(new URL(path, api), {
       method,
@@ -60,9 +61,10 @@ async function send(api: string, method: string, path: string, body: unknown, he
       envelope: Array.isArray(errors) && errors.length > 0,
       replayed: response.headers.get('idempotent-replayed') === 'true',
       body: parsed,
+      ms: Date.now() - started,
     };
   } catch {
-    return { status: null, envelope: false, replayed: false, body: undefined };
+    return { status: null, envelope: false, replayed: false, body: undefined, ms: Date.now() - started };
   }
 }
 

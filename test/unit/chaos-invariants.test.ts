@@ -112,8 +112,10 @@ describe('chaos invariants', () => {
       s.exchanges[4]!.retry = inUse;
       s.exchanges[4]!.replay = undefined;
     });
-    expect(result['no request left failed or refused 409 after the retry']).toEqual(['approve k5: 409 IDEMPOTENCY_KEY_IN_USE after the retry']);
-    expect(breaking((s) => (s.exchanges[0]!.retry = unavailable))['no request left failed or refused 409 after the retry']).toEqual(['order k1: still 503 after the retry']);
+    expect(result['no request left failed or refused 409 after the retry']).toEqual(['approve k5: first 200, after the retry 409 IDEMPOTENCY_KEY_IN_USE']);
+    expect(breaking((s) => (s.exchanges[0]!.retry = unavailable))['no request left failed or refused 409 after the retry']).toEqual([
+      'order k1: first 503 UNAVAILABLE, after the retry 503 UNAVAILABLE',
+    ]);
   });
 
   it('an order placed twice for one request (its retry ran again) breaks "exists once"', () => {
