@@ -3,7 +3,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { currentTimeMs } from '#lib/clock.ts';
 import { claimIdempotencyKey, idempotencyPk, keepAnswer, settleUnanswered, type Claim } from '#lib/db/idempotency.ts';
-import { provesNothingWritten, requestEffects } from '#lib/db/request-effects.ts';
+import { requestEffects } from '#lib/db/request-effects.ts';
 import {
   bodyFingerprint,
   decideRepeat,
@@ -115,9 +115,10 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
   };
   const fingerprint = bodyFingerprint(event.body);
   const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, claim.runningUntil).catch(async (error: unknown) => {
-    // Every attempt failed, and one may have landed (its answer lost): let our claim go, so that
-    // the retry the 503 invites is not refused as running; if that fails too, say how long it holds the key.
-    if (provesNothingWritten(error)) throw error;
+    // Every attempt failed, and any of them may have landed (its answer lost): the last one's
+    // error (a throttle, say) tells nothing of the first. Let our claim go (a delete conditioned
+    // on our claim id: a no-op when none landed), so that the retry the 503 invites is not
+    // refused as running; if that fails too, say how long the claim may hold the key.
     const released = await settleUnanswered(claim, now, false).then(
       () => true,
       () => false,
