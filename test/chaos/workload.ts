@@ -226,8 +226,10 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   }
   for (const { server, leaseId, ids } of unacked) await ack(server, leaseId, ids);
   phaseEnds('retries');
-  // A claim whose answer was lost may hold commands until its lease lapses; then the servers drain the queue.
-  if (claimsUnanswered > 0) await sleep(Math.max(0, workloadEnded + leaseSeconds * 1000 + 500 - Date.now()));
+  // A claim whose answer was lost, or a command whose ack was refused, may be held until its lease lapses; then the servers drain the queue.
+  const accepted = new Set(acks.flatMap((answered) => answered.accepted));
+  const held = claimsUnanswered > 0 || claims.some((claim) => claim.commands.some((command) => !accepted.has(command.id)));
+  if (held) await sleep(Math.max(0, workloadEnded + leaseSeconds * 1000 + 500 - Date.now()));
   for (let handedOut = 1; handedOut > 0; ) {
     handedOut = 0;
     for (const server of servers) handedOut += await claimAndRun(server);
