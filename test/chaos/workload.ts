@@ -262,10 +262,11 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   for (const pkg of packages) pkg.stock = (await get(`/v1/app/package/${pkg.id}`)).stock as number;
   const discount = ((await get('/v1/app/discount')).data as { uses: number }[])[0]!;
   const commands: CommandSeen[] = [];
-  for (const order of orders) {
-    for (const command of (await get(`/v1/app/order/${order.id}/command`)) as unknown as CommandSeen[]) {
-      commands.push({ id: command.id, order_id: order.id, stage: command.stage, status: command.status });
-    }
+  for (let cursor = ''; ; ) {
+    const page = await get(`/v1/app/command?page_size=200&page_cursor=${encodeURIComponent(cursor)}`);
+    commands.push(...(page.data as CommandSeen[]).map(({ id, order_id, stage, status }) => ({ id, order_id, stage, status })));
+    cursor = (page.next_cursor as string | null) ?? '';
+    if (!cursor) break;
   }
   const transactions: Snapshot['affiliate']['transactions'] = [];
   for (let page = 1; ; page++) {
