@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { countDynamoDbCall } from '#lib/db/call-count.ts';
-import { trackRequestWrites } from '#lib/db/request-effects.ts';
+import { boundRequestTime, trackRequestWrites } from '#lib/db/request-effects.ts';
 import { config } from '#lib/config.ts';
 
 /** Read at module init so a function without TABLE_NAME fails at cold start. */
@@ -23,8 +23,10 @@ const localCredentials = config.dynamodbEndpoint
  * error, 5 after a throttle; given back on success), so a DynamoDB in trouble is not hammered.
  * 1 s to open a connection and `dynamodbRequestTimeoutMs` (1.5 s on AWS) for each answer. One
  * call that hangs every time costs at most 3 x (1 + 1.5) s + 0.075 s = 7.6 s; throttled twice,
- * then hanging, 1 + 2 + 2.5 = 5.5 s: the request still answers 503 with Retry-After within its
- * 10 s instead of being cut off by Lambda's timeout (an answer without the envelope). A retried
+ * then hanging, 1 + 2 + 2.5 = 5.5 s. That budget is per call; a request's calls together are
+ * bounded by its deadline (`boundRequestTime`: Lambda's remaining time), so it still answers 503
+ * with Retry-After within its 10 s instead of being cut off by Lambda's timeout (an answer
+ * without the envelope). A retried
  * TransactWriteItems carries the same ClientRequestToken (the SDK fills it once per call), so
  * DynamoDB applies it once; a write whose answer never came back is noted by
  * `trackRequestWrites` so the Idempotency-Key layer never treats it as unwritten.
@@ -41,6 +43,7 @@ export const db = DynamoDBDocumentClient.from(
   { marshallOptions: { removeUndefinedValues: true } },
 );
 trackRequestWrites(db);
+boundRequestTime(db);
 // The initialize step runs once per command, before retries: one call counted per command sent.
 db.middlewareStack.add(
   (next) => async (args) => {

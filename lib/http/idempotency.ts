@@ -119,6 +119,7 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
     // error (a throttle, say) tells nothing of the first. Let our claim go (a delete conditioned
     // on our claim id: a no-op when none landed), so that the retry the 503 invites is not
     // refused as running; if that fails too, say how long the claim may hold the key.
+    markSettling();
     const released = await settleUnanswered(claim, now, false).then(
       () => true,
       () => false,
@@ -171,6 +172,7 @@ async function settle(request: { event: APIGatewayProxyEventV2; response: APIGat
   const now = Math.floor(currentTimeMs() / 1000);
   // Without a record of the request's writes, assume it may have written.
   const maybeWrote = requestEffects()?.maybeWrote ?? true;
+  markSettling();
   const kept = answer !== undefined && keepsAnswer(answer.statusCode ?? 200);
   let failure: unknown;
   try {
@@ -194,6 +196,12 @@ async function settle(request: { event: APIGatewayProxyEventV2; response: APIGat
   console.error(JSON.stringify({ level: 'error', request_id: requestId, message: 'Idempotency-Key not kept', answered: answer?.statusCode ?? null, settled, error }));
   const retryAfter = settled ? 1 : Math.max(1, claim.runningUntil - now + 1);
   request.response = jsonResponse(503, { errors: unavailable().details, request_id: requestId }, { 'x-request-id': requestId, 'retry-after': String(retryAfter) });
+}
+
+/** The request's work is over: its writes on the key may use the time kept for them (lib/db/request-effects.ts `SETTLE_RESERVE_MS`). */
+function markSettling(): void {
+  const effects = requestEffects();
+  if (effects) effects.settling = true;
 }
 
 type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;
