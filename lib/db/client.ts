@@ -26,10 +26,9 @@ const localCredentials = config.dynamodbEndpoint
  * then hanging, 1 + 2 + 2.5 = 5.5 s. That budget is per call; a request's calls together are
  * bounded by its deadline (`boundRequestTime`: Lambda's remaining time), so it still answers 503
  * with Retry-After within its 10 s instead of being cut off by Lambda's timeout (an answer
- * without the envelope). A retried
- * TransactWriteItems carries the same ClientRequestToken (the SDK fills it once per call), so
- * DynamoDB applies it once; a write whose answer never came back is noted by
- * `trackRequestWrites` so the Idempotency-Key layer never treats it as unwritten.
+ * without the envelope). A retried TransactWriteItems carries the same ClientRequestToken (the
+ * SDK fills it once per call), so DynamoDB applies it once; a write whose answer never came back
+ * is noted by `trackRequestWrites` so the Idempotency-Key layer never treats it as unwritten.
  */
 export const db = DynamoDBDocumentClient.from(
   new DynamoDBClient({

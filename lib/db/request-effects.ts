@@ -52,8 +52,8 @@ const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemComman
  * Errors that prove the attempt wrote nothing: DynamoDB refused it before applying it (a
  * condition, a cancelled transaction, a throttle, a malformed request, no permission), the
  * connection was refused before the call was sent, or the request's deadline kept it from being
- * sent (`boundRequestTime`). Anything else (a 500, a reset connection, a
- * timeout) may have landed.
+ * sent (`boundRequestTime`). Anything else (a 500, a reset connection, a timeout) may have
+ * landed.
  */
 const REFUSED_UNWRITTEN = new Set([
   'ConditionalCheckFailedException',
