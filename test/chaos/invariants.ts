@@ -16,7 +16,7 @@ export interface Answer {
   ms?: number;
 }
 
-export type RequestKind = 'order' | 'checkout' | 'approve' | 'refund';
+export type RequestKind = 'order' | 'checkout' | 'approve' | 'cancel' | 'refund';
 
 export interface Sent {
   kind: RequestKind;

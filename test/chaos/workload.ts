@@ -8,7 +8,7 @@ import { seededRandom, type ChaosProxy } from './proxy.ts';
  * A busy store's day for `npm run chaos` (issue 28), against a local stack whose DynamoDB sits
  * behind the fault proxy: set up with faults off, then with faults on operator orders and guest
  * checkouts (stock, a per-customer limit, a coupon of limited uses, half of them referred by an
- * affiliate), approvals and refunds (some two at once), and two game servers claiming and acking
+ * affiliate), approvals and refunds (some two at once), cancels, and two game servers claiming and acking
  * the commands; every POST with a fresh Idempotency-Key. Then faults off and the careful client:
  * after the longest Retry-After it was given, every POST that got a 5xx, no answer or a 409 sent
  * once more with its key and body, every unanswered ack sent again, the leases of lost claims
@@ -167,7 +167,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
     return { client_name: `Player ${n}`, client_identifier: `player${n}`, client_email: `player${n}@example.com` };
   };
   const extras = () => ({ ...(random() < 0.4 ? { coupon: COUPON.code } : {}), ...(random() < 0.5 ? { ref_code: refCode } : {}) });
-  const transition = (action: 'approve' | 'refund', orderId: number) =>
+  const transition = (action: 'approve' | 'cancel' | 'refund', orderId: number) =>
     post({ kind: action, path: `/v1/app/order/${orderId}/${action}`, key: fresh(action), headers: operator, body: {} });
 
   const deadline = Date.now() + options.seconds * 1000;
@@ -200,6 +200,9 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
       } else if (roll < 0.87 && placed.length > 0) {
         const orderId = pick(placed);
         await (random() < 0.3 ? Promise.all([transition('approve', orderId), transition('approve', orderId)]) : transition('approve', orderId));
+      } else if (roll < 0.92 && placed.length > 0) {
+        // A cancel gives back what a PENDING order holds (it may race an approval of the same order).
+        await transition('cancel', pick(placed));
       } else if (approved.length > 0) {
         const orderId = pick(approved);
         await (random() < 0.3 ? Promise.all([transition('refund', orderId), transition('refund', orderId)]) : transition('refund', orderId));
