@@ -142,6 +142,8 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   const acks: AckSeen[] = [];
   const unacked: { server: Server; leaseId: string; ids: number[] }[] = [];
   let claimsUnanswered = 0;
+  /** When the last lease a server may not know of lapses: a claim sent that got no answer holds its commands until then. */
+  let unknownLeasesEnd = 0;
   let serial = 0;
   const fresh = (kind: string) => `${kind}-${seed}-${++serial}-${Math.floor(random() * 1e9).toString(36)}`;
   const post = async (sent: Sent) => {
@@ -179,7 +181,11 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   /** One claim, its commands "run" and acked DONE; answers how many it handed out. An ack that fails is kept, as an agent keeps its results. */
   const claimAndRun = async (server: Server) => {
     const answer = await call('POST', '/v1/delivery/claim', { limit: 10, lease_seconds: leaseSeconds }, { authorization: `Bearer ${server.key}` });
-    if (answer.status === null || answer.status >= 500) claimsUnanswered += 1;
+    if (answer.status === null || answer.status >= 500) {
+      claimsUnanswered += 1;
+      // Any lease it took was set before it answered (or gave up): it lapses within a lease of now.
+      unknownLeasesEnd = Math.max(unknownLeasesEnd, Date.now() + leaseSeconds * 1000);
+    }
     if (answer.status !== 200 || typeof answer.body?.lease_id !== 'string') return 0;
     const commands = (answer.body.commands as { id: number; attempt: number }[]).map(({ id, attempt }) => ({ id, attempt }));
     const leaseId = answer.body.lease_id;
@@ -213,7 +219,6 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
     while (Date.now() < deadline) if ((await claimAndRun(server)) === 0) await sleep(500);
   });
   await Promise.all([...buyers, ...agents]);
-  const workloadEnded = Date.now();
   phaseEnds('workload');
 
   // ---- the careful client, faults off ----
@@ -231,8 +236,8 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   phaseEnds('retries');
   // A claim whose answer was lost, or a command whose ack was refused, may be held until its lease lapses; then the servers drain the queue.
   const accepted = new Set(acks.flatMap((answered) => answered.accepted));
-  const held = claimsUnanswered > 0 || claims.some((claim) => claim.commands.some((command) => !accepted.has(command.id)));
-  if (held) await sleep(Math.max(0, workloadEnded + leaseSeconds * 1000 + 500 - Date.now()));
+  const refusedLeasesEnd = Math.max(0, ...claims.filter((claim) => claim.commands.some((command) => !accepted.has(command.id))).map((claim) => Date.parse(claim.expires_at)));
+  await sleep(Math.max(0, Math.max(unknownLeasesEnd, refusedLeasesEnd) + 500 - Date.now()));
   for (let handedOut = 1; handedOut > 0; ) {
     handedOut = 0;
     for (const server of servers) handedOut += await claimAndRun(server);
