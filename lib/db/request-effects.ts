@@ -29,12 +29,20 @@ export interface RequestEffects {
    * (a failed condition, a throttle, a cancelled transaction) wrote nothing and does not count.
    */
   maybeWrote: boolean;
+  /**
+   * When the request must have answered (epoch ms): the function's timeout less a margin to send
+   * the answer. DynamoDB attempts are cut at it (`boundRequestTime`); absent, only the SDK's own
+   * per-attempt timeouts apply.
+   */
+  deadline?: number;
+  /** The Idempotency-Key is being kept or settled: the work of the request is over, and the reserve kept for this is spent. */
+  settling?: boolean;
 }
 
 const current = new AsyncLocalStorage<RequestEffects>();
 
-/** Runs `serve` with a fresh record of the request's effects. */
-export const withRequestEffects = <T>(serve: () => Promise<T>): Promise<T> => current.run({ maybeWrote: false }, serve);
+/** Runs `serve` with a fresh record of the request's effects, and the time by which it must answer. */
+export const withRequestEffects = <T>(serve: () => Promise<T>, deadline?: number): Promise<T> => current.run({ maybeWrote: false, deadline }, serve);
 
 export const requestEffects = (): RequestEffects | undefined => current.getStore();
 
@@ -42,9 +50,10 @@ const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemComman
 
 /**
  * Errors that prove the attempt wrote nothing: DynamoDB refused it before applying it (a
- * condition, a cancelled transaction, a throttle, a malformed request, no permission) or the
- * connection was refused before the call was sent. Anything else (a 500, a reset connection, a
- * timeout) may have landed.
+ * condition, a cancelled transaction, a throttle, a malformed request, no permission), the
+ * connection was refused before the call was sent, or the request's deadline kept it from being
+ * sent (`boundRequestTime`). Anything else (a 500, a reset connection, a timeout) may have
+ * landed.
  */
 const REFUSED_UNWRITTEN = new Set([
   'ConditionalCheckFailedException',
@@ -63,7 +72,7 @@ const REFUSED_UNWRITTEN = new Set([
 ]);
 export function provesNothingWritten(error: unknown): boolean {
   const { name, code } = error as { name?: string; code?: string };
-  return REFUSED_UNWRITTEN.has(name ?? '') || code === 'ECONNREFUSED';
+  return REFUSED_UNWRITTEN.has(name ?? '') || code === 'ECONNREFUSED' || (error instanceof RequestDeadlineExceeded && !error.sent);
 }
 
 type KeyValue = string | { S?: string } | undefined;
@@ -110,5 +119,52 @@ export function trackRequestWrites(client: DynamoDBDocumentClient): void {
     },
     // The deserialize step runs inside the SDK's retry loop: once per attempt.
     { step: 'deserialize', priority: 'high', name: 'trackRequestWrites' },
+  );
+}
+
+/**
+ * What a request holding an Idempotency-Key keeps of its time for keeping or settling the key
+ * after its work: one attempt (1 s to connect, 1.5 s for the answer on AWS) and a little more.
+ */
+export const SETTLE_RESERVE_MS = 2_700;
+
+/** A DynamoDB attempt refused or cut short because the request's time is up: a 503, never retried by the SDK (no retryable trait). */
+export class RequestDeadlineExceeded extends Error {
+  override readonly name = 'RequestDeadlineExceeded';
+  /** Whether the attempt had been sent (its fate unknown) or was never sent (it wrote nothing). */
+  constructor(readonly sent: boolean) {
+    super(sent ? "a DynamoDB attempt outlasted the request's time" : 'the request has no time left for another DynamoDB attempt');
+  }
+}
+
+/**
+ * Bounds a request's DynamoDB time by its deadline (lib/http/handler.ts sets it from the
+ * function's remaining time), so that the SDK's retries, whose budget is per call
+ * (lib/db/client.ts), never carry a request past Lambda's timeout, where its answer would be
+ * API Gateway's, without the envelope or Retry-After. A request holding a key stops its own work
+ * `SETTLE_RESERVE_MS` earlier, so that the key is still kept or settled in time. An attempt due
+ * after the deadline is not sent; one still running at the deadline is left unanswered, and
+ * counts as a write that may have landed (`trackRequestWrites`, outside it, sees the error).
+ */
+export function boundRequestTime(client: DynamoDBDocumentClient): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const effects = current.getStore();
+      if (effects?.deadline === undefined) return next(args);
+      const limit = effects.deadline - (effects.claim && !effects.settling ? SETTLE_RESERVE_MS : 0);
+      const left = limit - Date.now();
+      if (left <= 0) throw new RequestDeadlineExceeded(false);
+      let timer: NodeJS.Timeout | undefined;
+      const cut = new Promise<never>((_, fail) => {
+        timer = setTimeout(() => fail(new RequestDeadlineExceeded(true)), left);
+      });
+      try {
+        return await Promise.race([next(args), cut]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    // Inside `trackRequestWrites` (same step, lower priority), once per attempt.
+    { step: 'deserialize', priority: 'low', name: 'boundRequestTime' },
   );
 }

@@ -42,7 +42,16 @@ function isDependencyUnavailable(error: Error & { $metadata?: { httpStatusCode?:
   // A request of ours that DynamoDB refuses is a bug to fix, not an outage to retry, whatever status
   // carries it (DynamoDB Local answers some, e.g. a Limit past 32 bits, with HTTP 500): a 500 with the request id.
   if (error.name === 'ValidationException') return false;
-  const transient = ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'ServiceUnavailable', 'TimeoutError', 'InternalServerError'];
+  const transient = [
+    'ProvisionedThroughputExceededException',
+    'ThrottlingException',
+    'RequestLimitExceeded',
+    'ServiceUnavailable',
+    'TimeoutError',
+    'InternalServerError',
+    // The request's time ran out (lib/db/request-effects.ts `boundRequestTime`).
+    'RequestDeadlineExceeded',
+  ];
   return (
     transient.includes(error.name) ||
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'].includes(error.code ?? '') ||
@@ -189,6 +198,17 @@ export function defineHandler<const R extends RouteSpec>(route: R, fn: (request:
     // The response schema fixes the field order and drops anything internal; a mismatch is a bug (500).
     return jsonResponse(route.status ?? 200, route.response ? parse(route.response, result) : result);
   });
-  // A route that takes a key records what each request holds and writes (lib/db/request-effects.ts).
-  return withRequestLog(route, idempotencyKey ? (event, context) => withRequestEffects(() => handler(event, context)) : handler);
+  // Each request records what it holds and writes (lib/db/request-effects.ts: read by the key's
+  // middleware), and its DynamoDB time ends before the function's, so that it still answers.
+  return withRequestLog(route, (event, context) => withRequestEffects(() => handler(event, context), answerDeadline(context)));
+}
+
+/** Time kept at the end of the function's to send the answer once DynamoDB gave up. */
+const ANSWER_MARGIN_MS = 300;
+
+/** When the request must have its answer ready (epoch ms): the function's remaining time less the margin; none when the runtime gives no time. */
+function answerDeadline(context: Context | undefined): number | undefined {
+  if (typeof context?.getRemainingTimeInMillis !== 'function') return undefined;
+  // Real time, as the DynamoDB client measures it (lib/clock.ts may be set to another time in tests).
+  return Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS;
 }

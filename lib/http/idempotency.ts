@@ -3,7 +3,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { currentTimeMs } from '#lib/clock.ts';
 import { claimIdempotencyKey, idempotencyPk, keepAnswer, settleUnanswered, type Claim } from '#lib/db/idempotency.ts';
-import { provesNothingWritten, requestEffects } from '#lib/db/request-effects.ts';
+import { requestEffects } from '#lib/db/request-effects.ts';
 import {
   bodyFingerprint,
   decideRepeat,
@@ -115,9 +115,11 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
   };
   const fingerprint = bodyFingerprint(event.body);
   const result = await claimIdempotencyKey(claim, { store_id: storeId, fingerprint }, now, claim.runningUntil).catch(async (error: unknown) => {
-    // Every attempt failed, and one may have landed (its answer lost): let our claim go, so that
-    // the retry the 503 invites is not refused as running; if that fails too, say how long it holds the key.
-    if (provesNothingWritten(error)) throw error;
+    // Every attempt failed, and any of them may have landed (its answer lost): the last one's
+    // error (a throttle, say) tells nothing of the first. Let our claim go (a delete conditioned
+    // on our claim id: a no-op when none landed), so that the retry the 503 invites is not
+    // refused as running; if that fails too, say how long the claim may hold the key.
+    markSettling();
     const released = await settleUnanswered(claim, now, false).then(
       () => true,
       () => false,
@@ -170,6 +172,7 @@ async function settle(request: { event: APIGatewayProxyEventV2; response: APIGat
   const now = Math.floor(currentTimeMs() / 1000);
   // Without a record of the request's writes, assume it may have written.
   const maybeWrote = requestEffects()?.maybeWrote ?? true;
+  markSettling();
   const kept = answer !== undefined && keepsAnswer(answer.statusCode ?? 200);
   let failure: unknown;
   try {
@@ -193,6 +196,12 @@ async function settle(request: { event: APIGatewayProxyEventV2; response: APIGat
   console.error(JSON.stringify({ level: 'error', request_id: requestId, message: 'Idempotency-Key not kept', answered: answer?.statusCode ?? null, settled, error }));
   const retryAfter = settled ? 1 : Math.max(1, claim.runningUntil - now + 1);
   request.response = jsonResponse(503, { errors: unavailable().details, request_id: requestId }, { 'x-request-id': requestId, 'retry-after': String(retryAfter) });
+}
+
+/** The request's work is over: its writes on the key may use the time kept for them (lib/db/request-effects.ts `SETTLE_RESERVE_MS`). */
+function markSettling(): void {
+  const effects = requestEffects();
+  if (effects) effects.settling = true;
 }
 
 type Middleware = MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyResultV2>;

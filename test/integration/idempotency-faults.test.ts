@@ -45,6 +45,18 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     expect(await tagNames(store)).toEqual(['Sale']);
   });
 
+  it("the claim lands with its answer lost, then the SDK's retries are throttled: 503, the claim let go, and the retry runs at once (not 409 for 30 s)", async () => {
+    const store = await newStore();
+    const key = freshKey('claim-lost-throttled');
+    // The last attempt's error (a throttle) says nothing of the first, which landed.
+    const failed = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, faulted('lose-answer:UpdateItem:1,throttle:UpdateItem:2-3', key));
+    expect503(failed);
+    expect(failed.headers['retry-after']).toBe('1');
+    const retried = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, keyed(key));
+    expect(retried.status, retried.text).toBe(200);
+    expect(await tagNames(store)).toEqual(['Sale']);
+  });
+
   it('an approval applied whose answer is lost on every attempt: the retry runs again and answers the approved order, its commands queued once', async () => {
     const store = await newStore();
     const pkg = await createPackage(store, { price: 5, commands: [{ command: 'give {client_identifier} vip' }] });

@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 process.env.TABLE_NAME ??= 'unit-test-table';
 const { defineHandler } = await import('#lib/http/handler.ts');
 const { HttpError } = await import('#lib/errors.ts');
+const { requestEffects } = await import('#lib/db/request-effects.ts');
 const v = await import('valibot');
 
 const event = (overrides: Partial<APIGatewayProxyEventV2> = {}): APIGatewayProxyEventV2 =>
@@ -99,5 +100,28 @@ describe('error middleware', () => {
   it('shapes the response through the route schema, in its field order, dropping extras', async () => {
     const handler = defineHandler({ ...route, response: v.object({ id: v.number(), name: v.string() }) }, async () => ({ name: 'n', secret: 's', id: 1 }));
     expect((await invoke(handler)).body).toBe('{"id":1,"name":"n"}');
+  });
+});
+
+describe("the request's DynamoDB deadline (lib/db/request-effects.ts boundRequestTime)", () => {
+  const deadlineSeen = async (withContext: Context) => {
+    let seen: number | undefined = -1;
+    const handler = defineHandler(route, async () => {
+      seen = requestEffects()?.deadline;
+      return {};
+    });
+    const before = Date.now();
+    await handler(event(), withContext);
+    return { seen, before };
+  };
+
+  it("is the function's remaining time less 300 ms to answer", async () => {
+    const { seen, before } = await deadlineSeen({ ...context, getRemainingTimeInMillis: () => 10_000 });
+    expect(seen).toBeGreaterThanOrEqual(before + 9_700);
+    expect(seen).toBeLessThanOrEqual(Date.now() + 9_700);
+  });
+
+  it('is absent when the runtime gives no remaining time', async () => {
+    expect((await deadlineSeen(context)).seen).toBeUndefined();
   });
 });
