@@ -45,6 +45,8 @@ export const advances = (from: PaymentStatus, to: PaymentStatus) => STATUS_RANK[
 /** Live: money may still arrive through it by the normal path (CREATED or PENDING). */
 export const isLive = (status: PaymentStatus) => STATUS_RANK[status] < STATUS_RANK.FAILED;
 export const wasPaid = (status: PaymentStatus) => STATUS_RANK[status] >= PAID_RANK;
+/** The payment that paid its order (not a DUPLICATE or UNFULFILLED one): refunded through the order's refund. */
+export const paidItsOrder = (payment: Pick<PaymentRecord, 'order_role'>) => payment.order_role === 'ORDER';
 
 /**
  * Checkouts where the buyer may try again after a refused attempt, each attempt a provider payment

@@ -2,7 +2,7 @@ import { getOrderItem, orderResponse } from '#lib/db/order.ts';
 import { getPayment } from '#lib/db/payment.ts';
 import { readProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
 import { reversal } from '#lib/domain/order.ts';
-import type { PaymentRecord } from '#lib/domain/payment.ts';
+import { paidItsOrder, type PaymentRecord } from '#lib/domain/payment.ts';
 import { conflict, providerUnavailable } from '#lib/errors.ts';
 import { reverseOrder } from '#lib/flows/order-reversal.ts';
 import { providerAdapter, providerCredentials } from '#lib/flows/payment-adapters.ts';
@@ -63,7 +63,7 @@ export async function refundOrder(storeId: number, orderId: number, body: OrderR
  */
 export async function refundStrayPayment(storeId: number, orderId: number, paymentId: string, apiBase: string): Promise<PaymentRecord> {
   const payment = await getPayment(storeId, orderId, paymentId);
-  if (payment.order_role === 'ORDER') throw conflict(`Payment ${paymentId} paid the order: refund the order instead (POST /v1/app/order/${orderId}/refund)`);
+  if (paidItsOrder(payment)) throw conflict(`Payment ${paymentId} paid the order: refund the order instead (POST /v1/app/order/${orderId}/refund)`);
   if (payment.status === 'REFUNDED') return payment;
   if (payment.status !== 'PAID') throw conflict(`Payment is ${payment.status}; only a PAID payment that is not the order's can be refunded here`);
   return (await settlePayment({ ...(await refundLearning(payment, true, apiBase)), storeId, orderId, paymentId, source: 'OPERATOR', apiBase, read: payment })).payment;
