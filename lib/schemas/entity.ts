@@ -38,6 +38,8 @@ export const ENTITY = {
   LEASE: 'LEASE',
   LOGIN_CODE: 'LOGIN_CODE',
   NOTE: 'NOTE',
+  /** A player with offline-only commands in one claim queue (lib/db/offline-roster.ts). */
+  OFFLINE_PLAYER: 'OFFLINE_PLAYER',
   ORDER: 'ORDER',
   ORDER_INTERNAL: 'ORDER_INTERNAL',
   ORIGIN: 'ORIGIN',
