@@ -17,6 +17,8 @@ export const ENTITY = {
   AFFILIATE_ID: 'AFFILIATE_ID',
   AFFILIATE_REF: 'AFFILIATE_REF',
   AFFILIATE_TRANSACTION: 'AFFILIATE_TRANSACTION',
+  /** Which promos target the whole store and which variables apply to every package (lib/db/cart-index.ts). */
+  CART_INDEX: 'CART_INDEX',
   CATEGORY: 'CATEGORY',
   CHAT_MESSAGE: 'CHAT_MESSAGE',
   CHAT_STATE: 'CHAT_STATE',
