@@ -72,6 +72,7 @@ export interface CountedList {
  * counters ever pay a first count. A list missing here still answers right, after one count.
  */
 export const STORE_WIDE_LISTS = [
+  ENTITY.AFFILIATE,
   ENTITY.TAG,
   ENTITY.CATEGORY,
   ENTITY.PACKAGE,
