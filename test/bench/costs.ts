@@ -14,11 +14,15 @@ import { startBenchStack } from './stack.ts';
  *   behind SMALL and 10 x LARGE older offline-only commands of 5 players who are not online, and of
  *   as many players as commands / 2 (the roster longer than the online list).
  *
+ * - affiliate list: page 1 (limit 25) of the operator's affiliates at 2 x SMALL and LARGE affiliates.
+ *
  * BENCH_COST_SIZES (default 10,1000) sets SMALL and LARGE. The claim's rows re-claim after putting
  * the handed-out commands back, so each run hands out the same six.
  */
 const [SMALL, LARGE] = (process.env.BENCH_COST_SIZES ?? '10,1000').split(',').map(Number) as [number, number];
 const RUNS = Number(process.env.BENCH_COST_RUNS ?? 5);
+/** BENCH_COST_NAMES (e.g. `claim,affiliate`) measures only the paths named: quote, claim, affiliate. */
+const measured = (name: string) => !process.env.BENCH_COST_NAMES || process.env.BENCH_COST_NAMES.split(',').includes(name);
 
 const stack = await startBenchStack(resolve('.local/bench-costs'));
 try {
@@ -26,7 +30,6 @@ try {
   const { db, TABLE } = await import('#lib/db/client.ts');
   const { BatchWriteCommand } = await import('@aws-sdk/lib-dynamodb');
   const { createStore } = await import('#lib/db/store.ts');
-  const { commandPuts, getCommandRecord, saveChange } = await import('#lib/db/command.ts');
   const { quoteCart } = await import('#lib/flows/checkout.ts');
   const { createPromo } = await import('#lib/flows/promo.ts');
   const { createVariable } = await import('#lib/flows/variable.ts');
@@ -98,7 +101,7 @@ try {
     rows.push(samples[Math.floor(samples.length / 2)]!);
   }
 
-  for (const size of [SMALL, LARGE]) {
+  for (const size of measured('quote') ? [SMALL, LARGE] : []) {
     const { storeId, call } = await operator(`quote${size}`);
     const category = await call('POST', '/v1/app/category', { name: 'Ranks' });
     const pkg = await call('POST', '/v1/app/package', { name: 'VIP', price: 10, category_id: category.id });
@@ -116,12 +119,14 @@ try {
     });
   }
 
+  const { commandPuts, getCommandRecord, saveChange } = await import('#lib/db/command.ts');
   const orderOf = (player: string) => ({ client_identifier: player, client_email: 'o@example.com', client_name: player, client_social: null, internal_id: 'x', variables: [] });
-  for (const [offline, players] of [
+  const claimCases = [
     [SMALL, 5],
     [LARGE * 10, 5],
     [LARGE * 10, LARGE * 5],
-  ] as const) {
+  ] as const;
+  for (const [offline, players] of measured('claim') ? claimCases : []) {
     const { storeId, call } = await operator(`claim${offline}x${players}`);
     const server = await call('POST', '/v1/app/server', { name: 'Survival' });
     const items = new Map<string, Record<string, unknown>>();
@@ -172,6 +177,19 @@ try {
       },
       release,
     );
+  }
+
+  const { findOrCreateCustomer } = await import('#lib/db/customer.ts');
+  const { createAffiliate } = await import('#lib/db/affiliate.ts');
+  const { listAffiliatePanels } = await import('#lib/flows/affiliate-admin.ts');
+  for (const size of measured('affiliate') ? [SMALL * 2, LARGE] : []) {
+    const { storeId } = await operator(`affiliate${size}`);
+    await inGroups(size, async (index) => createAffiliate(storeId, await findOrCreateCustomer(storeId, `a${index}@example.com`), `code${String(index).padStart(5, '0')}`, 10));
+    await listAffiliatePanels(storeId, { page: 1, limit: 25 } as never);
+    await measure('operator affiliate list, page 1 of 25', size, async () => {
+      const page = await listAffiliatePanels(storeId, { page: 1, limit: 25 } as never);
+      return `total ${page.total}, shown ${page.data.length}`;
+    });
   }
 
   console.log(`\nCosts that follow the cart, not the store (issue 24): one call of the flow (median of ${RUNS} by wall time)`);
