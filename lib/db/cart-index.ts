@@ -1,5 +1,6 @@
 import type { StoredItem } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { readItem } from '#lib/db/query.ts';
 import { referableKey, type Reference, type ReferrerSet } from '#lib/db/references.ts';
 import { putNewItem, update, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
@@ -42,6 +43,9 @@ export function cartIndexFromItem(item: StoredItem | undefined): CartIndex | nul
   if (!item || typeof item.indexed_at !== 'string') return null;
   return { storePromoIds: idsOf(item[STORE_WIDE.promo_ids]), everyPackageVariableIds: idsOf(item[STORE_WIDE.variable_ids]) };
 }
+
+/** The store's index as last written (eventually consistent, as the lists it stands for were read). */
+export const readCartIndex = async (storeId: number): Promise<CartIndex | null> => cartIndexFromItem(await readItem(cartIndexKey(storeId)));
 
 /** A new store has no promos nor variables: its index starts complete. */
 export const startCartIndex = (storeId: number, at: string): GuardedWrite => ({

@@ -1,11 +1,12 @@
 import { listCategoriesWithEnabledPackages } from '#lib/db/category.ts';
 import { findDiscountByCode } from '#lib/db/discount.ts';
 import { discountStatus } from '#lib/domain/coupon.ts';
-import { enabledPackagePage, getEnabledPackage, type StoredPackage } from '#lib/db/package.ts';
+import { readCartIndex, type CartIndex } from '#lib/db/cart-index.ts';
+import { enabledPackagePage, getEnabledPackage, type ShownPackage, type StoredPackage } from '#lib/db/package.ts';
 import { listPromos } from '#lib/db/promo.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
 import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
-import { listVariables } from '#lib/db/variable.ts';
+import { getVariablesByIds, listVariables } from '#lib/db/variable.ts';
 import { promoInForce, toStorefrontPackage } from '#lib/domain/storefront.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Promo } from '#lib/schemas/promo.ts';
@@ -23,8 +24,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |--------------------------|----------------------------------------------------------------------|----------------|
  * | the store                | GetItem of the store                                                 | 1              |
  * | categories               | Query of the categories, filtered on their enabled-package count     | 1 per MB       |
- * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the apply-all tag ids + the variables, then a BatchGet of the tags shown | 4-5 (+ skip; variables 1 per MB) |
- * | one package              | GetItem of the package + the apply-all tag ids + the variables, then a BatchGet of the tags shown | 3-4 |
+ * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of the variables naming the page's packages or every package (lib/db/cart-index.ts) | 4-6 (+ skip) |
+ * | one package              | GetItem of the package + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of its variables | 3-5 |
  * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
  * | promos in force          | Query of the promos, filtered on the clock (in force depends on the  | 1 per MB       |
  *   (no counter)           | time: no write moves a promo in or out, so the filtered set is read) |                |
@@ -46,20 +47,34 @@ export async function storefrontCategories(storeId: number): Promise<StorefrontC
 
 const shape = (pkg: StoredPackage, storeTags: readonly Tag[], variables: readonly Variable[]) => toStorefrontPackage(pkg, tagsShownOn(pkg.tags, storeTags), variables);
 
+/**
+ * The variables the packages shown may take (those naming them and those for every package), one
+ * BatchGet of them; every variable of the store while its index is older than the variables.
+ */
+async function variablesOf(storeId: number, index: CartIndex | null, shown: readonly ShownPackage[]): Promise<Variable[]> {
+  if (index === null) return listVariables(storeId);
+  const ids = [...new Set([...index.everyPackageVariableIds, ...shown.flatMap((entry) => entry.variableIds)])];
+  return ids.length === 0 ? [] : (await getVariablesByIds(storeId, ids)).sort((a, b) => a.id - b.id);
+}
+
 /** A page of the enabled packages (of a category) and their total. */
 export async function storefrontPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StorefrontPackage[] }> {
-  const [packages, applyAll, variables] = await Promise.all([enabledPackagePage(storeId, categoryId, page, limit), applyAllTagIds(storeId), listVariables(storeId)]);
-  const shown = await tagsFor(
-    storeId,
-    packages.data.flatMap((pkg) => pkg.tags),
-    applyAll,
-  );
-  return { total: packages.total, data: packages.data.map((pkg) => shape(pkg, shown, variables)) };
+  const [packages, applyAll, index] = await Promise.all([enabledPackagePage(storeId, categoryId, page, limit), applyAllTagIds(storeId), readCartIndex(storeId)]);
+  const [shown, variables] = await Promise.all([
+    tagsFor(
+      storeId,
+      packages.data.flatMap(({ pkg }) => pkg.tags),
+      applyAll,
+    ),
+    variablesOf(storeId, index, packages.data),
+  ]);
+  return { total: packages.total, data: packages.data.map(({ pkg }) => shape(pkg, shown, variables)) };
 }
 
 export async function storefrontPackage(storeId: number, packageId: number): Promise<StorefrontPackage> {
-  const [pkg, applyAll, variables] = await Promise.all([getEnabledPackage(storeId, packageId), applyAllTagIds(storeId), listVariables(storeId)]);
-  return shape(pkg, await tagsFor(storeId, pkg.tags, applyAll), variables);
+  const [found, applyAll, index] = await Promise.all([getEnabledPackage(storeId, packageId), applyAllTagIds(storeId), readCartIndex(storeId)]);
+  const [tags, variables] = await Promise.all([tagsFor(storeId, found.pkg.tags, applyAll), variablesOf(storeId, index, [found])]);
+  return shape(found.pkg, tags, variables);
 }
 
 /** One answer for an unknown, expired or sold-out code: the buyer learns nothing about which. */

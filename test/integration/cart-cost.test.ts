@@ -5,6 +5,7 @@ import { adminCommands } from '#lib/admin/commands.ts';
 import { cartIndexKey } from '#lib/db/cart-index.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { quoteCart } from '#lib/flows/checkout.ts';
+import { storefrontPackagePage } from '#lib/flows/storefront.ts';
 import { createPromo } from '#lib/flows/promo.ts';
 import { createVariable } from '#lib/flows/variable.ts';
 import { quoteBody } from '#lib/schemas/checkout.ts';
@@ -100,6 +101,28 @@ describe('a cart reads the promos and variables that can apply to it', () => {
     // + BatchGet (the promo only its category names) + Put quote
     expect(small.usage.calls).toBe(4);
     expect(large.usage).toEqual(small.usage);
+
+    // The storefront's package list (page 1, the cart's package on it) reads the variables of its page's packages, not the store's.
+    const listOf = async (storeId: number) => {
+      Object.assign(usage, { calls: 0, read: 0, write: 0 });
+      measuring = true;
+      const page = await storefrontPackagePage(storeId, undefined, 1, 1);
+      measuring = false;
+      return { fields: page.data[0]!.fields.map((field) => field.name), usage: { ...usage } };
+    };
+    const [smallList, largeList] = [await listOf(few.store.storeId), await listOf(many.store.storeId)];
+    console.log(
+      JSON.stringify({
+        storefront_package_list_cost: [
+          { off_page: 10, ...smallList.usage },
+          { off_page: 1_000, ...largeList.usage },
+        ],
+      }),
+    );
+    expect(smallList.fields).toEqual(['server']);
+    // counter + storefront Query + apply-all ids + cart index, then BatchGet of the page's variables
+    expect(smallList.usage.calls).toBe(5);
+    expect(largeList).toEqual(smallList);
   });
 
   it('a store older than the index is priced from every promo and variable until `cart-index` has run, then the same from the index', { timeout: 120_000 }, async () => {
