@@ -3,11 +3,11 @@ import { findDiscountByCode } from '#lib/db/discount.ts';
 import { discountStatus } from '#lib/domain/coupon.ts';
 import { readCartIndex, type CartIndex } from '#lib/db/cart-index.ts';
 import { enabledPackagePage, getEnabledPackage, type ShownPackage, type StoredPackage } from '#lib/db/package.ts';
-import { listPromos } from '#lib/db/promo.ts';
+import { getPromosByIds, listPromos, readInForceSnapshot, storeInForceSnapshot } from '#lib/db/promo.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
 import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { getVariablesByIds, listVariables } from '#lib/db/variable.ts';
-import { promoInForce, toStorefrontPackage } from '#lib/domain/storefront.ts';
+import { inForceAt, toStorefrontPackage } from '#lib/domain/storefront.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Promo } from '#lib/schemas/promo.ts';
 import { COUPON_SHAPE, type StorefrontCategory, type StorefrontPackage } from '#lib/schemas/storefront.ts';
@@ -27,8 +27,9 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of the variables naming the page's packages or every package (lib/db/cart-index.ts) | 4-6 (+ skip) |
  * | one package              | GetItem of the package + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of its variables | 3-5 |
  * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
- * | promos in force          | Query of the promos, filtered on the clock (in force depends on the  | 1 per MB       |
- *   (no counter)           | time: no write moves a promo in or out, so the filtered set is read) |                |
+ * | promos in force          | GetItem of the in-force snapshot + BatchGet of the page's promos;     | 2              |
+ * |                          | when a promo write or a start/end passing made it old: Query of the  | (+1 per MB)    |
+ * |                          | promos + the snapshot's conditional write (lib/db/promo.ts)          |                |
  */
 export async function storefrontStore(storeId: number) {
   const store = await getStoreOrThrow(storeId);
@@ -86,6 +87,23 @@ export async function usableCoupon(storeId: number, code: string, now = currentT
   return { coupon, type, value, applies_to, min_price, expires_in };
 }
 
-export async function promosInForce(storeId: number, now = currentTimeMs()): Promise<Promo[]> {
-  return (await listPromos(storeId)).filter((promo) => promoInForce(promo, now));
+/**
+ * A page of the promos in force and their total, from the store's in-force snapshot
+ * (lib/db/promo.ts): the snapshot's GetItem and a BatchGet of the page's promos; the promos are
+ * read whole only when a promo write or the clock (a start or an end passing) made the snapshot old.
+ */
+export async function promoPageInForce(storeId: number, page: number, limit: number, now = currentTimeMs()): Promise<{ total: number; data: Promo[] }> {
+  const snapshot = await readInForceSnapshot(storeId);
+  const start = (page - 1) * limit;
+  const holds = snapshot.at !== null && Date.parse(snapshot.at) <= now && (snapshot.until === null || Date.parse(snapshot.until) > now);
+  if (snapshot.of === snapshot.version && holds) {
+    const ids = snapshot.ids.slice(start, start + limit);
+    const promos = ids.length === 0 ? [] : await getPromosByIds(storeId, ids);
+    return { total: snapshot.ids.length, data: promos.sort((a, b) => a.id - b.id) };
+  }
+  const promos = await listPromos(storeId);
+  const computed = inForceAt(promos, now);
+  await storeInForceSnapshot(storeId, { ...computed, at: new Date(now).toISOString(), version: snapshot.version });
+  const byId = new Map(promos.map((promo) => [promo.id, promo]));
+  return { total: computed.ids.length, data: computed.ids.slice(start, start + limit).map((id) => byId.get(id)!) };
 }

@@ -14,14 +14,16 @@ import { startBenchStack } from './stack.ts';
  *   behind SMALL and 10 x LARGE older offline-only commands of 5 players who are not online, and of
  *   as many players as commands / 2 (the roster longer than the online list).
  *
- * - affiliate list: page 1 (limit 25) of the operator's affiliates at 2 x SMALL and LARGE affiliates.
+ * - affiliate list: page 1 (limit 25) of the operator's affiliates at 2 x SMALL and LARGE affiliates;
+ * - storefront promos: page 1 (limit 25) of the public list at 2 x SMALL and LARGE promos in force
+ *   (through the local stack's HTTP route: its calls include the domain's GetItem).
  *
  * BENCH_COST_SIZES (default 10,1000) sets SMALL and LARGE. The claim's rows re-claim after putting
  * the handed-out commands back, so each run hands out the same six.
  */
 const [SMALL, LARGE] = (process.env.BENCH_COST_SIZES ?? '10,1000').split(',').map(Number) as [number, number];
 const RUNS = Number(process.env.BENCH_COST_RUNS ?? 5);
-/** BENCH_COST_NAMES (e.g. `claim,affiliate`) measures only the paths named: quote, claim, affiliate. */
+/** BENCH_COST_NAMES (e.g. `claim,affiliate`) measures only the paths named: quote, claim, affiliate, promo. */
 const measured = (name: string) => !process.env.BENCH_COST_NAMES || process.env.BENCH_COST_NAMES.split(',').includes(name);
 
 const stack = await startBenchStack(resolve('.local/bench-costs'));
@@ -190,6 +192,19 @@ try {
       const page = await listAffiliatePanels(storeId, { page: 1, limit: 25 } as never);
       return `total ${page.total}, shown ${page.data.length}`;
     });
+  }
+
+  for (const size of measured('promo') ? [SMALL * 2, LARGE] : []) {
+    const { storeId } = await operator(`promo${size}`);
+    await inGroups(size, (index) => createPromo(storeId, promo(`In force ${index}`, [{ type: 'STORE' }])));
+    const domain = `bench-costs-promo${size}-${process.pid}.localhost`;
+    const page1 = async () => {
+      const response = await fetch(`${stack.apiUrl}/v1/webstore/promo?page=1&limit=25`, { headers: { 'x-store-domain': domain } });
+      const answer = (await response.json()) as { meta: { total: number }; data: unknown[] };
+      return `total ${answer.meta.total}, shown ${answer.data.length}`;
+    };
+    await page1();
+    await measure('storefront promos in force, page 1 of 25', size, page1);
   }
 
   console.log(`\nCosts that follow the cart, not the store (issue 24): one call of the flow (median of ${RUNS} by wall time)`);

@@ -339,7 +339,22 @@ describe('GET /v1/webstore/promo', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([open, bounded]);
     expect(res.body.meta).toMatchObject({ total: 2, per_page: 20 });
-    expect(dynamoDbCalls(res)).toBe(2);
+    // domain + the in-force snapshot, old after the promo writes: Query of the promos + the snapshot's write
+    expect(dynamoDbCalls(res)).toBe(4);
+    // Then the snapshot answers: domain + its GetItem + BatchGet of the page's promos.
+    const again = await storefront(store, '/v1/webstore/promo?limit=1&page=2');
+    expect(again.body).toMatchObject({ data: [bounded], meta: { total: 2 } });
+    expect(dynamoDbCalls(again)).toBe(3);
+    // A promo write makes it old again.
+    const added = await created(store.post('/v1/app/promo', promoBody({ name: 'Added' })));
+    expect((await storefront(store, '/v1/webstore/promo')).body.data).toEqual([open, bounded, added]);
+    // So does the clock: a promo that ends passes its end without any write.
+    const soon = new Date(Date.now() + 1500).toISOString();
+    await created(store.post('/v1/app/promo', promoBody({ name: 'Ending', ends_at: soon })));
+    expect((await storefront(store, '/v1/webstore/promo')).body.meta.total).toBe(4);
+    expect((await storefront(store, '/v1/webstore/promo')).body.meta.total).toBe(4);
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(soon) - Date.now() + 50));
+    expect((await storefront(store, '/v1/webstore/promo')).body.data).toEqual([open, bounded, added]);
   });
 });
 
@@ -360,6 +375,8 @@ describe('DynamoDB calls per storefront request (the domain GetItem included)', 
     expect(await calls(`/v1/webstore/package?category_id=${category.id}`)).toBe(5);
     expect(await calls(`/v1/webstore/package/${pkg.id}`)).toBe(4);
     expect(await calls('/v1/webstore/discount/NOPE')).toBe(2);
+    // the in-force snapshot's GetItem (a new store's was never computed: it is, from its promos, once)
+    expect(await calls('/v1/webstore/promo')).toBe(4);
     expect(await calls('/v1/webstore/promo')).toBe(2);
     // refused before any read: no header, a limit over 1,000; an unknown domain costs its GetItem
     expect(dynamoDbCalls(await call('GET', '/v1/webstore/category'))).toBe(0);
