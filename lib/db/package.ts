@@ -1,7 +1,7 @@
 import { referrerIds } from '#lib/db/cart-index.ts';
 import { fieldsOf, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
-import { countedPage, countMove, enabledInCategoryCounter, storeList, type CountedList } from '#lib/db/list-count.ts';
+import { countedPage, countMove, enabledInCategoryCounter, snapshotBump, STOREFRONT_CATEGORIES, storeList, type CountedList } from '#lib/db/list-count.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, remove, retrying, StaleRead, update, writeGuarded, writeReturning, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
@@ -179,7 +179,11 @@ function linkWrites(storeId: number, before: PackagePlacement, after: PackagePla
     if (before.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, before.parent_id, { change: -1 }, 'parent_id'));
     if (after.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, after.parent_id, { change: 1 }, 'parent_id'));
   }
-  return [...writes, ...storefrontCountWrites(storeId, before, after)];
+  // A category's enabled count moving may take it into or out of the storefront's categories.
+  const movesEnabledCount =
+    (before.enabled && before.category_id !== null) !== (after.enabled && after.category_id !== null) ||
+    (before.enabled && after.enabled && before.category_id !== after.category_id);
+  return [...writes, ...storefrontCountWrites(storeId, before, after), ...(movesEnabledCount ? [snapshotBump(storeId, STOREFRONT_CATEGORIES)] : [])];
 }
 
 /** The storefront lists a placement is in: every enabled package, and those of its category. */

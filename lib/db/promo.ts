@@ -1,10 +1,10 @@
 import { fieldsOf, getMany, getOne, newItemWrite, type Fields, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
-import { countedPage, countMove, listCounterKey, storeList } from '#lib/db/list-count.ts';
-import { queryAll, readItem } from '#lib/db/query.ts';
+import { countedPage, countMove, snapshotBump, storeList } from '#lib/db/list-count.ts';
+import { queryAll } from '#lib/db/query.ts';
 import { storeWideWrites } from '#lib/db/cart-index.ts';
 import { referenceWrites } from '#lib/db/references.ts';
-import { put, remove, retrying, StaleRead, update, writeGuarded, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
+import { put, remove, retrying, StaleRead, update, writeGuarded, writeReturning } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Reference } from '#lib/schemas/common.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
@@ -101,59 +101,10 @@ const withoutVersion = ({ version: _, ...promo }: StoredPromo): Promo => promo;
 
 /**
  * The storefront's promos in force (extensions section 8) change with the clock, so no write can
- * keep their count: they are kept as a snapshot, `COUNT#<s> / PROMO#IN_FORCE` (`ids` in id order,
- * `at`: the time computed for, `until`: the next start or end of an enabled promo after it, `of`:
- * the `version` it was computed at).
- * Every promo write ADDs 1 to `version` in its own transaction; a read whose snapshot is of an
- * older version, or past `until`, reads the promos once, stores the snapshot conditioned on the
- * version it read (a write meanwhile wins: the next read computes again) and answers from it. The
- * item lives in the counters' partition, so the public read route may make that one write.
+ * keep their count: they are a snapshot (lib/db/list-count.ts `ListSnapshot`) that every promo
+ * write makes old, and that also holds only `until` the next start or end of an enabled promo.
  */
-const inForceKey = (storeId: number) => listCounterKey(storeId, `${PROMO}#IN_FORCE`);
-
-const inForceBump = (storeId: number): GuardedWrite => ({
-  item: update({
-    Key: inForceKey(storeId),
-    UpdateExpression: 'ADD #version :one SET store_id = :store',
-    ExpressionAttributeNames: { '#version': 'version' },
-    ExpressionAttributeValues: { ':one': 1, ':store': storeId },
-  }),
-});
-
-export interface InForceSnapshot {
-  ids: number[];
-  /** The time it was computed for, and until when it holds. */
-  at: string | null;
-  until: string | null;
-  /** The promo writes' count it was computed at, and the count now. */
-  of: number;
-  version: number;
-}
-
-/** The snapshot as stored (never computed: ids empty, of -1). */
-export async function readInForceSnapshot(storeId: number): Promise<InForceSnapshot> {
-  const item = await readItem(inForceKey(storeId), true);
-  const ids = item?.ids;
-  return {
-    ids: Array.isArray(ids) ? ids.map(Number) : [],
-    at: typeof item?.at === 'string' ? item.at : null,
-    until: typeof item?.until === 'string' ? item.until : null,
-    of: typeof item?.of === 'number' ? item.of : -1,
-    version: typeof item?.version === 'number' ? item.version : 0,
-  };
-}
-
-/** Stores a snapshot computed at `version`, unless a promo write landed meanwhile (then false: nothing stored). */
-export const storeInForceSnapshot = (storeId: number, snapshot: Omit<InForceSnapshot, 'of'>): Promise<boolean> =>
-  writeIf(
-    update({
-      Key: inForceKey(storeId),
-      UpdateExpression: 'SET ids = :ids, #at = :at, #until = :until, #of = :version, store_id = :store',
-      ConditionExpression: snapshot.version === 0 ? 'attribute_not_exists(#version) OR #version = :version' : '#version = :version',
-      ExpressionAttributeNames: { '#at': 'at', '#until': 'until', '#of': 'of', '#version': 'version' },
-      ExpressionAttributeValues: { ':ids': snapshot.ids, ':at': snapshot.at, ':until': snapshot.until, ':version': snapshot.version, ':store': storeId },
-    }),
-  );
+export const IN_FORCE_SNAPSHOT = `${PROMO}#IN_FORCE`;
 
 /** The writes of a promo's references and of where carts find it, from `before` (null: new) to `after` (null: deleted). */
 function placementWrites(
@@ -163,7 +114,7 @@ function placementWrites(
   after: { promo: Promo; references: readonly Reference[] } | null,
 ) {
   return [
-    inForceBump(storeId),
+    snapshotBump(storeId, IN_FORCE_SNAPSHOT),
     ...referenceWrites(storeId, before?.references ?? [], after?.references ?? [], { set: 'promo_ids', id: promoId }),
     ...storeWideWrites(storeId, 'promo_ids', promoId, before !== null && targetsWholeStore(before.promo), after !== null && targetsWholeStore(after.promo)),
   ];

@@ -1,9 +1,11 @@
-import { listCategoriesWithEnabledPackages } from '#lib/db/category.ts';
+import { categoriesWithEnabledPackages, listCategoriesWithEnabledPackages } from '#lib/db/category.ts';
 import { findDiscountByCode } from '#lib/db/discount.ts';
 import { discountStatus } from '#lib/domain/coupon.ts';
 import { readCartIndex, type CartIndex } from '#lib/db/cart-index.ts';
 import { enabledPackagePage, getEnabledPackage, type ShownPackage, type StoredPackage } from '#lib/db/package.ts';
-import { getPromosByIds, listPromos, readInForceSnapshot, storeInForceSnapshot } from '#lib/db/promo.ts';
+import { getPromosByIds, IN_FORCE_SNAPSHOT, listPromos } from '#lib/db/promo.ts';
+import { readSnapshot, snapshotHolds, STOREFRONT_CATEGORIES, storeSnapshot } from '#lib/db/list-count.ts';
+import type { Category } from '#lib/schemas/category.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
 import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { getVariablesByIds, listVariables } from '#lib/db/variable.ts';
@@ -23,7 +25,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | use case                 | reads                                                                | calls          |
  * |--------------------------|----------------------------------------------------------------------|----------------|
  * | the store                | GetItem of the store                                                 | 1              |
- * | categories               | Query of the categories, filtered on their enabled-package count     | 1 per MB       |
+ * | categories               | their snapshot + BatchGet of the page (after a package write moved   | 2 (1 per MB    |
+ * |                          | an enabled count: Query of the categories, filtered on the count)   | when old)      |
  * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of the variables naming the page's packages or every package (lib/db/cart-index.ts) | 4-6 (+ skip) |
  * | one package              | GetItem of the package + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of its variables | 3-5 |
  * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
@@ -36,14 +39,32 @@ export async function storefrontStore(storeId: number) {
   return { store: { id: store.id, name: store.name, domain: store.domain, active_domain: store.domain, currency: store.currency, theme: store.theme, terms_url: store.terms_url } };
 }
 
-export async function storefrontCategories(storeId: number): Promise<StorefrontCategory[]> {
-  return (await listCategoriesWithEnabledPackages(storeId)).map((category) => ({
-    id: category.id,
-    name: category.name,
-    parent_id: null,
-    packages_count: category.enabled_package_count,
-    sub_categories: [],
-  }));
+/** A page of the categories with enabled packages and their total, from their snapshot; computed again after a package write moved an enabled count. */
+export async function storefrontCategoryPage(storeId: number, page: number, limit: number, now = currentTimeMs()): Promise<{ total: number; data: StorefrontCategory[] }> {
+  const snapshot = await readSnapshot(storeId, STOREFRONT_CATEGORIES);
+  const start = (page - 1) * limit;
+  let total: number;
+  let categories: (Category & { enabled_package_count: number })[];
+  if (snapshotHolds(snapshot, now)) {
+    const ids = snapshot.ids.slice(start, start + limit);
+    total = snapshot.ids.length;
+    categories = ids.length === 0 ? [] : (await categoriesWithEnabledPackages(storeId, ids)).sort((a, b) => a.id - b.id);
+  } else {
+    const all = await listCategoriesWithEnabledPackages(storeId);
+    await storeSnapshot(storeId, STOREFRONT_CATEGORIES, { ids: all.map((category) => category.id), at: new Date(now).toISOString(), until: null, version: snapshot.version });
+    total = all.length;
+    categories = all.slice(start, start + limit);
+  }
+  return {
+    total,
+    data: categories.map((category) => ({
+      id: category.id,
+      name: category.name,
+      parent_id: null,
+      packages_count: category.enabled_package_count,
+      sub_categories: [],
+    })),
+  };
 }
 
 const shape = (pkg: StoredPackage, storeTags: readonly Tag[], variables: readonly Variable[]) => toStorefrontPackage(pkg, tagsShownOn(pkg.tags, storeTags), variables);
@@ -93,17 +114,16 @@ export async function usableCoupon(storeId: number, code: string, now = currentT
  * read whole only when a promo write or the clock (a start or an end passing) made the snapshot old.
  */
 export async function promoPageInForce(storeId: number, page: number, limit: number, now = currentTimeMs()): Promise<{ total: number; data: Promo[] }> {
-  const snapshot = await readInForceSnapshot(storeId);
+  const snapshot = await readSnapshot(storeId, IN_FORCE_SNAPSHOT);
   const start = (page - 1) * limit;
-  const holds = snapshot.at !== null && Date.parse(snapshot.at) <= now && (snapshot.until === null || Date.parse(snapshot.until) > now);
-  if (snapshot.of === snapshot.version && holds) {
+  if (snapshotHolds(snapshot, now)) {
     const ids = snapshot.ids.slice(start, start + limit);
     const promos = ids.length === 0 ? [] : await getPromosByIds(storeId, ids);
     return { total: snapshot.ids.length, data: promos.sort((a, b) => a.id - b.id) };
   }
   const promos = await listPromos(storeId);
   const computed = inForceAt(promos, now);
-  await storeInForceSnapshot(storeId, { ...computed, at: new Date(now).toISOString(), version: snapshot.version });
+  await storeSnapshot(storeId, IN_FORCE_SNAPSHOT, { ...computed, at: new Date(now).toISOString(), version: snapshot.version });
   const byId = new Map(promos.map((promo) => [promo.id, promo]));
   return { total: computed.ids.length, data: computed.ids.slice(start, start + limit).map((id) => byId.get(id)!) };
 }

@@ -16,14 +16,15 @@ import { startBenchStack } from './stack.ts';
  *
  * - affiliate list: page 1 (limit 25) of the operator's affiliates at 2 x SMALL and LARGE affiliates;
  * - storefront promos: page 1 (limit 25) of the public list at 2 x SMALL and LARGE promos in force
- *   (through the local stack's HTTP route: its calls include the domain's GetItem).
+ *   (through the local stack's HTTP route: its calls include the domain's GetItem);
+ * - storefront categories: page 1 (limit 25) at 2 x SMALL and LARGE categories with an enabled package.
  *
  * BENCH_COST_SIZES (default 10,1000) sets SMALL and LARGE. The claim's rows re-claim after putting
  * the handed-out commands back, so each run hands out the same six.
  */
 const [SMALL, LARGE] = (process.env.BENCH_COST_SIZES ?? '10,1000').split(',').map(Number) as [number, number];
 const RUNS = Number(process.env.BENCH_COST_RUNS ?? 5);
-/** BENCH_COST_NAMES (e.g. `claim,affiliate`) measures only the paths named: quote, claim, affiliate, promo. */
+/** BENCH_COST_NAMES (e.g. `claim,affiliate`) measures only the paths named: quote, claim, affiliate, promo, category. */
 const measured = (name: string) => !process.env.BENCH_COST_NAMES || process.env.BENCH_COST_NAMES.split(',').includes(name);
 
 const stack = await startBenchStack(resolve('.local/bench-costs'));
@@ -205,6 +206,22 @@ try {
     };
     await page1();
     await measure('storefront promos in force, page 1 of 25', size, page1);
+  }
+
+  for (const size of measured('category') ? [SMALL * 2, LARGE] : []) {
+    const { call } = await operator(`category${size}`);
+    await inGroups(size, async (index) => {
+      const category = await call('POST', '/v1/app/category', { name: `Category ${index}` });
+      await call('POST', '/v1/app/package', { name: `Package ${index}`, price: 1, category_id: category.id });
+    });
+    const domain = `bench-costs-category${size}-${process.pid}.localhost`;
+    const page1 = async () => {
+      const response = await fetch(`${stack.apiUrl}/v1/webstore/category?page=1&limit=25`, { headers: { 'x-store-domain': domain } });
+      const answer = (await response.json()) as { meta: { total: number }; data: unknown[] };
+      return `total ${answer.meta.total}, shown ${answer.data.length}`;
+    };
+    await page1();
+    await measure('storefront categories, page 1 of 25', size, page1);
   }
 
   console.log(`\nCosts that follow the cart, not the store (issue 24): one call of the flow (median of ${RUNS} by wall time)`);

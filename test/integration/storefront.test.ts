@@ -245,6 +245,9 @@ describe('GET /v1/webstore/category', () => {
       { id: coins.id, name: 'Coins', parent_id: null, packages_count: 2, sub_categories: [] },
     ]);
     expect(res.body.meta).toMatchObject({ total: 2, per_page: 20, first_page_url: '/v1/webstore/category?page=1&limit=20&include_sub_categories=true' });
+    // From the snapshot now: a page of one reads that one category.
+    const second = await storefront(store, '/v1/webstore/category?page=2&limit=1');
+    expect(second.body).toMatchObject({ data: [{ id: coins.id, packages_count: 2 }], meta: { total: 2 } });
   });
 
   it('follows enabling, disabling, moving and deleting packages', async () => {
@@ -367,8 +370,10 @@ describe('DynamoDB calls per storefront request (the domain GetItem included)', 
     for (let i = 0; i < 3; i++) await created(store.post('/v1/app/package', { name: `Off${i}`, price: 1, enabled: false }));
     const calls = async (path: string) => dynamoDbCalls(await storefront(store, path));
     expect(await calls('/v1/webstore')).toBe(2);
-    // the categories, filtered on their enabled count
-    expect(await calls('/v1/webstore/category')).toBe(2);
+    // the categories' snapshot, old after the package writes: the categories filtered on their enabled count, the snapshot's write
+    expect(await calls('/v1/webstore/category')).toBe(4);
+    // then the snapshot and a BatchGet of the page
+    expect(await calls('/v1/webstore/category')).toBe(3);
     // the list's counter, the storefront index (Query with Limit), the apply-all tag ids, the variables
     // (in parallel); no package here holds a tag and none applies to all: no BatchGet
     expect(await calls('/v1/webstore/package')).toBe(5);
