@@ -1,7 +1,14 @@
 import * as v from 'valibot';
 import { processLocalKeys } from '#lib/crypto.ts';
 import { type Credential, createApiKey, createApiToken, DELIVERY_SCOPE, findCredential, listOperatorCredentials, operatorRevokeDeletes, rotateApiKey } from '#lib/db/credential.ts';
+import { nowIso } from '#lib/clock.ts';
+import { fillCartIndex } from '#lib/db/cart-index.ts';
 import { indexOrderClient } from '#lib/db/order.ts';
+import { listPromos } from '#lib/db/promo.ts';
+import { listVariables } from '#lib/db/variable.ts';
+import { draftOf, promoReferences } from '#lib/domain/promo.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
+import { targetsWholeStore } from '#lib/schemas/promo.ts';
 import { listOrdersByCursor } from '#lib/db/order-list.ts';
 import { createServerKey, serverKeyRotation } from '#lib/db/server.ts';
 import { createStore, getStore, listStores } from '#lib/db/store.ts';
@@ -184,6 +191,32 @@ export const adminCommands: Record<string, AdminCommand> = {
         cursor = page.next_cursor;
       }
       return { store_id: storeId, orders, indexed };
+    },
+  },
+  /**
+   * Fills the promo and variable ids that carts look up (lib/db/cart-index.ts) for a store created
+   * before they existed, then marks the store so its carts use them; until then they read every
+   * promo and variable, as before. Idempotent (set ADDs); safe while the store takes orders and its
+   * operator edits promos (their writes keep the sets too).
+   */
+  'cart-index': {
+    summary: "Index a store's promos and variables by the packages they apply to, for its carts (stores older than the index; once; idempotent)",
+    flags: { store: storeFlag },
+    prints: '{store_id, promos, variables, writes}',
+    run: async (flags) => {
+      const storeId = await existingStore(flags.store);
+      const [promos, variables] = await Promise.all([listPromos(storeId), listVariables(storeId)]);
+      const referrers = [
+        ...promos.map((promo) => ({ set: 'promo_ids' as const, id: promo.id, storeWide: targetsWholeStore(promo), references: promoReferences(draftOf(promo)) })),
+        ...variables.map((variable) => ({
+          set: 'variable_ids' as const,
+          id: variable.id,
+          storeWide: variable.applies_to === null,
+          references: (variable.applies_to ?? []).map((id) => ({ kind: ENTITY.PACKAGE, id, field: 'applies_to' })),
+        })),
+      ];
+      const writes = await fillCartIndex(storeId, referrers, nowIso());
+      return { store_id: storeId, promos: promos.length, variables: variables.length, writes };
     },
   },
   'key revoke': {

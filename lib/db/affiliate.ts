@@ -4,6 +4,7 @@ import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { queryAll, queryPage } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { storeFromItem, storeKey, type Store } from '#lib/db/store.ts';
+import { countedPage, countMove } from '#lib/db/list-count.ts';
 import { putNewItem, retrying, StaleRead, update, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { HttpError } from '#lib/errors.ts';
 import { AFFILIATE_STATUSES, affiliateTransaction, PIX_KEY_TYPES, type AffiliateTransaction, type OperatorAffiliatePatch, type WithdrawSettings } from '#lib/schemas/affiliate.ts';
@@ -261,6 +262,7 @@ export async function createAffiliate(storeId: number, customer: Customer, refCo
           item: putNewItem({ ...affiliateIdKey(storeId, id), entity: ENTITY.AFFILIATE_ID, store_id: storeId, customer_id: customer.id }),
           onConditionFailed: () => new Error(`affiliate id ${id} allocated twice in store ${storeId}`),
         },
+        countMove(storeId, AFFILIATE, 1),
       ]),
     );
   } catch (error) {
@@ -279,6 +281,28 @@ export const saveWithdrawSettings = (storeId: number, customerId: number, settin
 /** The operator's change of an affiliate's terms or status (only the fields sent). */
 export const patchAffiliate = (storeId: number, customerId: number, patch: OperatorAffiliatePatch): Promise<Affiliate> =>
   patchOne(affiliateKey(storeId, customerId), 'Affiliate', patch, ['percent_commission', 'min_withdraw', 'status'], affiliateFromItem, { condition: affiliateExists });
+
+/**
+ * A page of the store's affiliates in code order, and their total: counted with the creations
+ * (affiliates are never deleted); a store older than the counter counts its affiliate items once
+ * (their code index entry tells them from the statements filed under them).
+ */
+export const affiliatePage = (storeId: number, page: number, limit: number) =>
+  countedPage(
+    storeId,
+    {
+      counter: AFFILIATE,
+      page: { index: 'gsi1', pk: codeIndexPk(storeId), skPrefix: 'REF#' },
+      count: {
+        pk: storePk(storeId),
+        skPrefix: `${AFFILIATE}#`,
+        filter: { FilterExpression: 'gsi1pk = :code_index', ExpressionAttributeValues: { ':code_index': codeIndexPk(storeId) } },
+      },
+    },
+    page,
+    limit,
+    affiliateFromItem,
+  );
 
 /** Affiliates whose main code begins with `prefix` (ignoring case), in code order. */
 export async function listAffiliatesByCode(storeId: number, prefix: string): Promise<Affiliate[]> {

@@ -1,4 +1,4 @@
-import { fieldsOf, getOne, patchOne, putNewCounted, type StoredItem } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, getOne, patchOne, putNewCounted, type StoredItem } from '#lib/db/entity.ts';
 import { nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, enabledInCategoryCounter, startCounted, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
@@ -18,7 +18,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | get, update    | `STORE#<s> / CATEGORY#<id>` (conditional on existence)              | 1        |
  * | a page (id order) | counter `CATEGORY` + Query with Limit (lib/db/list-count.ts)     | 2 (+ skip) |
  * | delete         | TransactWrite: Delete conditioned on `ref_count` 0 (ALL_OLD on failure), count -1 | 1 |
- * | storefront list| Query as the list, filtered on `enabled_package_count > 0`          | 1 per MB |
+ * | storefront list| snapshot `COUNT#<s> / CATEGORY#STOREFRONT` + BatchGet of the page (lib/db/list-count.ts `ListSnapshot`); made old by a package write moving an enabled count: then Query as the list, filtered on `enabled_package_count > 0` | 2 (1 per MB when old) |
  *
  * Packages (`category_id`) and promos (CATEGORY targets) hold counted references to a category
  * (lib/db/references.ts). Deleting a category that is still referred to is a 409 that says how
@@ -57,6 +57,15 @@ export async function listCategoriesWithEnabledPackages(storeId: number): Promis
     filter: { FilterExpression: 'enabled_package_count > :zero', ExpressionAttributeValues: { ':zero': 0 } },
   });
   return items.map((item) => ({ ...categoryFromItem(item), enabled_package_count: fieldsOf(item, CATEGORY).number('enabled_package_count') }));
+}
+
+/** Categories by id with their enabled counts (one eventually consistent BatchGet per 100, as the list was read); a deleted one is left out. */
+export async function categoriesWithEnabledPackages(storeId: number, categoryIds: readonly number[]): Promise<(Category & { enabled_package_count: number })[]> {
+  const items = await getMany(
+    categoryIds.map((id) => categoryKey(storeId, id)),
+    { consistent: false },
+  );
+  return items.flatMap((item) => (item ? [{ ...categoryFromItem(item), enabled_package_count: fieldsOf(item, CATEGORY).number('enabled_package_count') }] : []));
 }
 
 export const updateCategory = (storeId: number, categoryId: number, patch: CategoryPatch) =>

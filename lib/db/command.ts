@@ -1,7 +1,8 @@
 import { fieldsOf, getMany, readItem, type Fields, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, padId, storePk } from '#lib/db/keys.ts';
-import { queryItems, queryPages, type QueryInput } from '#lib/db/query.ts';
+import { queryItems, queryPage, queryPages, type QueryInput } from '#lib/db/query.ts';
 import { allocateIds } from '#lib/db/sequence.ts';
+import { forgetRosterEntry, INDEX_SETTLE_MS, rosterOf, rosterWrite, type RosterEntry } from '#lib/db/offline-roster.ts';
 import { put, putNewItem, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
 import {
   COMMAND_STATUSES,
@@ -28,6 +29,7 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * | create (on approval)                    | Put `STORE#<s> / COMMAND#<id>` (+ the chain item) in the approval's TransactWrite | 0 extra |
  * | get, get many                           | GetItem / BatchGetItem `COMMAND#<id>` (consistent)                            | 1        |
  * | claim queue of a server, due first      | Query gsi2 `STORE#<s>#QUEUE#SERVER#<id>` and `STORE#<s>#QUEUE#ANY`, gsi2sk `<claimable at>#<id>` < `<now>$` | 2 per page |
+ * | ... offline-only, of the online players | roster Query per queue (lib/db/offline-roster.ts), then Query gsi2 `<queue>#PLAYER#<client_identifier>` per online player on it | 2 + 1 per such player |
  * | operator's view: PENDING and due        | Query gsi1 `STORE#<s>#COMMAND#PENDING`, gsi1sk `<execute_at>#<id>`, until 500 or 5 MB | 1 per MB |
  * | list, newest first                      | lib/db/command-list.ts                                                        |          |
  * | a change (claim, ack, report, retry)    | Put conditioned on `rev` (in a TransactWrite when the chain moves)           | 1        |
@@ -41,7 +43,12 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * end of the lease that holds them. A lease therefore needs no separate expiry sweep: a lapsed
  * lease's command is simply due again, in ANY's partition for every server of the store when it is
  * an any-server command. A claim reads only its own two partitions, so its cost follows what it
- * hands out, not how many commands other servers or stores have queued.
+ * hands out, not how many commands other servers or stores have queued. A command with
+ * `offline_execute: false` is queued apart, in a partition of its queue per player
+ * (`<queue>#PLAYER#<client_identifier>`), and a claim reads only the partitions of the players it
+ * reports online that the queue's roster names (or, when the roster is much longer than the online
+ * list, of every online player): thousands of commands waiting for offline players are never read,
+ * and never stand before the ones a claim can run.
  *
  * A command carries a copy of its order's client fields and variables (`order`), so the queue
  * answers without reading orders; an order's client fields never change after it is placed.
@@ -58,6 +65,13 @@ const pendingPk = (storeId: number) => `${storePk(storeId)}#${COMMAND}#PENDING`;
 export const queuePk = (storeId: number, serverId: number | null) => `${storePk(storeId)}#QUEUE#${serverId === null ? 'ANY' : `${ENTITY.SERVER}#${serverId}`}`;
 const claimableAt = (record: CommandRecord) => (record.lease_until !== null && record.lease_until > record.execute_at ? record.lease_until : record.execute_at);
 const queueSk = (record: CommandRecord) => `${claimableAt(record)}#${padId(record.id)}`;
+const playerQueuePk = (queue: string, player: string) => `${queue}#PLAYER#${player}`;
+
+/** Where a claimable offline-only command waits: its queue (server or ANY) and its player; null for any other record. */
+function offlinePlace(record: CommandRecord): { queue: string; player: string } | null {
+  if (record.status !== 'PENDING' || record.waiting || record.offline_execute) return null;
+  return { queue: queuePk(record.store_id, record.any_server ? null : record.server_id), player: record.order.client_identifier };
+}
 
 /**
  * The index attributes of a record: present exactly while it is PENDING (gsi1) and claimable (gsi2).
@@ -68,7 +82,9 @@ function indexAttributes(record: CommandRecord): Record<string, string> {
   if (record.status !== 'PENDING') return {};
   const pending = { gsi1pk: pendingPk(record.store_id), gsi1sk: `${record.execute_at}#${padId(record.id)}` };
   if (record.waiting) return pending;
-  return { ...pending, gsi2pk: queuePk(record.store_id, record.any_server ? null : record.server_id), gsi2sk: queueSk(record) };
+  const offline = offlinePlace(record);
+  const queue = offline ? playerQueuePk(offline.queue, offline.player) : queuePk(record.store_id, record.any_server ? null : record.server_id);
+  return { ...pending, gsi2pk: queue, gsi2sk: queueSk(record) };
 }
 
 const orderFromFields = (field: Fields): QueuedCommandOrder => ({
@@ -164,7 +180,7 @@ export function commandPuts(
   firstId: number,
   approvedAt: string,
 ): GuardedWrite[] {
-  const puts = plan.map((planned, index): GuardedWrite => {
+  const records = plan.map((planned, index): CommandRecord => {
     const id = firstId + index;
     const record: CommandRecord = {
       id,
@@ -192,13 +208,24 @@ export function commandPuts(
       acked: false,
       rev: 0,
     };
-    return {
-      item: putNewItem({ ...commandKey(storeId, id), entity: COMMAND, ...indexAttributes(record), ...record }),
-      onConditionFailed: () => new Error(`command id ${id} allocated twice in store ${storeId}`),
-    };
+    return record;
   });
-  if (!chain) return puts;
-  return [...puts, chainWrite(storeId, { id: firstId, entries: [...chain], rev: -1 })];
+  const puts = records.map(
+    (record): GuardedWrite => ({
+      item: putNewItem({ ...commandKey(storeId, record.id), entity: COMMAND, ...indexAttributes(record), ...record }),
+      onConditionFailed: () => new Error(`command id ${record.id} allocated twice in store ${storeId}`),
+    }),
+  );
+  const all = [
+    ...puts,
+    ...rosterWrites(
+      storeId,
+      records.flatMap((record) => offlinePlace(record) ?? []),
+      approvedAt,
+    ),
+  ];
+  if (!chain) return all;
+  return [...all, chainWrite(storeId, { id: firstId, entries: [...chain], rev: -1 })];
 }
 
 /** The consistent read of one command (undefined when missing). */
@@ -231,10 +258,33 @@ export function commandWrite(record: CommandRecord, readRev: number): GuardedWri
   };
 }
 
-/** The same change alone (one PutItem, half a transaction's cost); StaleRead when the command changed meanwhile. */
-export async function saveCommand(record: CommandRecord, readRev: number): Promise<CommandRecord> {
-  await writeGuarded([commandWrite(record, readRev)]);
-  return { ...record, rev: readRev + 1 };
+/** The roster entries for `places`, one per queue and player (a transaction may name an item once). */
+function rosterWrites(storeId: number, places: readonly { queue: string; player: string }[], at: string): GuardedWrite[] {
+  const distinct = new Map(places.map((place) => [`${place.queue}\n${place.player}`, place]));
+  return [...distinct.values()].map((place) => rosterWrite(storeId, place.queue, place.player, at));
+}
+
+/** Where `after` joins a player's queue partition it was not in (a claim, an ack, a backoff keep it where it was). */
+function joinedPlace(before: CommandRecord, after: CommandRecord) {
+  const place = offlinePlace(after);
+  const was = offlinePlace(before);
+  return place !== null && (was === null || was.queue !== place.queue || was.player !== place.player) ? [place] : [];
+}
+
+/**
+ * The writes of changes from `before` (as read) to `after`, for one transaction: the commands, and
+ * the roster entry of each player's queue that an offline-only command joins.
+ */
+export function commandChanges(changes: readonly { before: CommandRecord; after: CommandRecord }[]): GuardedWrite[] {
+  const writes = changes.map(({ before, after }) => commandWrite(after, before.rev));
+  const joined = changes.flatMap(({ before, after }) => joinedPlace(before, after));
+  return joined.length === 0 ? writes : [...writes, ...rosterWrites(changes[0]!.after.store_id, joined, changes[0]!.after.updated_at)];
+}
+
+/** The same change alone (one PutItem, half a transaction's cost, unless it joins a player's queue); StaleRead when the command changed meanwhile. */
+export async function saveChange(before: CommandRecord, after: CommandRecord): Promise<CommandRecord> {
+  await writeGuarded(commandChanges([{ before, after }]));
+  return { ...after, rev: before.rev + 1 };
 }
 
 export async function getChain(storeId: number, chainId: number): Promise<Chain> {
@@ -259,21 +309,48 @@ export function chainWrite(storeId: number, chain: Chain): GuardedWrite {
 /** `<now>$` sorts after every `<now>#<id>` and before any later timestamp. */
 const dueBefore = (now: string) => `${now}$`;
 
+/** A claim reads the roster of a queue only while it is at most this many entries per online player; beyond, it asks per online player. */
+const ROSTER_PER_ONLINE = 40;
+/** Player partitions a claim reads at once. */
+const PARTITIONS_AT_ONCE = 32;
+
+interface QueuePartition {
+  pk: string;
+  /** For a player's partition found through the roster: the entry to forget if the partition is empty. */
+  roster?: { queue: string; entry: RosterEntry };
+}
+
+/** The online players whose partitions of `queue` may hold commands: the roster's, unless it is much longer than the online list. */
+async function onlinePartitions(queue: string, online: ReadonlySet<string>): Promise<QueuePartition[]> {
+  const roster = await rosterOf(queue, ROSTER_PER_ONLINE * online.size);
+  if (roster === null) return [...online].map((player) => ({ pk: playerQueuePk(queue, player) }));
+  return roster.filter((entry) => online.has(entry.player)).map((entry) => ({ pk: playerQueuePk(queue, entry.player), roster: { queue, entry } }));
+}
+
+export interface ClaimQueue {
+  /** The due commands, oldest first, read a page of `pageSize` per partition at a time, only as far as the caller iterates. */
+  commands: AsyncGenerator<CommandRecord>;
+  /** Forgets the roster entries of online players whose partitions were found empty (written long enough ago to be in the index). */
+  settle(): Promise<void>;
+}
+
 /**
- * The claimable commands of a server and of any server, merged oldest first, read a page of
- * `pageSize` per partition at a time, only as far as the caller iterates.
+ * The claim queue of a server: its partition and ANY's, and the partitions of the offline-only
+ * commands of the players it reports `online` (nobody online: the two partitions alone).
  */
-export async function* dueCommands(storeId: number, serverId: number, now: string, pageSize: number): AsyncGenerator<CommandRecord> {
-  const partitions = [queuePk(storeId, serverId), queuePk(storeId, null)].map((partition) => {
+export async function claimQueue(storeId: number, serverId: number, online: ReadonlySet<string>, now: string, pageSize: number): Promise<ClaimQueue> {
+  const queues = [queuePk(storeId, serverId), queuePk(storeId, null)];
+  const players = online.size === 0 ? [] : (await Promise.all(queues.map((queue) => onlinePartitions(queue, online)))).flat();
+  const readers = [...queues.map((pk): QueuePartition => ({ pk })), ...players].map((partition) => {
     const query: QueryInput = {
       IndexName: 'gsi2',
       KeyConditionExpression: 'gsi2pk = :queue AND gsi2sk < :due',
-      ExpressionAttributeValues: { ':queue': partition, ':due': dueBefore(now) },
+      ExpressionAttributeValues: { ':queue': partition.pk, ':due': dueBefore(now) },
     };
-    const buffer: CommandRecord[] = [];
-    return { pages: queryPages(query, { limit: () => pageSize }), buffer, done: false };
+    return { partition, pages: queryPages(query, { limit: () => pageSize }), buffer: [] as CommandRecord[], done: false, empty: true };
   });
-  const fill = async (reader: (typeof partitions)[number]) => {
+  type Reader = (typeof readers)[number];
+  const fill = async (reader: Reader) => {
     if (reader.buffer.length > 0 || reader.done) return;
     const next = await reader.pages.next();
     if (next.done) {
@@ -281,15 +358,32 @@ export async function* dueCommands(storeId: number, serverId: number, now: strin
       return;
     }
     reader.buffer = (next.value.Items ?? []).map(commandFromItem);
+    if (reader.buffer.length > 0) reader.empty = false;
     reader.done = !next.value.LastEvaluatedKey;
   };
-  for (;;) {
-    await Promise.all(partitions.map(fill));
-    const heads = partitions.filter((reader) => reader.buffer.length > 0);
-    if (heads.length === 0) return;
-    const oldest = heads.reduce((a, b) => (queueSk(a.buffer[0]!) <= queueSk(b.buffer[0]!) ? a : b));
-    yield oldest.buffer.shift()!;
+  async function* commands(): AsyncGenerator<CommandRecord> {
+    for (;;) {
+      for (let start = 0; start < readers.length; start += PARTITIONS_AT_ONCE) await Promise.all(readers.slice(start, start + PARTITIONS_AT_ONCE).map(fill));
+      const heads = readers.filter((reader) => reader.buffer.length > 0);
+      if (heads.length === 0) return;
+      const oldest = heads.reduce((a, b) => (queueSk(a.buffer[0]!) <= queueSk(b.buffer[0]!) ? a : b));
+      yield oldest.buffer.shift()!;
+    }
   }
+  const settle = async () => {
+    const settledBefore = new Date(Date.parse(now) - INDEX_SETTLE_MS).toISOString();
+    const stale = readers.flatMap((reader) =>
+      reader.done && reader.empty && reader.partition.roster && reader.partition.roster.entry.touched_at < settledBefore ? [reader.partition] : [],
+    );
+    await Promise.all(
+      stale.map(async (partition) => {
+        // Empty of due commands; a leased or backing-off one is still queued (later), and keeps the entry.
+        const page = await queryPage({ IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :queue', ExpressionAttributeValues: { ':queue': partition.pk } }, undefined, 1);
+        if ((page.Items ?? []).length === 0) await forgetRosterEntry(partition.roster!.queue, partition.roster!.entry);
+      }),
+    );
+  };
+  return { commands: commands(), settle };
 }
 
 /** The operator's view: PENDING commands whose execute_at has come, oldest first, at most QUEUE_MAX and under QUEUE_BYTES_MAX of JSON. */

@@ -207,17 +207,18 @@ export async function patchOne<T>(key: Key, what: string, patch: Record<string, 
 const BATCH_GET_MAX = 100;
 
 /**
- * Items by key, in key order (undefined where absent): one consistent BatchGetItem per 100 keys,
- * asking again for the keys DynamoDB leaves unprocessed under throttling. Still unprocessed after
- * five tries: 503, like any throttled call. Items are raw (keys included).
+ * Items by key, in key order (undefined where absent): one consistent BatchGetItem per 100 keys
+ * (eventually consistent, at half the read units, with `consistent: false`), asking again for the
+ * keys DynamoDB leaves unprocessed under throttling. Still unprocessed after five tries: 503, like
+ * any throttled call. Items are raw (keys included).
  */
-export async function getMany(keys: readonly Key[]): Promise<(StoredItem | undefined)[]> {
+export async function getMany(keys: readonly Key[], { consistent = true } = {}): Promise<(StoredItem | undefined)[]> {
   const found = new Map<string, StoredItem>();
   for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
     let pending: StoredItem[] = keys.slice(start, start + BATCH_GET_MAX);
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt === 5) throw unavailable();
-      const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: true } } }));
+      const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: consistent } } }));
       for (const item of result.Responses?.[TABLE] ?? []) found.set(`${String(item.pk)}|${String(item.sk)}`, item);
       pending = result.UnprocessedKeys?.[TABLE]?.Keys ?? [];
     }

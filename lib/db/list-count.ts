@@ -72,6 +72,7 @@ export interface CountedList {
  * counters ever pay a first count. A list missing here still answers right, after one count.
  */
 export const STORE_WIDE_LISTS = [
+  ENTITY.AFFILIATE,
   ENTITY.TAG,
   ENTITY.CATEGORY,
   ENTITY.PACKAGE,
@@ -89,6 +90,9 @@ export const STORE_WIDE_LISTS = [
 
 /** The storefront's enabled packages of one category (lib/db/package.ts); a new category starts it counted at 0. */
 export const enabledInCategoryCounter = (categoryId: number) => `${ENTITY.PACKAGE}#ENABLED#${ENTITY.CATEGORY}#${categoryId}`;
+
+/** The storefront's categories with enabled packages, a snapshot (`ListSnapshot`) made old by every package write that moves a category's enabled count. */
+export const STOREFRONT_CATEGORIES = `${ENTITY.CATEGORY}#STOREFRONT`;
 
 /** The order list's counter item: all orders and each status (see the header). */
 export const ORDER_COUNTER = ENTITY.ORDER;
@@ -258,3 +262,59 @@ export function storeList(storeId: number, entity: string): CountedList {
   const range = { pk: storePk(storeId), skPrefix: `${entity}#` };
   return { counter: entity, page: range, count: range };
 }
+
+/**
+ * A list whose set no write can keep counted (the storefront's promos in force follow the clock;
+ * the categories with enabled packages follow counts that package writes move) is kept as a
+ * snapshot, `COUNT#<s> / <name>`: the ids in the list's order, when it was computed (`at`) and
+ * until when it holds (`until`, null: until a write), and `of`, the `version` it was computed at.
+ * Every write that may change the set ADDs 1 to `version` in its own transaction
+ * (`snapshotBump`); a read whose snapshot is of an older version, or does not hold at its time,
+ * computes the set once and stores it conditioned on the version it read (a write meanwhile wins:
+ * the next read computes again). In the counters' partition, so a read route may store it.
+ */
+export interface ListSnapshot {
+  ids: number[];
+  at: string | null;
+  until: string | null;
+  of: number;
+  version: number;
+}
+
+export const snapshotBump = (storeId: number, name: string): GuardedWrite => ({
+  item: update({
+    Key: listCounterKey(storeId, name),
+    UpdateExpression: 'ADD #version :one SET store_id = :store',
+    ExpressionAttributeNames: { '#version': 'version' },
+    ExpressionAttributeValues: { ':one': 1, ':store': storeId },
+  }),
+});
+
+/** The snapshot as stored (never computed: no ids, `of` -1). */
+export async function readSnapshot(storeId: number, name: string): Promise<ListSnapshot> {
+  const item = await readItem(listCounterKey(storeId, name), true);
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  return {
+    ids: Array.isArray(item?.ids) ? item.ids.map(Number) : [],
+    at: text(item?.at),
+    until: text(item?.until),
+    of: typeof item?.of === 'number' ? item.of : -1,
+    version: typeof item?.version === 'number' ? item.version : 0,
+  };
+}
+
+/** Whether the snapshot answers at `now`: computed at its version, for a time not after now, not past `until`. */
+export const snapshotHolds = (snapshot: ListSnapshot, now: number) =>
+  snapshot.of === snapshot.version && snapshot.at !== null && Date.parse(snapshot.at) <= now && (snapshot.until === null || Date.parse(snapshot.until) > now);
+
+/** Stores a snapshot computed at `version`, unless a write landed meanwhile (then false: nothing stored). */
+export const storeSnapshot = (storeId: number, name: string, snapshot: Omit<ListSnapshot, 'of'>): Promise<boolean> =>
+  writeIf(
+    update({
+      Key: listCounterKey(storeId, name),
+      UpdateExpression: 'SET ids = :ids, #at = :at, #until = :until, #of = :version, store_id = :store',
+      ConditionExpression: snapshot.version === 0 ? 'attribute_not_exists(#version) OR #version = :version' : '#version = :version',
+      ExpressionAttributeNames: { '#at': 'at', '#until': 'until', '#of': 'of', '#version': 'version' },
+      ExpressionAttributeValues: { ':ids': snapshot.ids, ':at': snapshot.at, ':until': snapshot.until, ':version': snapshot.version, ':store': storeId },
+    }),
+  );

@@ -1,6 +1,7 @@
+import { referrerIds } from '#lib/db/cart-index.ts';
 import { fieldsOf, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
-import { countedPage, countMove, enabledInCategoryCounter, storeList, type CountedList } from '#lib/db/list-count.ts';
+import { countedPage, countMove, enabledInCategoryCounter, snapshotBump, STOREFRONT_CATEGORIES, storeList, type CountedList } from '#lib/db/list-count.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, remove, retrying, StaleRead, update, writeGuarded, writeReturning, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
@@ -178,7 +179,11 @@ function linkWrites(storeId: number, before: PackagePlacement, after: PackagePla
     if (before.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, before.parent_id, { change: -1 }, 'parent_id'));
     if (after.parent_id !== null) writes.push(countedReference(storeId, ENTITY.PACKAGE, after.parent_id, { change: 1 }, 'parent_id'));
   }
-  return [...writes, ...storefrontCountWrites(storeId, before, after)];
+  // A category's enabled count moving may take it into or out of the storefront's categories.
+  const movesEnabledCount =
+    (before.enabled && before.category_id !== null) !== (after.enabled && after.category_id !== null) ||
+    (before.enabled && after.enabled && before.category_id !== after.category_id);
+  return [...writes, ...storefrontCountWrites(storeId, before, after), ...(movesEnabledCount ? [snapshotBump(storeId, STOREFRONT_CATEGORIES)] : [])];
 }
 
 /** The storefront lists a placement is in: every enabled package, and those of its category. */
@@ -277,16 +282,23 @@ export async function packagePage(storeId: number, page: number, limit: number):
   return { total, data: data.map((pkg) => present(pkg, shown)) };
 }
 
+/** A package as the storefront shows it, with the ids of the variables that name it (lib/db/cart-index.ts): its fields come from those. */
+export interface ShownPackage {
+  pkg: StoredPackage;
+  variableIds: number[];
+}
+const shownFromItem = (item: StoredItem): ShownPackage => ({ pkg: packageFromItem(item), variableIds: referrerIds(item, 'variable_ids') });
+
 /** A page of the enabled packages of the store, or of one category, in id order, from the sparse storefront index, and their total. */
-export function enabledPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StoredPackage[] }> {
-  return countedPage(storeId, enabledPackageList(storeId, categoryId), page, limit, packageFromItem);
+export function enabledPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: ShownPackage[] }> {
+  return countedPage(storeId, enabledPackageList(storeId, categoryId), page, limit, shownFromItem);
 }
 
 /** An enabled package; a disabled one is as missing as one that does not exist (404). */
-export async function getEnabledPackage(storeId: number, packageId: number): Promise<StoredPackage> {
-  const pkg = await getStoredPackage(storeId, packageId);
-  if (!pkg.enabled) throw notFound('Package');
-  return pkg;
+export async function getEnabledPackage(storeId: number, packageId: number): Promise<ShownPackage> {
+  const shown = await getOne(packageKey(storeId, packageId), 'Package', shownFromItem);
+  if (!shown.pkg.enabled) throw notFound('Package');
+  return shown;
 }
 
 const PATCHABLE = ['name', 'price', 'category_id', 'parent_id', 'image', 'commands', 'description', 'enabled', 'stock', 'per_customer_limit', 'tags', 'expiry_days'] as const;

@@ -1,13 +1,14 @@
-import { fieldsOf, getOne, newItemWrite, type Fields, type StoredItem } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, getOne, newItemWrite, type Fields, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, storePk } from '#lib/db/keys.ts';
-import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
+import { countedPage, countMove, snapshotBump, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
+import { storeWideWrites } from '#lib/db/cart-index.ts';
 import { referenceWrites } from '#lib/db/references.ts';
 import { put, remove, retrying, StaleRead, update, writeGuarded, writeReturning } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Reference } from '#lib/schemas/common.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
-import { CONDITION_MODES, PROMO_TYPES, REWARD_TYPES, TARGET_TYPES, type Promo, type Target } from '#lib/schemas/promo.ts';
+import { CONDITION_MODES, PROMO_TYPES, REWARD_TYPES, TARGET_TYPES, targetsWholeStore, type Promo, type Target } from '#lib/schemas/promo.ts';
 
 /**
  * Promos. A promo and its tiers (at most 10) are one item, so reading a promo is one GetItem.
@@ -98,9 +99,32 @@ export function promoFromItem(item: StoredItem): StoredPromo {
 /** The promo without the version its writes are conditioned on. */
 const withoutVersion = ({ version: _, ...promo }: StoredPromo): Promo => promo;
 
+/**
+ * The storefront's promos in force (extensions section 8) change with the clock, so no write can
+ * keep their count: they are a snapshot (lib/db/list-count.ts `ListSnapshot`) that every promo
+ * write makes old, and that also holds only `until` the next start or end of an enabled promo.
+ */
+export const IN_FORCE_SNAPSHOT = `${PROMO}#IN_FORCE`;
+
+/** The writes of a promo's references and of where carts find it, from `before` (null: new) to `after` (null: deleted). */
+function placementWrites(
+  storeId: number,
+  promoId: number,
+  before: { promo: Promo; references: readonly Reference[] } | null,
+  after: { promo: Promo; references: readonly Reference[] } | null,
+) {
+  return [
+    snapshotBump(storeId, IN_FORCE_SNAPSHOT),
+    ...referenceWrites(storeId, before?.references ?? [], after?.references ?? [], { set: 'promo_ids', id: promoId }),
+    ...storeWideWrites(storeId, 'promo_ids', promoId, before !== null && targetsWholeStore(before.promo), after !== null && targetsWholeStore(after.promo)),
+  ];
+}
+
 /** Stores a new promo (judged by the rules) and counts its references. */
 export async function insertPromo(storeId: number, promo: Promo, references: readonly Reference[]): Promise<void> {
-  await retrying(() => writeGuarded([newItemWrite(promoItem(storeId, promo, 1)), ...referenceWrites(storeId, [], references), countMove(storeId, PROMO, 1)]));
+  await retrying(() =>
+    writeGuarded([newItemWrite(promoItem(storeId, promo, 1)), ...placementWrites(storeId, promo.id, null, { promo, references }), countMove(storeId, PROMO, 1)]),
+  );
 }
 
 export const getStoredPromo = (storeId: number, promoId: number) => getOne(promoKey(storeId, promoId), 'Promo', promoFromItem);
@@ -109,6 +133,18 @@ export const getPromo = (storeId: number, promoId: number): Promise<Promo> => ge
 
 export async function listPromos(storeId: number): Promise<Promo[]> {
   return (await queryAll({ pk: storePk(storeId), skPrefix: `${PROMO}#` })).map((item) => withoutVersion(promoFromItem(item)));
+}
+
+/** A stored promo as the rules read it. */
+export const promoFromStored = (item: StoredItem): Promo => withoutVersion(promoFromItem(item));
+
+/** Promos by id (one eventually consistent BatchGetItem per 100, as the list was read); ids whose promo is gone are left out. */
+export async function getPromosByIds(storeId: number, promoIds: readonly number[]): Promise<Promo[]> {
+  const items = await getMany(
+    promoIds.map((id) => promoKey(storeId, id)),
+    { consistent: false },
+  );
+  return items.flatMap((item) => (item ? [withoutVersion(promoFromItem(item))] : []));
 }
 
 /** A page of the store's promos, in id order, and their total. */
@@ -123,19 +159,19 @@ const sameVersion = (version: number) => ({
 });
 const staleOrGone = (stored: unknown) => (stored ? new StaleRead() : notFound('Promo'));
 
-/** Replaces the promo read at `version`, moving reference counts from `before` to `after`. */
-export async function replacePromo(storeId: number, promo: Promo, version: number, before: readonly Reference[], after: readonly Reference[]): Promise<void> {
+/** Replaces the promo read at `version` (`current`), moving reference counts from `before` to `after`. */
+export async function replacePromo(storeId: number, current: Promo, promo: Promo, version: number, before: readonly Reference[], after: readonly Reference[]): Promise<void> {
   await writeGuarded([
     { item: put({ Item: promoItem(storeId, promo, version + 1), ...sameVersion(version) }), onConditionFailed: staleOrGone },
-    ...referenceWrites(storeId, before, after),
+    ...placementWrites(storeId, promo.id, { promo: current, references: before }, { promo, references: after }),
   ]);
 }
 
-/** Deletes the promo read at `version`, releasing its references. */
-export async function deletePromoItem(storeId: number, promoId: number, version: number, references: readonly Reference[]): Promise<void> {
+/** Deletes the promo read at `version` (`current`), releasing its references. */
+export async function deletePromoItem(storeId: number, current: Promo, version: number, references: readonly Reference[]): Promise<void> {
   await writeGuarded([
-    { item: remove({ Key: promoKey(storeId, promoId), ...sameVersion(version) }), onConditionFailed: staleOrGone },
-    ...referenceWrites(storeId, references, []),
+    { item: remove({ Key: promoKey(storeId, current.id), ...sameVersion(version) }), onConditionFailed: staleOrGone },
+    ...placementWrites(storeId, current.id, { promo: current, references }, null),
     countMove(storeId, PROMO, -1),
   ]);
 }

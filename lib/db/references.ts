@@ -33,34 +33,50 @@ export const missingReference = (ref: { kind: ReferableKind; id: number; field: 
   unprocessable(`${KIND_NAMES[ref.kind]} ${ref.id} does not exist in this store`, ref.field);
 
 /**
+ * Which promos or variables refer to a referable item: the set attribute its referrers keep on it
+ * (lib/db/cart-index.ts), so that a cart finds the promos and variables of its packages from the
+ * packages (and their categories) it reads anyway.
+ */
+export type ReferrerSet = 'promo_ids' | 'variable_ids';
+
+/**
  * The writes that move reference counts from `before` to `after`, each failing as a 422 that
  * names the input field of its own reference. Items whose count does not change are left out.
+ * With `referrer`, the same write adds the referrer's id to the item's set when the item starts
+ * being referred to by it, and deletes it when it stops.
  */
-export function referenceWrites(storeId: number, before: readonly Reference[], after: readonly Reference[]): GuardedWrite[] {
-  const delta = new Map<string, { ref: Reference; change: number }>();
+export function referenceWrites(storeId: number, before: readonly Reference[], after: readonly Reference[], referrer?: { set: ReferrerSet; id: number }): GuardedWrite[] {
+  const delta = new Map<string, { ref: Reference; change: number; was: boolean; is: boolean }>();
   for (const ref of before) {
-    const entry = delta.get(refId(ref)) ?? { ref, change: 0 };
+    const entry = delta.get(refId(ref)) ?? { ref, change: 0, was: true, is: false };
     entry.change -= 1;
     delta.set(refId(ref), entry);
   }
   for (const ref of after) {
     const entry = delta.get(refId(ref));
     // Prefer the new input's field name for the error message.
-    delta.set(refId(ref), { ref, change: (entry?.change ?? 0) + 1 });
+    delta.set(refId(ref), { ref, change: (entry?.change ?? 0) + 1, was: entry?.was ?? false, is: true });
   }
   return [...delta.values()]
-    .filter(({ change }) => change !== 0)
-    .map(({ ref, change }) => ({
-      item: update({
-        Key: referableKey(storeId, ref.kind, ref.id),
-        UpdateExpression: 'ADD ref_count :change',
-        // Only a new reference needs its target to exist; dropping one from a since-deleted
-        // item cannot happen (deletes wait for ref_count 0), but must not resurrect it either.
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':change': change },
-      }),
-      onConditionFailed: () => missingReference(ref),
-    }));
+    .filter(({ change, was, is }) => change !== 0 || (referrer !== undefined && was !== is))
+    .map(({ ref, change, was, is }) => {
+      const joins = referrer !== undefined && is && !was;
+      const leaves = referrer !== undefined && was && !is;
+      const adds = [...(change === 0 ? [] : ['ref_count :change']), ...(joins ? ['#referrers :me'] : [])];
+      const expression = [adds.length > 0 ? `ADD ${adds.join(', ')}` : '', leaves ? 'DELETE #referrers :me' : ''].filter(Boolean).join(' ');
+      return {
+        item: update({
+          Key: referableKey(storeId, ref.kind, ref.id),
+          UpdateExpression: expression,
+          // Only a new reference needs its target to exist; dropping one from a since-deleted
+          // item cannot happen (deletes wait for ref_count 0), but must not resurrect it either.
+          ConditionExpression: 'attribute_exists(pk)',
+          ...(joins || leaves ? { ExpressionAttributeNames: { '#referrers': referrer!.set } } : {}),
+          ExpressionAttributeValues: { ...(change === 0 ? {} : { ':change': change }), ...(joins || leaves ? { ':me': new Set([referrer!.id]) } : {}) },
+        }),
+        onConditionFailed: () => missingReference(ref),
+      };
+    });
 }
 
 /** "1 variation", "2 promos": for the 409 that says what still refers to an item. */

@@ -1,3 +1,4 @@
+import { startCartIndex } from '#lib/db/cart-index.ts';
 import { fieldsOf, getMany, newItemWrite, patchOne, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { nowIso, storePk } from '#lib/db/keys.ts';
 import { startCounted, startOrderCounts, STORE_WIDE_LISTS } from '#lib/db/list-count.ts';
@@ -171,6 +172,8 @@ export async function createStore(input: { name: string; domain: string }): Prom
       startOrderCounts(id),
       // Nor does it have tags applied to all packages: nothing to derive from older data.
       startApplyAll(id),
+      // Nor promos and variables for its carts to find.
+      startCartIndex(id, now),
     ]),
   );
   return store;

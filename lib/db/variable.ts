@@ -1,7 +1,8 @@
-import { fieldsOf, getOne, newItemWrite, type StoredItem } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, getOne, newItemWrite, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
+import { storeWideWrites } from '#lib/db/cart-index.ts';
 import { referenceWrites } from '#lib/db/references.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { put, putNewItem, remove, retrying, StaleRead, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
@@ -103,6 +104,14 @@ function claimName(storeId: number, name: string, variableId: number): GuardedWr
   return { item: putNewItem({ ...nameKey(storeId, name), entity: ENTITY.VARIABLE_NAME, store_id: storeId, variable_id: variableId }), onConditionFailed: nameInUse };
 }
 
+/** The writes of a variable's package references and of where carts find it (lib/db/cart-index.ts), from `before` to `after` (null: none). */
+function placementWrites(storeId: number, variableId: number, before: VariableItem | null, after: VariableItem | null): GuardedWrite[] {
+  return [
+    ...referenceWrites(storeId, before ? references(before.applies_to) : [], after ? references(after.applies_to) : [], { set: 'variable_ids', id: variableId }),
+    ...storeWideWrites(storeId, 'variable_ids', variableId, before !== null && before.applies_to === null, after !== null && after.applies_to === null),
+  ];
+}
+
 const variableItem = (item: VariableItem) => ({ ...variableKey(item.store_id, item.id), entity: VARIABLE, ...item });
 
 /** The fields of a new variable, judged by the variable rules; ids, revision and times are added here. */
@@ -113,12 +122,7 @@ export async function insertVariable(storeId: number, fields: NewVariable): Prom
   const now = nowIso();
   const item: VariableItem = { id, store_id: storeId, ...fields, name_lower: fields.name.toLowerCase(), revision: 0, created_at: now, updated_at: now };
   await retrying(() =>
-    writeGuarded([
-      newItemWrite(variableItem(item)),
-      claimName(storeId, item.name, id),
-      ...referenceWrites(storeId, [], references(item.applies_to)),
-      countMove(storeId, VARIABLE, 1),
-    ]),
+    writeGuarded([newItemWrite(variableItem(item)), claimName(storeId, item.name, id), ...placementWrites(storeId, id, null, item), countMove(storeId, VARIABLE, 1)]),
   );
   return variableResponse(item);
 }
@@ -131,6 +135,15 @@ export async function getVariable(storeId: number, variableId: number): Promise<
 
 export async function listVariables(storeId: number): Promise<Variable[]> {
   return (await queryAll({ pk: storePk(storeId), skPrefix: `${VARIABLE}#` })).map((item) => variableResponse(variableFromItem(item)));
+}
+
+/** Variables by id (one BatchGetItem per 100); ids whose variable is gone are left out. */
+export async function getVariablesByIds(storeId: number, variableIds: readonly number[]): Promise<Variable[]> {
+  const items = await getMany(
+    variableIds.map((id) => variableKey(storeId, id)),
+    { consistent: false },
+  );
+  return items.flatMap((item) => (item ? [variableResponse(variableFromItem(item))] : []));
 }
 
 /** A page of the store's variables, in id order, and their total. */
@@ -160,7 +173,7 @@ export async function writeVariable(storeId: number, current: VariableItem, merg
     ...(written.name_lower !== current.name_lower
       ? [{ item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() }, claimName(storeId, written.name, variableId)]
       : []),
-    ...referenceWrites(storeId, references(current.applies_to), references(written.applies_to)),
+    ...placementWrites(storeId, variableId, current, written),
   ];
   // Alone, a plain PutItem; with the sentinel or references, one transaction.
   await writeGuarded([rewrite, ...related]);
@@ -183,7 +196,7 @@ export function deleteVariable(storeId: number, variableId: number): Promise<voi
         onConditionFailed: () => new StaleRead(),
       },
       { item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() },
-      ...referenceWrites(storeId, references(current.applies_to), []),
+      ...placementWrites(storeId, variableId, current, null),
       countMove(storeId, VARIABLE, -1),
     ]);
   });

@@ -113,6 +113,10 @@ function lineProblems(asked: AskedLine, pkg: Package | undefined, held: Readonly
   return problems;
 }
 
+/** The variable names a cart gives values for, order-level and per line: what its read must find besides the variables of its packages. */
+export const variableNamesGiven = (request: Pick<CartRequest, 'values' | 'lines'>): string[] =>
+  [...request.values, ...request.lines.flatMap((line) => line.values ?? [])].map((value) => value.name);
+
 /** The cart's prices, variables, coupon and reservations; a 422 listing every problem otherwise. */
 export function assessCart(request: CartRequest, state: CartState, now: number): AssessedCart {
   const problems: ErrorDetail[] = [...request.inputProblems];

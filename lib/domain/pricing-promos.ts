@@ -129,13 +129,28 @@ export function promoDiscounts(promo: PricingPromo, lines: readonly LineAmounts[
  * need is whole units; under VALUE it is rounded UP to the cent, because the measure moves in
  * whole cents: a tier at 10.004 needs 0.01 more from a 10.00 cart, never "0.00".
  */
-export function nextTierOf(promo: PricingPromo, lines: readonly LineAmounts[], now: number): NextTier | null {
+export function nextTierOf(promo: PricingPromo, lines: readonly LineAmounts[], now: number): { tier: NextTier; share: Exact } | null {
   if (promo.type !== 'PROGRESSIVE' || !promoInForce(promo, now)) return null;
   if (!lines.some(({ line }) => matchedBy(promo.targets, line))) return null;
   const measure = measureOf(promo, lines);
   const next = nextTierAbove(promo.tiers, measure);
   if (!next) return null;
-  const gap = difference(exact(next.min_amount), measure);
+  const minimum = exact(next.min_amount);
+  const gap = difference(minimum, measure);
   const missing = promo.condition_mode === 'QUANTITY' ? Number(ceilWhole(gap)) : fromCentsToAmount(ceilCents(gap));
-  return { promo_id: promo.id, name: promo.name, missing, reward_type: next.reward_type, reward_value: next.reward_value };
+  // The share of the next tier's min_amount still missing (min_amount is above the measure, so above 0).
+  const share = { num: gap.num * minimum.den, den: gap.den * minimum.num };
+  return { tier: { promo_id: promo.id, name: promo.name, missing, reward_type: next.reward_type, reward_value: next.reward_value }, share };
+}
+
+/** Rule 7 bounds the list: this many entries at most, the nearest first. */
+export const NEXT_TIERS_MAX = 10;
+
+/** Rule 7 for the cart: the promos' next tiers, the smallest share still missing first (ties: the lowest promo id), at most NEXT_TIERS_MAX. */
+export function nextTiers(promos: readonly PricingPromo[], lines: readonly LineAmounts[], now: number): NextTier[] {
+  return promos
+    .flatMap((promo) => nextTierOf(promo, lines, now) ?? [])
+    .sort((a, b) => compare(a.share, b.share) || a.tier.promo_id - b.tier.promo_id)
+    .slice(0, NEXT_TIERS_MAX)
+    .map(({ tier }) => tier);
 }

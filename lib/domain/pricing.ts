@@ -15,7 +15,7 @@ import {
   ZERO,
   type Exact,
 } from '#lib/domain/pricing-money.ts';
-import { nextTierOf, promoDiscounts, type LineAmounts } from '#lib/domain/pricing-promos.ts';
+import { nextTiers, promoDiscounts, type LineAmounts } from '#lib/domain/pricing-promos.ts';
 import type { CartLine, CouponCheck, PricedCart, PricingCoupon, PricingInput } from '#lib/domain/pricing-types.ts';
 import { EVERY_PACKAGE } from '#lib/schemas/discount.ts';
 
@@ -75,8 +75,9 @@ export type * from '#lib/domain/pricing-types.ts';
  *   when the order's amount after promos (every line, not only the covered ones) is at least it.
  *   PERCENTAGE: each covered line loses value% of its amount after promos, rounded per line. VALUE:
  *   min(value, the covered lines' amount after promos), shared in proportion to those amounts.
- * - Rule 7: promos in order of id; `missing` is whole units (QUANTITY) or currency rounded UP to the
- *   cent (VALUE), because the measure moves in whole cents (see nextTierOf).
+ * - Rule 7: the nearest first (the smallest exact share of the next tier's min_amount still
+ *   missing; ties: the lowest promo id), at most 10; `missing` is whole units (QUANTITY) or currency
+ *   rounded UP to the cent (VALUE), because the measure moves in whole cents (see nextTierOf).
  * - Rule 8 (commissionOf): percent of the order's total, rounded to the cent, halves away from zero.
  */
 
@@ -177,7 +178,6 @@ export function priceCart(input: PricingInput): PricedCart {
   const subtotal = sumCents(lines.map(({ subtotalCents }) => subtotalCents));
   const promoDiscount = sumCents(promos.map(({ cents }) => cents));
   const couponDiscount = sumCents(couponCents);
-  const byId = [...input.promos].sort((a, b) => a.id - b.id);
   return {
     items,
     subtotal: fromCentsToAmount(subtotal),
@@ -186,7 +186,7 @@ export function priceCart(input: PricingInput): PricedCart {
     discount: fromCentsToAmount(promoDiscount + couponDiscount),
     total: fromCentsToAmount(subtotal - promoDiscount - couponDiscount),
     coupon: coupon?.check.applied ? coupon.check.coupon : null,
-    next_tiers: byId.flatMap((promo) => nextTierOf(promo, lines, input.now) ?? []),
+    next_tiers: nextTiers(input.promos, lines, input.now),
     amount_after_promos: fromCentsToAmount(subtotal - promoDiscount),
     coupon_check: coupon?.check ?? null,
   };

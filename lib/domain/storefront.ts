@@ -36,3 +36,17 @@ export function toStorefrontPackage(pkg: Omit<Package, 'tags'>, tags: readonly T
       .map(({ id, name, description, type, required, regex, options }) => ({ id, name, description, type, required, regex, options: options ?? [] })),
   };
 }
+
+/**
+ * The storefront's promos in force at `now` (ids, in id order) and until when that answer holds:
+ * the earliest start or end of an enabled promo after `now` (null: none comes), when the set may
+ * change without any write.
+ */
+export function inForceAt(promos: readonly Pick<Promo, 'id' | 'enabled' | 'starts_at' | 'ends_at'>[], now: number): { ids: number[]; until: string | null } {
+  const ids = promos.filter((promo) => promoInForce(promo, now)).map((promo) => promo.id);
+  const boundaries = promos
+    .filter((promo) => promo.enabled)
+    .flatMap((promo) => [Date.parse(promo.starts_at), promo.ends_at === null ? Number.NaN : Date.parse(promo.ends_at)])
+    .filter((at) => Number.isFinite(at) && at > now);
+  return { ids: ids.sort((a, b) => a - b), until: boundaries.length === 0 ? null : new Date(Math.min(...boundaries)).toISOString() };
+}

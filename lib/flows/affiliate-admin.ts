@@ -1,4 +1,13 @@
-import { affiliateNotFound, customerOfAffiliate, listAffiliatesByCode, listAffiliatesByEmail, loadMembership, loadPanelsOf, patchAffiliate } from '#lib/db/affiliate.ts';
+import {
+  affiliateNotFound,
+  customerOfAffiliate,
+  affiliatePage,
+  listAffiliatesByCode,
+  listAffiliatesByEmail,
+  loadMembership,
+  loadPanelsOf,
+  patchAffiliate,
+} from '#lib/db/affiliate.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { getWithdrawal, markPaid, markRejected, withdrawalPage, type Withdrawal } from '#lib/db/withdrawal.ts';
@@ -33,13 +42,17 @@ async function customerIdOf(storeId: number, affiliateId: number): Promise<numbe
 /** The affiliates matching the filters (main code prefix, e-mail), in main-code order, one page of panels. */
 export async function listAffiliatePanels(storeId: number, query: AffiliateListQuery): Promise<{ total: number; data: AffiliatePanel[] }> {
   const prefix = query.ref_code ?? '';
-  const [found, domain] = await Promise.all([query.email ? listAffiliatesByEmail(storeId, query.email) : listAffiliatesByCode(storeId, prefix), storeDomainOf(storeId)]);
-  const matching = found.filter((affiliate) => affiliate.ref_code.toLowerCase().startsWith(prefix.toLowerCase()));
-  const start = (query.page - 1) * query.limit;
-  const page = matching.slice(start, start + query.limit);
+  const filtered = async () => {
+    const found = query.email ? await listAffiliatesByEmail(storeId, query.email) : await listAffiliatesByCode(storeId, prefix);
+    const matching = found.filter((affiliate) => affiliate.ref_code.toLowerCase().startsWith(prefix.toLowerCase()));
+    const start = (query.page - 1) * query.limit;
+    return { total: matching.length, data: matching.slice(start, start + query.limit) };
+  };
+  // Unfiltered, the page and its counted total; filtered, what matches (one e-mail's, or one code prefix's) is read for its total.
+  const [{ total, data: page }, domain] = await Promise.all([query.email || prefix ? filtered() : affiliatePage(storeId, query.page, query.limit), storeDomainOf(storeId)]);
   const panels = page.length === 0 ? [] : await loadPanelsOf(storeId, page, lastSevenDays(currentTimeMs()));
   return {
-    total: matching.length,
+    total,
     // A customer item is never deleted while its affiliate exists; one missing is skipped rather than shown half.
     data: panels.flatMap(({ affiliate, customer, visits }) => (customer ? [toPanel(affiliate, customer, domain, visits)] : [])),
   };

@@ -2,7 +2,7 @@ import { currentTimeMs } from '#lib/clock.ts';
 import { readCart } from '#lib/db/cart.ts';
 import { orderResponse, type OrderItem } from '#lib/db/order.ts';
 import { newQuoteId, putQuote, quoteIdValid } from '#lib/db/quote.ts';
-import { assessCart, cartSignature, cartValues, type CartRequest } from '#lib/domain/cart.ts';
+import { assessCart, cartSignature, cartValues, variableNamesGiven, type CartRequest } from '#lib/domain/cart.ts';
 import { orderPayments } from '#lib/db/payment.ts';
 import { providerUnavailable } from '#lib/errors.ts';
 import { cancelPending, placeOrder } from '#lib/flows/order.ts';
@@ -17,9 +17,10 @@ import { serverKeys } from '#lib/server-secret.ts';
  *
  * | use case | calls                                                                                    |
  * |----------|------------------------------------------------------------------------------------------|
- * | quote    | Query variables + Query promos + BatchGet, [BatchGet coupon / limit counters], Put quote: |
- * |          | 4, or 5 with a coupon or a limited package and client_email                              |
- * | checkout | as placing any order (lib/flows/order.ts): 5, or 6; the quote and the buyer are read in   |
+ * | quote    | BatchGet (packages, cart index), [BatchGet of the promos, variables and categories they  |
+ * |          | name; BatchGet coupon / limit counters], [BatchGet of the promos a category names], Put  |
+ * |          | quote (lib/db/cart.ts): 2 to 5                                                           |
+ * | checkout | as placing any order (lib/flows/order.ts): 4, or 5; the quote and the buyer are read in   |
  * |          | the first BatchGet; with a gateway + 2 before (lib/flows/payment-start.ts: store and      |
  * |          | accounts) and + 3 after (the order's payments, CREATED, PENDING) around the provider call |
  *
@@ -58,6 +59,7 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
     quoteId: null,
     customerId: null,
     storefront: true,
+    variableNames: variableNamesGiven(request),
   });
   const now = currentTimeMs();
   const { prices } = assessCart({ ...request, client_email: body.client_email }, { ...read, quoted: null }, now);

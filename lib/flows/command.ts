@@ -1,5 +1,5 @@
 import { currentTimeMs } from '#lib/clock.ts';
-import { chainWrite, commandWrite, getChain, getCommandRecord, getCommandRecords, saveCommand, commandResponse } from '#lib/db/command.ts';
+import { chainWrite, commandChanges, getChain, getCommandRecord, getCommandRecords, saveChange, commandResponse } from '#lib/db/command.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { decodeCommandCursor, encodeCommandCursor, listCommandsPage } from '#lib/db/command-list.ts';
 import { getOrderItem, type OrderItem } from '#lib/db/order.ts';
@@ -33,14 +33,13 @@ import type { Command, CommandCursorPage, CommandListQuery, CommandRecord, Comma
  * a finished command and its successors can never be seen half done.
  */
 export async function applyChange(storeId: number, before: CommandRecord, after: CommandRecord, now: number): Promise<CommandRecord> {
-  if (!finishesInChain(before, after)) return saveCommand(after, before.rev);
+  if (!finishesInChain(before, after)) return saveChange(before, after);
   const chain = await getChain(storeId, before.chain!);
   const moved = finishInChain(chain.entries, [before.id]);
   const freed = moved.released.length === 0 ? [] : await getCommandRecords(storeId, moved.released);
   await writeGuarded([
-    commandWrite(after, before.rev),
+    ...commandChanges([{ before, after }, ...freed.flatMap((record) => (record ? [{ before: record, after: released(record, now) }] : []))]),
     chainWrite(storeId, { ...chain, entries: moved.entries }),
-    ...freed.flatMap((record) => (record ? [commandWrite(released(record, now), record.rev)] : [])),
   ]);
   return { ...after, rev: before.rev + 1 };
 }
@@ -101,7 +100,7 @@ export function resendCommands(storeId: number, commandIds: readonly number[]): 
     const waiting = new Set(restarted.flatMap((chain) => chain.entries.filter((entry) => entry.state === 'WAITING').map((entry) => entry.id)));
     const now = currentTimeMs();
     await writeGuarded([
-      ...records.map((record) => commandWrite(resent(record!, waiting.has(record!.id), now), record!.rev)),
+      ...commandChanges(records.map((record) => ({ before: record!, after: resent(record!, waiting.has(record!.id), now) }))),
       ...restarted.map((chain) => chainWrite(storeId, chain)),
     ]);
   });

@@ -1,6 +1,6 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { randomBytes } from 'node:crypto';
-import { commandKey, dueCommands, saveCommand, queuedCommandResponse, commandFromItem } from '#lib/db/command.ts';
+import { claimQueue, commandKey, saveChange, queuedCommandResponse, commandFromItem } from '#lib/db/command.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { leaseKey, putLease, liveLease, type LeaseRecord } from '#lib/db/lease.ts';
 import { touchServer } from '#lib/db/server.ts';
@@ -17,9 +17,9 @@ import type { AckBody, AckResponse, ClaimBody, ClaimResponse } from '#lib/schema
  *
  * | use case | calls                                                                                             |
  * |----------|---------------------------------------------------------------------------------------------------|
- * | claim    | UpdateItem server (last_seen_at) + 2 Queries (its partition and ANY's; more pages only when       |
- * |          | offline-only commands are skipped) + one conditional PutItem per command handed out + Put lease:  |
- * |          | 3 when nothing is due, 4 + n for n commands                                                       |
+ * | claim    | UpdateItem server (last_seen_at) + 2 Queries (its partition and ANY's) + one conditional PutItem  |
+ * |          | per command handed out + Put lease: 3 when nothing is due, 4 + n for n commands. With `online`:   |
+ * |          | + 2 roster Queries + 1 Query per online player the rosters name (lib/db/command.ts `claimQueue`) |
  * | ack      | BatchGet (lease + commands) + per accepted result one PutItem, or when it finishes a command      |
  * |          | others wait on: chain GetItem + [BatchGet released] + TransactWrite: 1 + n (up to 1 + 3n)          |
  *
@@ -39,7 +39,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 async function leaseAll(candidates: readonly CommandRecord[], lease: Lease, now: number): Promise<CommandRecord[]> {
   const won = await Promise.all(
     candidates.map((record) =>
-      saveCommand(leased(record, lease, now), record.rev).catch((error: unknown) => {
+      saveChange(record, leased(record, lease, now)).catch((error: unknown) => {
         if (error instanceof StaleRead) return undefined;
         throw error;
       }),
@@ -63,7 +63,8 @@ export async function claimCommands(storeId: number, serverId: number, input: Cl
     handed.push(...(await leaseAll(batch, lease, now)));
     batch = [];
   };
-  for await (const record of dueCommands(storeId, serverId, iso(now), input.limit + 10)) {
+  const queue = await claimQueue(storeId, serverId, online, iso(now), input.limit + 10);
+  for await (const record of queue.commands) {
     examined += 1;
     if (mayHandOut(record, online, now)) batch.push(record);
     // Racing claims may win some of the batch: take more until the limit, or the examined bound.
@@ -71,9 +72,13 @@ export async function claimCommands(storeId: number, serverId: number, input: Cl
     if (handed.length >= input.limit || examined >= EXAMINED_MAX) break;
   }
   await take();
-  if (handed.length === 0) return { lease_id: null, expires_at: null, commands: [] };
+  const settled = queue.settle();
+  if (handed.length === 0) {
+    await settled;
+    return { lease_id: null, expires_at: null, commands: [] };
+  }
   const record: LeaseRecord = { ...lease, command_ids: handed.map((command) => command.id) };
-  await putLease(storeId, record);
+  await Promise.all([putLease(storeId, record), settled]);
   return {
     lease_id: lease.id,
     expires_at: lease.expires_at,

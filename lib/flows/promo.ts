@@ -57,7 +57,7 @@ export function updatePromo(storeId: number, promoId: number, patch: PromoPatch)
       targets: draft.targets.map(normalTarget),
       tiers: buildTiers({ storeId, promoId, firstTierId }, draft.tiers, current.tiers, now),
     };
-    await replacePromo(storeId, promo, version, promoReferences(before), promoReferences(draft));
+    await replacePromo(storeId, current, promo, version, promoReferences(before), promoReferences(draft));
     return promo;
   });
 }
@@ -65,6 +65,6 @@ export function updatePromo(storeId: number, promoId: number, patch: PromoPatch)
 export async function deletePromo(storeId: number, promoId: number): Promise<void> {
   await retrying(async () => {
     const { version, ...current } = await getStoredPromo(storeId, promoId);
-    await deletePromoItem(storeId, promoId, version, promoReferences(draftOf(current)));
+    await deletePromoItem(storeId, current, version, promoReferences(draftOf(current)));
   });
 }

@@ -17,6 +17,8 @@ export const ENTITY = {
   AFFILIATE_ID: 'AFFILIATE_ID',
   AFFILIATE_REF: 'AFFILIATE_REF',
   AFFILIATE_TRANSACTION: 'AFFILIATE_TRANSACTION',
+  /** Which promos target the whole store and which variables apply to every package (lib/db/cart-index.ts). */
+  CART_INDEX: 'CART_INDEX',
   CATEGORY: 'CATEGORY',
   CHAT_MESSAGE: 'CHAT_MESSAGE',
   CHAT_STATE: 'CHAT_STATE',
@@ -38,6 +40,8 @@ export const ENTITY = {
   LEASE: 'LEASE',
   LOGIN_CODE: 'LOGIN_CODE',
   NOTE: 'NOTE',
+  /** A player with offline-only commands in one claim queue (lib/db/offline-roster.ts). */
+  OFFLINE_PLAYER: 'OFFLINE_PLAYER',
   ORDER: 'ORDER',
   ORDER_INTERNAL: 'ORDER_INTERNAL',
   ORIGIN: 'ORIGIN',

@@ -125,3 +125,7 @@ export type PromoPatch = v.InferOutput<typeof promoPatchBody>;
 export type Target = v.InferOutput<typeof targetResource>;
 export type PromoTier = v.InferOutput<typeof tierResource>;
 export type Promo = v.InferOutput<typeof promoResource>;
+
+/** A promo that a cart must find whatever its packages: a `STORE` target, of the promo or of a tier (lib/db/cart-index.ts). */
+export const targetsWholeStore = (promo: { targets: readonly Target[]; tiers: readonly { targets: readonly Target[] }[] }) =>
+  [...promo.targets, ...promo.tiers.flatMap((tier) => tier.targets)].some((target) => target.type === 'STORE');

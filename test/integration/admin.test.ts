@@ -117,6 +117,7 @@ describe('npm run admin', () => {
       'key rotate',
       'key revoke',
       'order index-clients',
+      'cart-index',
     ]) {
       expect(overview.text).toContain(`  ${command} `);
       const help = admin(...command.split(' '), '--help');

@@ -1,4 +1,7 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { db, TABLE } from '#lib/db/client.ts';
+import { listCounterKey } from '#lib/db/list-count.ts';
 import { buyerLogin } from '../support/buyer.ts';
 import { createPackage, orderBody, placeOrder, type Store } from '../support/builders.ts';
 import { atTime, call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
@@ -188,7 +191,16 @@ describe('operator affiliates: list, get, patch', () => {
     const all = await store.get('/v1/app/affiliate');
     expect(all.body.data.map((p: any) => p.ref_code)).toEqual(['AnaGames', 'annaplays', 'bob_x']);
     expect(all.body.data[0]).toEqual(ana.panel);
-    expect(dynamoDbCalls(all)).toBe(4); // credential + Query + Get store + BatchGet
+    // credential + the list's counter + Query of the page (Limit) + Get store + BatchGet of the page's panels
+    expect(dynamoDbCalls(all)).toBe(5);
+    expect(all.body.meta.total).toBe(3);
+    // The page costs what it holds: one affiliate read for a page of one, the total from the counter.
+    const second = await store.get('/v1/app/affiliate?page=2&limit=1');
+    expect(second.body.data.map((p: any) => p.ref_code)).toEqual(['annaplays']);
+    expect(second.body.meta.total).toBe(3);
+    // A store older than the counter counts its affiliates once, from the table: not the statements filed under them.
+    await db.send(new DeleteCommand({ TableName: TABLE, Key: listCounterKey(store.storeId, 'AFFILIATE') }));
+    expect((await store.get('/v1/app/affiliate?limit=1')).body.meta.total).toBe(3);
     const prefixed = await store.get('/v1/app/affiliate?ref_code=AN');
     expect(prefixed.body.data.map((p: any) => p.id)).toEqual([ana.panel.id, anna.panel.id]);
     expect(prefixed.body.meta.first_page_url).toBe('/v1/app/affiliate?page=1&limit=20&ref_code=AN');

@@ -1,4 +1,8 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { db, TABLE } from '#lib/db/client.ts';
+import { queuePk } from '#lib/db/command.ts';
+import { rosterKey, rosterOf } from '#lib/db/offline-roster.ts';
 import { createPackage, orderBody, placeOrder } from '../support/builders.ts';
 import { buyerLogin } from '../support/buyer.ts';
 import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
@@ -131,6 +135,40 @@ describe('claim and ack', () => {
     await approvedOrder(store, [{ command: 'online only', offline_execute: false }]);
     expect((await claim(server.key, { online: ['Alex'] })).body.commands).toEqual([]);
     expect((await claim(server.key, { online: ['Alex', 'Steve'] })).body.commands.map((c: any) => c.command)).toEqual(['online only']);
+  });
+
+  it("keeps a player's offline-only commands on the queue's roster whichever way they join it, and forgets a player only once the queue holds none of theirs", async () => {
+    const store = await newStore();
+    const server = await createServer(store);
+    const anyQueue = queuePk(store.storeId, null);
+    const ageEntry = (player: string) =>
+      db.send(
+        new UpdateCommand({ TableName: TABLE, Key: rosterKey(anyQueue, player), UpdateExpression: 'SET touched_at = :old', ExpressionAttributeValues: { ':old': PAST_ISO } }),
+      );
+    const players = async () => (await rosterOf(anyQueue, 10))!.map((entry) => entry.player);
+    // The second waits for the first (any server): it joins the queue when the first is DONE.
+    await approvedOrder(store, [
+      { command: 'first', offline_execute: false },
+      { command: 'second', offline_execute: false },
+    ]);
+    expect(await players()).toEqual(['Steve']);
+    expect(await drain(server.key, { online: ['Steve'] })).toHaveLength(1);
+    await ageEntry('Steve');
+    const [second] = await drain(server.key, { online: ['Steve'] });
+    expect(second).toBeDefined();
+    expect(await players()).toEqual(['Steve']);
+    // Nothing of Steve's is queued any more: an old entry is forgotten by the next claim that reports him online.
+    await ageEntry('Steve');
+    expect(await drain(server.key, { online: ['Steve'] })).toEqual([]);
+    expect(await players()).toEqual([]);
+    // A retry puts the command back: its player is on the roster again, and it is handed out.
+    expect((await store.patch(`/v1/app/command/${second}`, { status: 'FAILED' })).status).toBe(200);
+    expect((await store.post(`/v1/app/command/${second}/retry`)).status).toBe(200);
+    expect(await players()).toEqual(['Steve']);
+    expect(await drain(server.key, { online: ['Steve'] })).toEqual([second]);
+    // A fresh entry whose commands the index may not show yet is kept.
+    expect(await drain(server.key, { online: ['Steve'] })).toEqual([]);
+    expect(await players()).toEqual(['Steve']);
   });
 
   it('backs a FAILED command off (30 s x 2^(tries-1)) and makes it DEAD at the 5th failure; acks are idempotent', async () => {
@@ -328,6 +366,57 @@ describe('races', () => {
     const listed = (await store.get('/v1/app/command?page_size=200')).body.data;
     for (const command of listed) expect(command.attempt).toBe(1);
     expect(listed.filter((c: any) => c.command === 'a').every((c: any) => c.server_id === a.id)).toBe(true);
+  });
+
+  it('concurrent claims over offline-only commands of several players: each handed to exactly one lease, and only while its player is reported online', async () => {
+    const store = await newStore();
+    const a = await createServer(store, 'A');
+    const b = await createServer(store, 'B');
+    const pkg = await createPackage(store, {
+      commands: [
+        { command: 'any', offline_execute: false },
+        { command: 'a', servers: [a.id], offline_execute: false },
+      ],
+    });
+    const playerOf = new Map<number, string>();
+    for (let i = 0; i < 12; i++) {
+      const player = `P${i % 3}`;
+      const order = await placeOrder(store, orderBody(pkg.id, { client_identifier: player }));
+      expect((await store.post(`/v1/app/order/${order.id}/approve`)).status).toBe(200);
+      for (const command of (await store.get(`/v1/app/order/${order.id}/command`)).body) playerOf.set(command.id, player);
+    }
+    const handed = new Map<number, string>();
+    for (let round = 0; round < 6; round++) {
+      // P2 is never online: its commands stay queued.
+      const keys = Array.from({ length: 10 }, (_, i) => (i % 2 ? b.key : a.key));
+      const claims = await Promise.all(keys.map((key, i) => claim(key, { limit: 2, online: i % 3 ? ['P0', 'P1'] : ['P1', 'P0', 'Nobody'] })));
+      for (const res of claims) {
+        expect(res.status, res.text).toBe(200);
+        for (const command of res.body.commands) {
+          expect(handed.has(command.id), `command ${command.id} handed out twice`).toBe(false);
+          expect(playerOf.get(command.id)).not.toBe('P2');
+          handed.set(command.id, res.body.lease_id);
+        }
+      }
+      // DONE releases each order's command for A (it waits on the any-server one).
+      await Promise.all(
+        claims.map((res, i) =>
+          res.body.lease_id === null
+            ? undefined
+            : ack(
+                keys[i]!,
+                res.body.lease_id,
+                res.body.commands.map((command: { id: number }) => ({ id: command.id, status: 'DONE' })),
+              ),
+        ),
+      );
+    }
+    expect([...handed.keys()].sort((x, y) => x - y)).toEqual(
+      [...playerOf]
+        .filter(([, player]) => player !== 'P2')
+        .map(([id]) => id)
+        .sort((x, y) => x - y),
+    );
   });
 
   it('an ack racing a lease expiry: either the ack lands or the new lease holds the command, never both', async () => {

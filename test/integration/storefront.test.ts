@@ -245,6 +245,9 @@ describe('GET /v1/webstore/category', () => {
       { id: coins.id, name: 'Coins', parent_id: null, packages_count: 2, sub_categories: [] },
     ]);
     expect(res.body.meta).toMatchObject({ total: 2, per_page: 20, first_page_url: '/v1/webstore/category?page=1&limit=20&include_sub_categories=true' });
+    // From the snapshot now: a page of one reads that one category.
+    const second = await storefront(store, '/v1/webstore/category?page=2&limit=1');
+    expect(second.body).toMatchObject({ data: [{ id: coins.id, packages_count: 2 }], meta: { total: 2 } });
   });
 
   it('follows enabling, disabling, moving and deleting packages', async () => {
@@ -339,7 +342,22 @@ describe('GET /v1/webstore/promo', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual([open, bounded]);
     expect(res.body.meta).toMatchObject({ total: 2, per_page: 20 });
-    expect(dynamoDbCalls(res)).toBe(2);
+    // domain + the in-force snapshot, old after the promo writes: Query of the promos + the snapshot's write
+    expect(dynamoDbCalls(res)).toBe(4);
+    // Then the snapshot answers: domain + its GetItem + BatchGet of the page's promos.
+    const again = await storefront(store, '/v1/webstore/promo?limit=1&page=2');
+    expect(again.body).toMatchObject({ data: [bounded], meta: { total: 2 } });
+    expect(dynamoDbCalls(again)).toBe(3);
+    // A promo write makes it old again.
+    const added = await created(store.post('/v1/app/promo', promoBody({ name: 'Added' })));
+    expect((await storefront(store, '/v1/webstore/promo')).body.data).toEqual([open, bounded, added]);
+    // So does the clock: a promo that ends passes its end without any write.
+    const soon = new Date(Date.now() + 1500).toISOString();
+    await created(store.post('/v1/app/promo', promoBody({ name: 'Ending', ends_at: soon })));
+    expect((await storefront(store, '/v1/webstore/promo')).body.meta.total).toBe(4);
+    expect((await storefront(store, '/v1/webstore/promo')).body.meta.total).toBe(4);
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(soon) - Date.now() + 50));
+    expect((await storefront(store, '/v1/webstore/promo')).body.data).toEqual([open, bounded, added]);
   });
 });
 
@@ -352,14 +370,18 @@ describe('DynamoDB calls per storefront request (the domain GetItem included)', 
     for (let i = 0; i < 3; i++) await created(store.post('/v1/app/package', { name: `Off${i}`, price: 1, enabled: false }));
     const calls = async (path: string) => dynamoDbCalls(await storefront(store, path));
     expect(await calls('/v1/webstore')).toBe(2);
-    // the categories, filtered on their enabled count
-    expect(await calls('/v1/webstore/category')).toBe(2);
+    // the categories' snapshot, old after the package writes: the categories filtered on their enabled count, the snapshot's write
+    expect(await calls('/v1/webstore/category')).toBe(4);
+    // then the snapshot and a BatchGet of the page
+    expect(await calls('/v1/webstore/category')).toBe(3);
     // the list's counter, the storefront index (Query with Limit), the apply-all tag ids, the variables
     // (in parallel); no package here holds a tag and none applies to all: no BatchGet
     expect(await calls('/v1/webstore/package')).toBe(5);
     expect(await calls(`/v1/webstore/package?category_id=${category.id}`)).toBe(5);
     expect(await calls(`/v1/webstore/package/${pkg.id}`)).toBe(4);
     expect(await calls('/v1/webstore/discount/NOPE')).toBe(2);
+    // the in-force snapshot's GetItem (a new store's was never computed: it is, from its promos, once)
+    expect(await calls('/v1/webstore/promo')).toBe(4);
     expect(await calls('/v1/webstore/promo')).toBe(2);
     // refused before any read: no header, a limit over 1,000; an unknown domain costs its GetItem
     expect(dynamoDbCalls(await call('GET', '/v1/webstore/category'))).toBe(0);

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { getCommandRecord, saveCommand } from '#lib/db/command.ts';
+import { getCommandRecord, saveChange } from '#lib/db/command.ts';
 import type { CommandRecord } from '#lib/schemas/command.ts';
 import { call } from './client.ts';
 import { createPackage, orderBody, placeOrder, type Store } from './builders.ts';
@@ -44,7 +44,7 @@ export async function approvedOrder(store: Store, commands: Record<string, unkno
 /** Rewrites a stored command (a lease's end, tries), as time passing would; the next read sees it. */
 export async function rewind(storeId: number, commandId: number, change: (record: CommandRecord) => Partial<CommandRecord>) {
   const record = (await getCommandRecord(storeId, commandId))!;
-  await saveCommand({ ...record, ...change(record) }, record.rev);
+  await saveChange(record, { ...record, ...change(record) });
 }
 
 export const PAST_ISO = '2020-01-01T00:00:00.000Z';

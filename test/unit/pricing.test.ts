@@ -301,6 +301,26 @@ describe('pricing, section 8 rule by rule', () => {
     ]);
   });
 
+  it('rule 7: next_tiers holds at most 10 entries, the smallest share still missing first, ties by the lowest promo id', () => {
+    // 2 units in the cart; promo i's next tier is at 2 + i units: i missing of 2 + i (a share growing with i).
+    const promos = Array.from({ length: 14 }, (_, index) => promo(100 - index, { tiers: [tier(2 + (index + 1), 'PERCENTAGE', 5)] }));
+    // Two promos as near as promo 100 (1 of 3 units missing): 1 of 3 again (id 7), and 10.00 of 30.00 (id 8, VALUE): ties go to the lowest id.
+    promos.push(promo(8, { condition_mode: 'VALUE', tiers: [tier(30, 'PERCENTAGE', 5)] }), promo(7, { tiers: [tier(3, 'PERCENTAGE', 5)] }));
+    const result = price([line(1, 2, 10)], promos);
+    expect(result.next_tiers.map((next) => [next.promo_id, next.missing])).toEqual([
+      [7, 1],
+      [8, 10],
+      [100, 1],
+      [99, 2],
+      [98, 3],
+      [97, 4],
+      [96, 5],
+      [95, 6],
+      [94, 7],
+      [93, 8],
+    ]);
+  });
+
   it('rule 8: the commission is a percentage of the total, rounded to the cent', () => {
     // 12.5% of 20.99 = 2.62375 -> 2.62; 10% of 0.05 = 0.005 -> 0.01 (half away from zero); 7% of 1.50 = 0.105 -> 0.11.
     expect(commissionOf(20.99, 12.5)).toBe(2.62);

@@ -1,0 +1,142 @@
+import * as v from 'valibot';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { adminCommands } from '#lib/admin/commands.ts';
+import { cartIndexKey } from '#lib/db/cart-index.ts';
+import { db, TABLE } from '#lib/db/client.ts';
+import { quoteCart } from '#lib/flows/checkout.ts';
+import { storefrontPackagePage } from '#lib/flows/storefront.ts';
+import { createPromo } from '#lib/flows/promo.ts';
+import { createVariable } from '#lib/flows/variable.ts';
+import { quoteBody } from '#lib/schemas/checkout.ts';
+import { promoCreateBody } from '#lib/schemas/promo.ts';
+import { variableCreateBody } from '#lib/schemas/variable.ts';
+import { createCategory, createPackage } from '../support/builders.ts';
+import { newStore } from '../support/client.ts';
+
+/**
+ * What a quote costs with 10 and with 1,000 promos and variables that do not touch its cart: the
+ * same calls and the same capacity, because a cart reads the promos and variables its packages
+ * (and their categories) name, and the store-wide ones, never the store's whole lists. Measured on
+ * DynamoDB Local (calls counted, ConsumedCapacity summed as DynamoDB reports it) and printed.
+ */
+const usage = { calls: 0, read: 0, write: 0 };
+let measuring = false;
+db.middlewareStack.add(
+  (next, context) => async (args) => {
+    if (!measuring) return next(args);
+    usage.calls += 1;
+    (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
+    const result = await next(args);
+    const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+    const reads = /^(Get|BatchGet|Query)/.test(context.commandName ?? '');
+    for (const entry of [consumed ?? []].flat() as { CapacityUnits?: number }[]) usage[reads ? 'read' : 'write'] += entry.CapacityUnits ?? 0;
+    return result;
+  },
+  { step: 'initialize', name: 'measureCartCapacity' },
+);
+
+const tier = (min_amount: number, reward_value: number) => ({ min_amount, reward_type: 'PERCENTAGE' as const, reward_value });
+const promoInput = (name: string, targets: { type: 'STORE' | 'CATEGORY' | 'PRODUCT'; id?: number }[], tiers = [tier(1, 5), tier(3, 10)]) =>
+  v.parse(promoCreateBody, { name, type: 'PROGRESSIVE', condition_mode: 'QUANTITY', starts_at: '2020-01-01T00:00:00.000Z', targets, tiers });
+const variableInput = (name: string, appliesTo: number[]) => v.parse(variableCreateBody, { name, type: 'TEXT', description: name, required: true, applies_to: appliesTo });
+
+/** In groups, so that DynamoDB Local is not asked for a thousand transactions at once. */
+async function inGroups(count: number, make: (index: number) => Promise<unknown>) {
+  for (let start = 0; start < count; start += 20) await Promise.all(Array.from({ length: Math.min(20, count - start) }, (_, offset) => make(start + offset)));
+}
+
+/**
+ * A store whose cart (a package in a category) has a store-wide promo, a promo on its category, one
+ * on its package and a required variable of its package; and `off` promos and `off` variables on
+ * another package, which the cart never touches.
+ */
+async function cartStore(off: number) {
+  const store = await newStore();
+  const category = await createCategory(store);
+  const pkg = await createPackage(store, { category_id: category.id });
+  const other = await createPackage(store, { name: 'Other' });
+  await createPromo(store.storeId, promoInput('Store wide', [{ type: 'STORE' }]));
+  await createPromo(store.storeId, promoInput('Ranks', [{ type: 'CATEGORY', id: category.id }], [tier(2, 15)]));
+  await createPromo(store.storeId, promoInput('VIP', [{ type: 'PRODUCT', id: pkg.id }], [tier(5, 20)]));
+  await createVariable(store.storeId, variableInput('server', [pkg.id]));
+  await inGroups(off, (index) => createPromo(store.storeId, promoInput(`Off ${index}`, [{ type: 'PRODUCT', id: other.id }])));
+  await inGroups(off, (index) => createVariable(store.storeId, variableInput(`off${index}`, [other.id])));
+  return { store, pkg };
+}
+
+const quoteOf = (packageId: number) => v.parse(quoteBody, { cart: [{ package_id: packageId, quantity: 2 }], fields: { server: 'eu' }, client_identifier: 'Steve' });
+
+async function measureQuote(storeId: number, packageId: number) {
+  Object.assign(usage, { calls: 0, read: 0, write: 0 });
+  measuring = true;
+  const { quote_id: _id, expires_at: _expires, ...quote } = await quoteCart(storeId, quoteOf(packageId));
+  measuring = false;
+  return { quote, usage: { ...usage } };
+}
+
+describe('a cart reads the promos and variables that can apply to it', () => {
+  it('prices a quote identically, at the same cost, with 10 and with 1,000 promos and variables off the cart', { timeout: 600_000 }, async () => {
+    const few = await cartStore(10);
+    const many = await cartStore(1_000);
+    const small = await measureQuote(few.store.storeId, few.pkg.id);
+    const large = await measureQuote(many.store.storeId, many.pkg.id);
+    console.log(
+      JSON.stringify({
+        quote_cost: [
+          { off_cart: 10, ...small.usage },
+          { off_cart: 1_000, ...large.usage },
+        ],
+      }),
+    );
+    // The store-wide promo's 5% (2 units) is beaten by the category's 15% (2 units); the package's tier at 5 is next.
+    expect(small.quote).toMatchObject({ subtotal: 20, promo_discount: 3, total: 17 });
+    expect(small.quote.next_tiers.map((next) => next.name)).toEqual(['Store wide', 'VIP']);
+    expect({ ...large.quote, items: large.quote.items.map((item) => ({ ...item, package_id: 0, promo_id: 0 })) }).toEqual({
+      ...small.quote,
+      items: small.quote.items.map((item) => ({ ...item, package_id: 0, promo_id: 0 })),
+      next_tiers: small.quote.next_tiers.map((next) => ({ ...next, promo_id: expect.any(Number) })),
+    });
+    // BatchGet (the package, the cart index, the variable name) + BatchGet (its category, its promos, its variables)
+    // + BatchGet (the promo only its category names) + Put quote
+    expect(small.usage.calls).toBe(4);
+    expect(large.usage).toEqual(small.usage);
+
+    // The storefront's package list (page 1, the cart's package on it) reads the variables of its page's packages, not the store's.
+    const listOf = async (storeId: number) => {
+      Object.assign(usage, { calls: 0, read: 0, write: 0 });
+      measuring = true;
+      const page = await storefrontPackagePage(storeId, undefined, 1, 1);
+      measuring = false;
+      return { fields: page.data[0]!.fields.map((field) => field.name), usage: { ...usage } };
+    };
+    const [smallList, largeList] = [await listOf(few.store.storeId), await listOf(many.store.storeId)];
+    console.log(
+      JSON.stringify({
+        storefront_package_list_cost: [
+          { off_page: 10, ...smallList.usage },
+          { off_page: 1_000, ...largeList.usage },
+        ],
+      }),
+    );
+    expect(smallList.fields).toEqual(['server']);
+    // counter + storefront Query + apply-all ids + cart index, then BatchGet of the page's variables
+    expect(smallList.usage.calls).toBe(5);
+    expect(largeList).toEqual(smallList);
+  });
+
+  it('a store older than the index is priced from every promo and variable until `cart-index` has run, then the same from the index', { timeout: 120_000 }, async () => {
+    const { store, pkg } = await cartStore(30);
+    const indexed = await measureQuote(store.storeId, pkg.id);
+    // As a store created before the index: no mark (its sets are the ones the writes kept, which `cart-index` recomputes).
+    await db.send(new UpdateCommand({ TableName: TABLE, Key: cartIndexKey(store.storeId), UpdateExpression: 'REMOVE indexed_at, store_promo_ids' }));
+    const unmarked = await measureQuote(store.storeId, pkg.id);
+    expect(unmarked.quote).toEqual(indexed.quote);
+    // Both lists are read whole (a Query each) beside the first BatchGet and the Put.
+    expect(unmarked.usage.calls).toBe(4);
+    const runs = await Promise.all([1, 2].map(() => adminCommands['cart-index']!.run({ store: String(store.storeId) })));
+    expect(runs[0]).toMatchObject({ store_id: store.storeId, promos: 33, variables: 31 });
+    const reindexed = await measureQuote(store.storeId, pkg.id);
+    expect(reindexed).toEqual(indexed);
+  });
+});
