@@ -1,3 +1,4 @@
+import { wallClockMs } from '#lib/clock.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { IDEMPOTENCY_PK_PREFIX, LIST_COUNT_PK_PREFIX } from '#lib/db/table.ts';
@@ -152,7 +153,7 @@ export function boundRequestTime(client: DynamoDBDocumentClient): void {
       const effects = current.getStore();
       if (effects?.deadline === undefined) return next(args);
       const limit = effects.deadline - (effects.claim && !effects.settling ? SETTLE_RESERVE_MS : 0);
-      const left = limit - Date.now();
+      const left = limit - wallClockMs();
       if (left <= 0) throw new RequestDeadlineExceeded(false);
       let timer: NodeJS.Timeout | undefined;
       const cut = new Promise<never>((_, fail) => {

@@ -1,3 +1,4 @@
+import { wallClockMs } from '#lib/clock.ts';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
@@ -210,5 +211,5 @@ const ANSWER_MARGIN_MS = 300;
 function answerDeadline(context: Context | undefined): number | undefined {
   if (typeof context?.getRemainingTimeInMillis !== 'function') return undefined;
   // Real time, as the DynamoDB client measures it (lib/clock.ts may be set to another time in tests).
-  return Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS;
+  return wallClockMs() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS;
 }
