@@ -99,6 +99,10 @@ export const EVENT_SOURCE_ENTITY = {
   'command.dead': ENTITY.COMMAND,
   'affiliate.withdrawal_requested': ENTITY.AFFILIATE_TRANSACTION,
   'chat.message_created': ENTITY.CHAT_MESSAGE,
+  'payment.created': ENTITY.PAYMENT,
+  'payment.failed': ENTITY.PAYMENT,
+  'payment.expired': ENTITY.PAYMENT,
+  'payment.attention': ENTITY.PAYMENT,
 } as const satisfies Record<WebhookEventType, string>;
 
 /** An operator's redelivery request (written by lib/db/webhook.ts): not an event, one queue message from the router. */
@@ -116,6 +120,28 @@ const ORDER_STATUS_EVENTS: Partial<Record<string, WebhookEventType>> = {
   REFUNDED: 'order.refunded',
   CHARGEBACK: 'order.chargeback',
 };
+
+const PAYMENT_STATUS_EVENTS: Partial<Record<string, WebhookEventType>> = {
+  FAILED: 'payment.failed',
+  EXPIRED: 'payment.expired',
+};
+
+/**
+ * A payment's events (extensions section 13): created when the item is first written (status
+ * CREATED, before the provider's answer), failed / expired when the status crosses into FAILED /
+ * EXPIRED, attention when the flag becomes non-null or changes to another value (cleared is not an
+ * event: nothing needs looking at). A write that carries the same status and flag (a repeated
+ * settle, a poll that found nothing new, a raised revision) is no event, so each crossing is sent once.
+ */
+function paymentEventsOf(old: Image | undefined, item: Image): PlannedEvent[] {
+  if (!old) return [{ type: 'payment.created' }];
+  const events: PlannedEvent[] = [];
+  const statusEvent = old.status !== item.status ? PAYMENT_STATUS_EVENTS[String(item.status)] : undefined;
+  if (statusEvent) events.push({ type: statusEvent });
+  const attention = item.attention ?? null;
+  if (attention !== null && attention !== (old.attention ?? null)) events.push({ type: 'payment.attention' });
+  return events;
+}
 
 /** Commands queued at approval are the order's delivery; REFUNDED/CHARGEBACK/EXPIRED-stage ones are not. Commands written before stages existed are APPROVED-stage. */
 const isApprovedStage = (command: Image) => (command.stage ?? 'APPROVED') === 'APPROVED';
@@ -149,6 +175,8 @@ export function eventsOf(change: ItemChange): PlannedEvent[] {
       return !old && item.operation === 'WITHDRAW_PENDING' ? [{ type: 'affiliate.withdrawal_requested' }] : [];
     case ENTITY.CHAT_MESSAGE:
       return old ? [] : [{ type: 'chat.message_created' }];
+    case ENTITY.PAYMENT:
+      return paymentEventsOf(old, item);
     default:
       return [];
   }
