@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
+import { paymentEventsOf } from '#lib/domain/payment.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import type { WebhookEventType } from '#lib/schemas/webhook.ts';
 
@@ -121,28 +122,6 @@ const ORDER_STATUS_EVENTS: Partial<Record<string, WebhookEventType>> = {
   CHARGEBACK: 'order.chargeback',
 };
 
-const PAYMENT_STATUS_EVENTS: Partial<Record<string, WebhookEventType>> = {
-  FAILED: 'payment.failed',
-  EXPIRED: 'payment.expired',
-};
-
-/**
- * A payment's events (extensions section 13): created when the item is first written (status
- * CREATED, before the provider's answer), failed / expired when the status crosses into FAILED /
- * EXPIRED, attention when the flag becomes non-null or changes to another value (cleared is not an
- * event: nothing needs looking at). A write that carries the same status and flag (a repeated
- * settle, a poll that found nothing new, a raised revision) is no event, so each crossing is sent once.
- */
-function paymentEventsOf(old: Image | undefined, item: Image): PlannedEvent[] {
-  if (!old) return [{ type: 'payment.created' }];
-  const events: PlannedEvent[] = [];
-  const statusEvent = old.status !== item.status ? PAYMENT_STATUS_EVENTS[String(item.status)] : undefined;
-  if (statusEvent) events.push({ type: statusEvent });
-  const attention = item.attention ?? null;
-  if (attention !== null && attention !== (old.attention ?? null)) events.push({ type: 'payment.attention' });
-  return events;
-}
-
 /** Commands queued at approval are the order's delivery; REFUNDED/CHARGEBACK/EXPIRED-stage ones are not. Commands written before stages existed are APPROVED-stage. */
 const isApprovedStage = (command: Image) => (command.stage ?? 'APPROVED') === 'APPROVED';
 
@@ -176,7 +155,8 @@ export function eventsOf(change: ItemChange): PlannedEvent[] {
     case ENTITY.CHAT_MESSAGE:
       return old ? [] : [{ type: 'chat.message_created' }];
     case ENTITY.PAYMENT:
-      return paymentEventsOf(old, item);
+      // The same crossings `settle` answers, from the item's images (lib/domain/payment.ts).
+      return paymentEventsOf(old, item).map((type) => ({ type }));
     default:
       return [];
   }
