@@ -117,6 +117,9 @@ describe('which changes are events', () => {
     expect(eventIdOf(eventOrigin('order.created', 'rec-1', 1, 7))).not.toBe(eventIdOf(eventOrigin('order.created', 'rec-2', 1, 7)));
     expect(eventIdOf(eventOrigin('order.delivered', 'rec-1', 1, 7))).toBe(eventIdOf(eventOrigin('order.delivered', 'rec-9', 1, 7)));
     expect(eventIdOf(eventOrigin('order.delivered', 'rec-1', 2, 7))).not.toBe(eventIdOf(eventOrigin('order.delivered', 'rec-1', 1, 7)));
+    // a payment change that is two events (failed and flagged at once) names two; a replay of the record names the same two
+    expect(eventIdOf(eventOrigin('payment.failed', 'rec-3', 1, 7))).not.toBe(eventIdOf(eventOrigin('payment.attention', 'rec-3', 1, 7)));
+    expect(eventIdOf(eventOrigin('payment.attention', 'rec-3', 1, 7))).toBe(eventIdOf(eventOrigin('payment.attention', 'rec-3', 1, 7)));
   });
 });
 
