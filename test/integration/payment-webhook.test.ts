@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { atTime } from '#lib/clock.ts';
+import { reconcilePayments } from '#lib/flows/payment-reconcile.ts';
 import { verifySignature } from '../../examples/webhook-receiver/receiver.ts';
 import { testChargeLedger, testChargeOwner } from '#lib/db/test-charge.ts';
 import { createPackage, type Store } from '../support/builders.ts';
@@ -105,6 +107,18 @@ describe('payment events', () => {
     expect((await call('POST', `${page}/fail`)).status).toBe(409);
     await new Promise((done) => setTimeout(done, 500));
     expect(typesAt(path)).toEqual(['payment.created', 'payment.failed']);
+  });
+
+  it('an unpaid payment past its expires_at: the reconciler expires it and payment.expired is sent once, however many runs', async () => {
+    const { store, path, order } = await subscribedCheckout(PAYMENT_EVENTS);
+    await until('payment.created', () => typesAt(path).includes('payment.created'));
+    const apiBase = inject('apiUrl').replace(/\/v1\/?$/, '');
+    const later = Date.parse(order.payment.expires_at) + 1000;
+    for (const run of [0, 1]) await atTime(later + run * 1000, () => reconcilePayments(apiBase, store.storeId));
+    const expired = await until('payment.expired', () => at(path).find((r) => r.body.type === 'payment.expired'));
+    expect(expired.body.data).toMatchObject({ id: order.payment.id, status: 'EXPIRED' });
+    await new Promise((done) => setTimeout(done, 500));
+    expect(typesAt(path)).toEqual(['payment.created', 'payment.expired']);
   });
 
   it('a paid charge that is not this payment (its amount differs): payment.attention with MISMATCH, the order untouched', async () => {
