@@ -241,7 +241,7 @@ export const operationIdOf = (name: string) => name.replace(/-([a-z0-9])/g, (_ma
 const concrete = (value: unknown) => value !== undefined && !JSON.stringify(value).includes('{{');
 
 /**
- * The ten events under OpenAPI 3.1 `webhooks`: the body a receiver gets, `data` being the resource
+ * The events under OpenAPI 3.1 `webhooks`: the body a receiver gets, `data` being the resource
  * as its route answers it (lib/flows/webhook-router.ts `dataOf`).
  */
 function webhooks(): Record<string, unknown> {
@@ -256,6 +256,10 @@ function webhooks(): Record<string, unknown> {
     'command.dead': commandSchemas.commandResource,
     'affiliate.withdrawal_requested': v.object({ ...affiliateSchemas.affiliateTransaction.entries, affiliate_id: v.number() }),
     'chat.message_created': v.object({ ...chatSchemas.chatMessageResource.entries, order_id: v.number() }),
+    'payment.created': paymentSchemas.paymentResource,
+    'payment.failed': paymentSchemas.paymentResource,
+    'payment.expired': paymentSchemas.paymentResource,
+    'payment.attention': paymentSchemas.paymentResource,
   };
   return Object.fromEntries(
     webhookSchemas.WEBHOOK_EVENT_TYPES.map((type) => [

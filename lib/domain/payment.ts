@@ -85,6 +85,23 @@ export type OrderEffect =
 
 export type PaymentEvent = 'payment.created' | 'payment.failed' | 'payment.expired' | 'payment.attention';
 
+/**
+ * The events of a payment's change (section 13), from its status and flag before and after: created
+ * when there was none before; failed / expired when the status crosses into FAILED / EXPIRED;
+ * attention when the flag becomes non-null or changes to another (cleared is no event). A repeated
+ * write with the same status and flag is none, so each crossing is sent once. `settle` answers
+ * these, and the webhook router draws them from the table's stream with this same function.
+ */
+export function paymentEventsOf(before: { status?: unknown; attention?: unknown } | undefined, after: { status?: unknown; attention?: unknown }): PaymentEvent[] {
+  if (!before) return ['payment.created'];
+  const events: PaymentEvent[] = [];
+  if (before.status !== after.status && after.status === 'FAILED') events.push('payment.failed');
+  if (before.status !== after.status && after.status === 'EXPIRED') events.push('payment.expired');
+  const attention = after.attention ?? null;
+  if (attention !== null && attention !== (before.attention ?? null)) events.push('payment.attention');
+  return events;
+}
+
 export interface SettleInput {
   payment: PaymentRecord;
   order: OrderView;
@@ -271,10 +288,7 @@ export function settle({ payment, order, accountId, chargebackOn, report, source
     next.paid_at !== payment.paid_at;
   if (!changed) return unchanged(payment);
 
-  const events: PaymentEvent[] = [];
-  if (statusMoved && status === 'FAILED') events.push('payment.failed');
-  if (statusMoved && status === 'EXPIRED') events.push('payment.expired');
-  if (next.attention !== null && next.attention !== payment.attention) events.push('payment.attention');
+  const events = paymentEventsOf(payment, next);
   next.history = statusMoved ? [...payment.history, { at: iso(now), from: payment.status, to: status, source }].slice(-HISTORY_MAX) : payment.history;
   next.revision = payment.revision + 1;
   next.updated_at = iso(now);
@@ -317,7 +331,7 @@ export function newPayment(input: NewPayment, now: number): { payment: PaymentRe
       created_at: at,
       updated_at: at,
     },
-    events: ['payment.created'],
+    events: paymentEventsOf(undefined, { status: 'CREATED' }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
+import { paymentEventsOf } from '#lib/domain/payment.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import type { WebhookEventType } from '#lib/schemas/webhook.ts';
 
@@ -99,6 +100,10 @@ export const EVENT_SOURCE_ENTITY = {
   'command.dead': ENTITY.COMMAND,
   'affiliate.withdrawal_requested': ENTITY.AFFILIATE_TRANSACTION,
   'chat.message_created': ENTITY.CHAT_MESSAGE,
+  'payment.created': ENTITY.PAYMENT,
+  'payment.failed': ENTITY.PAYMENT,
+  'payment.expired': ENTITY.PAYMENT,
+  'payment.attention': ENTITY.PAYMENT,
 } as const satisfies Record<WebhookEventType, string>;
 
 /** An operator's redelivery request (written by lib/db/webhook.ts): not an event, one queue message from the router. */
@@ -149,6 +154,9 @@ export function eventsOf(change: ItemChange): PlannedEvent[] {
       return !old && item.operation === 'WITHDRAW_PENDING' ? [{ type: 'affiliate.withdrawal_requested' }] : [];
     case ENTITY.CHAT_MESSAGE:
       return old ? [] : [{ type: 'chat.message_created' }];
+    case ENTITY.PAYMENT:
+      // The same crossings `settle` answers, from the item's images (lib/domain/payment.ts).
+      return paymentEventsOf(old, item).map((type) => ({ type }));
     default:
       return [];
   }

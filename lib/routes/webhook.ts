@@ -18,7 +18,7 @@ export const webhookRoutes = {
     summary: 'Subscribe a URL to events; the answer carries the signing secret, shown only here',
     body: webhookCreateBody, response: webhookCreatedResource,
     // Created disabled, as a receiver not yet ready would be: webhook-update enables it.
-    example: { body: { url: 'https://example.com/hooks/store', events: ['order.approved', 'order.delivered'], description: 'Fulfilment', enabled: false } },
+    example: { body: { url: 'https://example.com/hooks/store', events: ['order.approved', 'order.delivered', 'payment.attention'], description: 'Fulfilment', enabled: false } },
   }),
   'webhook-list': route({
     method: 'GET', path: '/v1/app/webhook', api: 'api', credential: 'operator', access: 'read', tag: 'Webhook',

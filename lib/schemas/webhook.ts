@@ -13,6 +13,10 @@ export const WEBHOOK_EVENT_TYPES = [
   'command.dead',
   'affiliate.withdrawal_requested',
   'chat.message_created',
+  'payment.created',
+  'payment.failed',
+  'payment.expired',
+  'payment.attention',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

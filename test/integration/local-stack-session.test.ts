@@ -41,7 +41,9 @@ function operatorCurlSession(): string {
 
 describe('the local stack as a developer uses it', () => {
   it.skipIf(!hasCurl)(
-    hasCurl ? 'runs the operator curl session of docs/operator.md verbatim, twice, with no 4xx or 5xx' : 'operator curl session: SKIPPED, curl is not installed on this machine',
+    hasCurl
+      ? 'runs the operator curl session of docs/operator.md verbatim, twice, with no 4xx or 5xx, the TEST purchase paid and approved'
+      : 'operator curl session: SKIPPED, curl is not installed on this machine',
     () => {
       const session = operatorCurlSession();
       const commands = session.split('\n').filter((line) => /(^|\$\()curl /.test(line)).length;
@@ -51,10 +53,22 @@ describe('the local stack as a developer uses it', () => {
         const script = `set -e\ncurl() { command curl -D "$(mktemp -p ${statuses})" "$@"; }\n${session}`;
         const result = spawnSync('bash', ['-c', script], { cwd: copy, encoding: 'utf8' });
         expect(result.status, `run ${run}: ${result.stderr}`).toBe(0);
-        const lines = readdirSync(statuses).map((file) => readFileSync(join(statuses, file), 'utf8').split('\r\n')[0]!);
+        // The final answer of each call: a call that follows a redirect (-L, the TEST page's button) dumps each answer's headers in turn.
+        const lines = readdirSync(statuses).map(
+          (file) =>
+            readFileSync(join(statuses, file), 'utf8')
+              .split('\r\n')
+              .filter((line) => line.startsWith('HTTP/'))
+              .at(-1)!,
+        );
         rmSync(statuses, { recursive: true });
         expect(lines, `run ${run}`).toHaveLength(commands);
         for (const line of lines) expect(line, `run ${run}: ${result.stdout}`).toMatch(/^HTTP\/1\.1 2\d\d /);
+        // The paid walkthrough: "pay" on the TEST page, the notification approved the order, and its delivery is queued.
+        expect(result.stdout, `run ${run}`).toContain('<dd id="status">PAID');
+        expect(result.stdout, `run ${run}`).toContain('notify route answered 200');
+        expect(result.stdout, `run ${run}`).toContain('{"status":"APPROVED"}');
+        expect(result.stdout, `run ${run}`).toMatch(/^PENDING lp user alex parent add vip$/m);
         // A second run the same second would reuse its names.
         if (run === 1) spawnSync('sleep', ['1.1']);
       }

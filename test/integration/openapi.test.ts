@@ -77,7 +77,7 @@ describe('GET /v1/openapi.json', () => {
     expect(JSON.stringify(doc.paths)).not.toContain('storeDomain');
   });
 
-  it('carries request examples, and the ten events under webhooks', async () => {
+  it('carries request examples, and the events under webhooks (the payment ones with the Payment as data)', async () => {
     const doc = (await call('GET', '/v1/openapi.json')).body;
     expect(doc.paths['/v1/app/tag'].post.requestBody.content['application/json'].example).toEqual({ name: 'Sale', color: '#ef4444' });
     expect(doc.paths['/v1/webstore/checkout'].post.requestBody.content['application/json'].example).toMatchObject({ gateway: 'TEST', terms: true });
@@ -89,5 +89,10 @@ describe('GET /v1/openapi.json', () => {
     expect(body.properties.type).toEqual({ const: 'order.approved' });
     expect(body.properties.data).toEqual({ $ref: '#/components/schemas/OrderResource' });
     expect(doc.webhooks['chat.message_created'].post.requestBody.content['application/json'].schema.properties.data.properties.order_id.type).toBe('integer');
+    for (const type of ['payment.created', 'payment.failed', 'payment.expired', 'payment.attention']) {
+      const schema = doc.webhooks[type].post.requestBody.content['application/json'].schema;
+      expect(schema.properties.type).toEqual({ const: type });
+      expect(schema.properties.data).toEqual({ $ref: '#/components/schemas/PaymentResource' });
+    }
   });
 });

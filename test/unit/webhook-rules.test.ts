@@ -57,6 +57,54 @@ describe('which changes are events', () => {
     expect(eventsOf({ old: order })).toEqual([]);
   });
 
+  const payment = { entity: 'PAYMENT', store_id: 1, order_id: 7, id: 'pay_x', status: 'CREATED', attention: null, revision: 1 };
+  const pending = { ...payment, status: 'PENDING', revision: 2 };
+  it.each([
+    [undefined, payment, ['payment.created']],
+    [payment, pending, []],
+    [pending, { ...pending, status: 'FAILED' }, ['payment.failed']],
+    [pending, { ...pending, status: 'EXPIRED' }, ['payment.expired']],
+    [pending, { ...pending, status: 'CANCELED' }, []],
+    [pending, { ...pending, status: 'PAID' }, []],
+    [pending, { ...pending, attention: 'MISMATCH' }, ['payment.attention']],
+    [{ ...pending, status: 'PAID' }, { ...pending, status: 'PAID', attention: 'DUPLICATE' }, ['payment.attention']],
+    [{ ...pending, status: 'PAID', attention: 'DISPUTE_OPEN' }, { ...pending, status: 'PAID', attention: 'DISPUTE_WON' }, ['payment.attention']],
+    // money after expiry: PAID with UNFULFILLED is one attention event, not a second expiry
+    [{ ...pending, status: 'EXPIRED' }, { ...pending, status: 'PAID', attention: 'UNFULFILLED' }, ['payment.attention']],
+    // an expiry that also flags: both events, from one change
+    [pending, { ...pending, status: 'FAILED', attention: 'MISMATCH' }, ['payment.failed', 'payment.attention']],
+    // cleared is not an event
+    [{ ...pending, attention: 'MISMATCH' }, { ...pending, attention: null }, []],
+  ])('payment %j -> %j is %j', (old, item, types) => {
+    expect(eventsOf({ old, new: item }).map((e) => e.type)).toEqual(types);
+  });
+
+  it('a repeated write of a payment with nothing changed is no event, whatever its status and flag', () => {
+    for (const status of ['CREATED', 'PENDING', 'FAILED', 'EXPIRED', 'PAID']) {
+      for (const attention of [null, 'MISMATCH', 'DUPLICATE']) {
+        const item = { ...payment, status, attention };
+        // a raised revision and a new updated_at (a poll that found nothing new) change nothing an event is about
+        expect(eventsOf({ old: item, new: { ...item, revision: 9, updated_at: '2026-11-26T12:00:00.000Z' } })).toEqual([]);
+      }
+    }
+  });
+
+  it("each crossing of a payment's life is sent once: a sequence of writes with repeats gives each event once", () => {
+    const writes = [
+      payment,
+      pending,
+      pending,
+      { ...pending, attention: 'MISMATCH' },
+      { ...pending, attention: 'MISMATCH' },
+      { ...pending, status: 'EXPIRED', attention: 'MISMATCH' },
+      { ...pending, status: 'EXPIRED', attention: 'MISMATCH' },
+      { ...pending, status: 'PAID', attention: 'UNFULFILLED' },
+      { ...pending, status: 'PAID', attention: 'UNFULFILLED' },
+    ];
+    const types = writes.flatMap((item, index) => eventsOf({ old: writes[index - 1], new: item }).map((e) => e.type));
+    expect(types).toEqual(['payment.created', 'payment.attention', 'payment.expired', 'payment.attention']);
+  });
+
   it('an order is delivered when every APPROVED-stage command is DONE', () => {
     expect(isOrderDelivered([{ status: 'DONE' }, { status: 'DONE', stage: 'APPROVED' }, { status: 'PENDING', stage: 'EXPIRED' }])).toBe(true);
     expect(isOrderDelivered([{ status: 'DONE' }, { status: 'FAILED' }])).toBe(false);
@@ -69,6 +117,9 @@ describe('which changes are events', () => {
     expect(eventIdOf(eventOrigin('order.created', 'rec-1', 1, 7))).not.toBe(eventIdOf(eventOrigin('order.created', 'rec-2', 1, 7)));
     expect(eventIdOf(eventOrigin('order.delivered', 'rec-1', 1, 7))).toBe(eventIdOf(eventOrigin('order.delivered', 'rec-9', 1, 7)));
     expect(eventIdOf(eventOrigin('order.delivered', 'rec-1', 2, 7))).not.toBe(eventIdOf(eventOrigin('order.delivered', 'rec-1', 1, 7)));
+    // a payment change that is two events (failed and flagged at once) names two; a replay of the record names the same two
+    expect(eventIdOf(eventOrigin('payment.failed', 'rec-3', 1, 7))).not.toBe(eventIdOf(eventOrigin('payment.attention', 'rec-3', 1, 7)));
+    expect(eventIdOf(eventOrigin('payment.attention', 'rec-3', 1, 7))).toBe(eventIdOf(eventOrigin('payment.attention', 'rec-3', 1, 7)));
   });
 });
 
