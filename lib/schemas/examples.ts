@@ -1,4 +1,4 @@
-/**
+/*
  * The values the OpenAPI document's examples are made of (lib/openapi.ts `exampleOf` composes each
  * request and response example from its schema, taking a leaf's value from here by its property
  * name). They are the demo store's (infra/local/seed.ts): the VIP rank of the Ranks category, the
