@@ -357,13 +357,22 @@ const PLACEHOLDER_EXAMPLES: Record<string, string | number> = {
   leased_command_id: EXAMPLE_INTEGER,
   order_internal_id: EXAMPLE_VALUES.internal_id as string,
   store_domain: EXAMPLE_VALUES.domain as string,
+  payment_order_id: EXAMPLE_INTEGER,
+  payment_id: EXAMPLE_VALUES.payment_id as string,
+  test_notify_key: EXAMPLE_VALUES.notify_key as string,
 };
-function withPlaceholdersFilled<T>(example: T): T {
+/** The example with its placeholders filled; undefined when one has no value here (then `exampleOf` composes one). */
+function withPlaceholdersFilled<T>(example: T): T | undefined {
   if (example === undefined) return example;
+  let unknown = false;
+  const valueOf = (name: string) => {
+    if (!(name in PLACEHOLDER_EXAMPLES)) unknown = true;
+    return PLACEHOLDER_EXAMPLES[name] ?? '';
+  };
   const text = JSON.stringify(example)
-    .replace(/"\{\{(\w+)\}\}"/g, (whole, name: string) => JSON.stringify(PLACEHOLDER_EXAMPLES[name] ?? whole))
-    .replace(/\{\{(\w+)\}\}/g, (whole, name: string) => String(PLACEHOLDER_EXAMPLES[name] ?? whole));
-  return JSON.parse(text) as T;
+    .replace(/"\{\{(\w+)\}\}"/g, (_whole, name: string) => JSON.stringify(valueOf(name)))
+    .replace(/\{\{(\w+)\}\}/g, (_whole, name: string) => String(valueOf(name)));
+  return unknown ? undefined : (JSON.parse(text) as T);
 }
 
 /** Each event's `data`: the resource as its route answers it (lib/flows/webhook-router.ts `dataOf`). */

@@ -1020,7 +1020,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The status of an order, by its internal_id (no client data) */
+        /** The status of an order, by its internal_id (no client data); a PENDING order with a live payment not checked for 10 seconds asks the provider first */
         get: operations["webstoreOrderStatus"];
         put?: never;
         post?: never;
@@ -1321,6 +1321,40 @@ export interface paths {
         get: operations["webstoreGatewayList"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment/notify/{provider}/{notifyKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A payment provider's notification (the store's notification_url): the signature checked on the raw body, then the payment fetched from the provider and settled; 503 with Retry-After when the provider cannot be asked */
+        post: operations["paymentNotify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/app/order/{orderId}/payment/{paymentId}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the provider now for a payment of the order and settle what it says (the same rules as a notification); 502 when the provider cannot be reached */
+        post: operations["orderPaymentSync"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2179,6 +2213,32 @@ export interface components {
             last_page_url: string;
             next_page_url: string | null;
             previous_page_url: string | null;
+        };
+        PaymentNotifyResource: {
+            /** @enum {string} */
+            outcome: "processed" | "ignored";
+        };
+        PaymentResource: {
+            id: string;
+            order_id: number;
+            /** @enum {string} */
+            gateway: "PIX" | "MERCADOPAGO" | "STRIPE" | "PAYPAL" | "TEST";
+            /** @enum {string} */
+            provider: "mercadopago" | "stripe" | "paypal" | "test";
+            /** @enum {string} */
+            status: "CREATED" | "PENDING" | "FAILED" | "EXPIRED" | "CANCELED" | "PAID" | "REFUNDED" | "CHARGEBACK";
+            amount: number;
+            currency: string;
+            provider_ref: string | null;
+            pix_code: string | null;
+            qr_code: string | null;
+            checkout_url: string | null;
+            expires_at: string | null;
+            paid_at: string | null;
+            refunded_amount: number;
+            attention: ("DUPLICATE" | "UNFULFILLED" | "MISMATCH" | "PARTIAL_REFUND" | "DISPUTE_OPEN" | "DISPUTE_WON") | null;
+            created_at: string;
+            updated_at: string;
         };
         PaymentSettingsPatch: {
             /** @enum {string} */
@@ -3077,7 +3137,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4208,7 +4268,7 @@ export interface operations {
                 "x-store-domain": string;
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4735,7 +4795,7 @@ export interface operations {
                 "x-store-domain": string;
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -4954,7 +5014,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5604,7 +5664,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5738,7 +5798,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -5895,7 +5955,7 @@ export interface operations {
                 "x-store-domain": string;
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -6109,7 +6169,7 @@ export interface operations {
                 "x-store-domain": string;
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -6320,7 +6380,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -6866,7 +6926,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -7480,7 +7540,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -7609,7 +7669,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -7878,7 +7938,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -8528,7 +8588,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -9121,7 +9181,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -9780,7 +9840,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -10087,7 +10147,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -10249,7 +10309,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -10411,7 +10471,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -10573,7 +10633,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -10735,7 +10795,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -11258,7 +11318,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -11611,7 +11671,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -11884,7 +11944,7 @@ export interface operations {
                 "x-store-domain": string;
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -12659,7 +12719,7 @@ export interface operations {
                 "x-store-domain": string;
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -12816,7 +12876,7 @@ export interface operations {
                 "x-store-domain": string;
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -13036,6 +13096,15 @@ export interface operations {
             };
             /** @description Unknown store domain, or not found in this store */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13453,7 +13522,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -13873,7 +13942,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -14353,7 +14422,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -14690,7 +14759,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -15233,7 +15302,7 @@ export interface operations {
             header?: {
                 /**
                  * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
-                 * @example Idempotency-Key
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
                  */
                 "Idempotency-Key"?: string;
             };
@@ -15856,6 +15925,234 @@ export interface operations {
             };
             /** @description Unknown store domain, or not found in this store */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected fault; carries only a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is throttling or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    paymentNotify: {
+        parameters: {
+            query?: {
+                /** @example data.id */
+                "data.id"?: string;
+                /** @example type */
+                type?: string;
+                /** @example id */
+                id?: string;
+                /** @example topic */
+                topic?: string;
+                /** @example source_news */
+                source_news?: string;
+            };
+            header?: never;
+            path: {
+                /** @example test */
+                provider: "mercadopago" | "test";
+                /** @example q3Vb8xK2mN7pR4sT1wY6zA0cE5gH9jL2oQ8uX3vB7dF */
+                notifyKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "outcome": "processed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentNotifyResource"];
+                };
+            };
+            /** @description Malformed query, or a query parameter it does not take or sent twice (INVALID_QUERY; `field` names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found in this store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Input breaks a rule; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected fault; carries only a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is throttling or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    orderPaymentSync: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 1 */
+                orderId: string;
+                /** @example pay_Q2hhcmdlIGV4YW1wbGUgMDAx */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "id",
+                     *       "order_id": 1,
+                     *       "gateway": "PIX",
+                     *       "provider": "mercadopago",
+                     *       "status": "CREATED",
+                     *       "amount": 19.98,
+                     *       "currency": "BRL",
+                     *       "provider_ref": "provider_ref",
+                     *       "pix_code": "pix_code",
+                     *       "qr_code": "qr_code",
+                     *       "checkout_url": "checkout_url",
+                     *       "expires_at": "2026-11-20T14:03:00.000Z",
+                     *       "paid_at": "2026-11-20T14:03:00.000Z",
+                     *       "refunded_amount": 1,
+                     *       "attention": "DUPLICATE",
+                     *       "created_at": "2026-11-20T14:03:00.000Z",
+                     *       "updated_at": "2026-11-20T14:03:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentResource"];
+                };
+            };
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Idempotency-Key longer than 255 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential missing, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found in this store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -104,7 +104,7 @@ describe('the examples of the OpenAPI document', () => {
     expect(tag).toMatchObject({ id: 1, name: 'VIP rank', price: 9.99 });
     const order = document.paths['/v1/app/order/{orderId}']!.get!.responses['200']!.content!['application/json']!.example as Record<string, unknown>;
     expect(order).toMatchObject({ client_identifier: 'Steve', client_email: 'buyer@demo.localhost', created_at: '2026-11-20T14:03:00.000Z' });
-    expect(JSON.stringify(document)).not.toContain('{{');
+    expect(JSON.stringify(document).match(/.{80}\{\{.{40}/g) ?? []).toEqual([]);
   });
 
   it('would catch an example that no longer fits its schema', () => {
