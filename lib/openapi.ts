@@ -143,12 +143,13 @@ function exampleOf(schema: JsonSchema | undefined, name?: string, owners: readon
   if ('const' in schema) return schema.const;
   if (schema.default !== undefined && schema.default !== null) return schema.default;
   const owned = owners.map((owner) => EXAMPLE_VALUES_IN[owner]?.[name ?? '']).find((value) => value !== undefined);
-  const named = name === undefined ? undefined : (owned ?? EXAMPLE_VALUES[name]);
+  const named = name === undefined ? undefined : owned !== undefined ? owned : EXAMPLE_VALUES[name];
   if (Array.isArray(schema.enum)) return schema.enum.includes(named) ? named : schema.enum[0];
   const options = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
   if (options) {
     const nonNull = options.find((option) => option.type !== 'null');
-    if (!nonNull || (name !== undefined && EXAMPLE_NULLS.has(name) && options.some((option) => option.type === 'null'))) return null;
+    const nullable = options.some((option) => option.type === 'null');
+    if (!nonNull || (nullable && (named === null || (named === undefined && name !== undefined && EXAMPLE_NULLS.has(name))))) return null;
     return exampleOf(nonNull, name, owners, depth + 1);
   }
   switch (schema.type) {
@@ -360,18 +361,19 @@ const PLACEHOLDER_EXAMPLES: Record<string, string | number> = {
   payment_order_id: EXAMPLE_INTEGER,
   payment_id: EXAMPLE_VALUES.payment_id as string,
   test_notify_key: EXAMPLE_VALUES.notify_key as string,
+  test_charge_ref: `tst_${EXAMPLE_VALUES.payment_id}`,
 };
 /** The example with its placeholders filled; undefined when one has no value here (then `exampleOf` composes one). */
 function withPlaceholdersFilled<T>(example: T): T | undefined {
   if (example === undefined) return example;
   let unknown = false;
-  const valueOf = (name: string) => {
+  const placeholderValue = (name: string) => {
     if (!(name in PLACEHOLDER_EXAMPLES)) unknown = true;
     return PLACEHOLDER_EXAMPLES[name] ?? '';
   };
   const text = JSON.stringify(example)
-    .replace(/"\{\{(\w+)\}\}"/g, (_whole, name: string) => JSON.stringify(valueOf(name)))
-    .replace(/\{\{(\w+)\}\}/g, (_whole, name: string) => String(valueOf(name)));
+    .replace(/"\{\{(\w+)\}\}"/g, (_whole, name: string) => JSON.stringify(placeholderValue(name)))
+    .replace(/\{\{(\w+)\}\}/g, (_whole, name: string) => String(placeholderValue(name)));
   return unknown ? undefined : (JSON.parse(text) as T);
 }
 
@@ -387,6 +389,10 @@ export const EVENT_DATA: Record<webhookSchemas.WebhookEventType, GenericSchema> 
   'command.dead': commandSchemas.commandResource,
   'affiliate.withdrawal_requested': v.object({ ...affiliateSchemas.affiliateTransaction.entries, affiliate_id: v.number() }),
   'chat.message_created': v.object({ ...chatSchemas.chatMessageResource.entries, order_id: v.number() }),
+  'payment.created': paymentSchemas.paymentResource,
+  'payment.failed': paymentSchemas.paymentResource,
+  'payment.expired': paymentSchemas.paymentResource,
+  'payment.attention': paymentSchemas.paymentResource,
 };
 
 /**

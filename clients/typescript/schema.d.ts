@@ -1013,6 +1013,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webstore/order/{internalId}/payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pay a PENDING order (no token: the internal_id is unguessable): 201 a new payment through the gateway, 200 the order's live payment of that gateway instead of a second one; a new gateway cancels the order's other live payments; 409 when the order is not PENDING */
+        post: operations["webstoreOrderPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webstore/order_status/{orderId}": {
         parameters: {
             query?: never;
@@ -1310,6 +1327,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment/test/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The TEST gateway's page of a charge (only where the TEST gateway is offered): the amount and a button for each action (pay, fail, cancel, refund, dispute, win, lose); an HTML page */
+        get: operations["paymentTestPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment/test/{ref}/{action}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A button of the TEST page: changes the charge at the pretend provider, then POSTs a signed notification to the store's notify URL (the same path as a real provider's); answers 303 back to the page */
+        post: operations["paymentTestAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webstore/gateway": {
         parameters: {
             query?: never;
@@ -1563,6 +1614,86 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment.created event
+         * @description Signed with X-Store-Signature and the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); answer 2xx within 10 s.
+         */
+        post: operations["onPaymentCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment.failed event
+         * @description Signed with X-Store-Signature and the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); answer 2xx within 10 s.
+         */
+        post: operations["onPaymentFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment.expired event
+         * @description Signed with X-Store-Signature and the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); answer 2xx within 10 s.
+         */
+        post: operations["onPaymentExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payment.attention event
+         * @description Signed with X-Store-Signature and the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); answer 2xx within 10 s.
+         */
+        post: operations["onPaymentAttention"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1784,6 +1915,8 @@ export interface components {
             /** @default null */
             gateway?: string | null;
             /** @default null */
+            return_url?: string | null;
+            /** @default null */
             terms?: boolean | null;
         };
         CheckoutResource: {
@@ -1814,6 +1947,11 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             order_id: string;
+            payment?: components["schemas"]["PaymentResource"];
+            pix_code?: string | null;
+            qr_code?: string | null;
+            expires_at?: string | null;
+            checkout_url?: string | null;
         };
         ClaimBody: {
             /** @default [] */
@@ -2069,6 +2207,18 @@ export interface components {
             total: number;
             variables: components["schemas"]["OrderVariableResource"][];
             expires_at: string | null;
+        };
+        OrderPaymentBody: {
+            gateway: string;
+            /** @default null */
+            return_url?: string | null;
+        };
+        OrderPaymentResource: {
+            payment: components["schemas"]["PaymentResource"];
+            pix_code: string | null;
+            qr_code: string | null;
+            expires_at: string | null;
+            checkout_url: string | null;
         };
         OrderResource: {
             id: number;
@@ -2657,7 +2807,7 @@ export interface components {
         };
         WebhookCreateBody: {
             url: string;
-            events: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created")[];
+            events: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created" | "payment.created" | "payment.failed" | "payment.expired" | "payment.attention")[];
             /** @default null */
             description?: string | null;
             /** @default true */
@@ -2666,7 +2816,7 @@ export interface components {
         WebhookCreatedResource: {
             id: number;
             url: string;
-            events: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created")[];
+            events: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created" | "payment.created" | "payment.failed" | "payment.expired" | "payment.attention")[];
             enabled: boolean;
             description: string | null;
             /** Format: date-time */
@@ -2684,7 +2834,7 @@ export interface components {
             id: number;
             event_id: string;
             /** @enum {string} */
-            type: "order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created";
+            type: "order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created" | "payment.created" | "payment.failed" | "payment.expired" | "payment.attention";
             status_code: number | null;
             duration_ms: number;
             error: string | null;
@@ -2693,14 +2843,14 @@ export interface components {
         };
         WebhookPatchBody: {
             url?: string;
-            events?: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created")[];
+            events?: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created" | "payment.created" | "payment.failed" | "payment.expired" | "payment.attention")[];
             description?: string | null;
             enabled?: boolean;
         };
         WebhookResource: {
             id: number;
             url: string;
-            events: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created")[];
+            events: ("order.created" | "order.approved" | "order.canceled" | "order.refunded" | "order.chargeback" | "order.delivered" | "command.failed" | "command.dead" | "affiliate.withdrawal_requested" | "chat.message_created" | "payment.created" | "payment.failed" | "payment.expired" | "payment.attention")[];
             enabled: boolean;
             description: string | null;
             /** Format: date-time */
@@ -3053,8 +3203,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -3700,7 +3850,7 @@ export interface operations {
                      *         "store_id": 1,
                      *         "email": "buyer@demo.localhost",
                      *         "name": "VIP rank",
-                     *         "avatar": null,
+                     *         "avatar": "https://images.example.com/avatar/steve.png",
                      *         "social_id": "1234567890",
                      *         "created_at": "2026-11-20T14:03:00.000Z",
                      *         "updated_at": "2026-11-20T14:03:00.000Z"
@@ -3906,7 +4056,7 @@ export interface operations {
                      *         "store_id": 1,
                      *         "email": "buyer@demo.localhost",
                      *         "name": "VIP rank",
-                     *         "avatar": null,
+                     *         "avatar": "https://images.example.com/avatar/steve.png",
                      *         "social_id": "1234567890",
                      *         "created_at": "2026-11-20T14:03:00.000Z",
                      *         "updated_at": "2026-11-20T14:03:00.000Z"
@@ -4081,7 +4231,7 @@ export interface operations {
                      *       "store_id": 1,
                      *       "email": "buyer@demo.localhost",
                      *       "name": "VIP rank",
-                     *       "avatar": null,
+                     *       "avatar": "https://images.example.com/avatar/steve.png",
                      *       "social_id": "1234567890",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
@@ -4174,7 +4324,7 @@ export interface operations {
                      *       "store_id": 1,
                      *       "email": "buyer@demo.localhost",
                      *       "name": "VIP rank",
-                     *       "avatar": null,
+                     *       "avatar": "https://images.example.com/avatar/steve.png",
                      *       "social_id": "1234567890",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
@@ -4697,8 +4847,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -5044,7 +5194,7 @@ export interface operations {
                      *         "store_id": 1,
                      *         "email": "buyer@demo.localhost",
                      *         "name": "VIP rank",
-                     *         "avatar": null,
+                     *         "avatar": "https://images.example.com/avatar/steve.png",
                      *         "social_id": "1234567890",
                      *         "issued_at": "2026-11-20T14:03:00.000Z"
                      *       }
@@ -5170,8 +5320,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -5567,8 +5717,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -6298,8 +6448,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -6821,8 +6971,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -7826,8 +7976,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -8490,8 +8640,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -9082,8 +9232,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -9715,8 +9865,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -11569,8 +11719,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -11846,8 +11996,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -12188,8 +12338,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -12293,8 +12443,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -12611,8 +12761,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -12900,7 +13050,7 @@ export interface operations {
                  *       "client_name": "Steve",
                  *       "client_email": "steve@example.com",
                  *       "client_identifier": "Steve",
-                 *       "gateway": "pix",
+                 *       "gateway": "TEST",
                  *       "terms": true
                  *     }
                  */
@@ -12964,7 +13114,30 @@ export interface operations {
                      *       "chargeback_at": null,
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z",
-                     *       "order_id": "b2f6d0c4e8a1"
+                     *       "order_id": "b2f6d0c4e8a1",
+                     *       "payment": {
+                     *         "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *         "order_id": 1,
+                     *         "gateway": "PIX",
+                     *         "provider": "mercadopago",
+                     *         "status": "PENDING",
+                     *         "amount": 17.98,
+                     *         "currency": "BRL",
+                     *         "provider_ref": "1319372064",
+                     *         "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                     *         "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                     *         "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
+                     *         "expires_at": "2026-11-20T14:03:00.000Z",
+                     *         "paid_at": null,
+                     *         "refunded_amount": 0,
+                     *         "attention": null,
+                     *         "created_at": "2026-11-20T14:03:00.000Z",
+                     *         "updated_at": "2026-11-20T14:03:00.000Z"
+                     *       },
+                     *       "pix_code": "pix_code",
+                     *       "qr_code": "qr_code",
+                     *       "expires_at": "2026-11-20T14:03:00.000Z",
+                     *       "checkout_url": "checkout_url"
                      *     }
                      */
                     "application/json": components["schemas"]["CheckoutResource"];
@@ -12998,6 +13171,148 @@ export interface operations {
                 };
             };
             /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Input breaks a rule; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected fault; carries only a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is throttling or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    webstoreOrderPayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The store's domain: it names the store the call is about
+                 * @example demo.localhost
+                 */
+                "x-store-domain": string;
+                /**
+                 * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 1 */
+                internalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "gateway": "TEST"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderPaymentBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "payment": {
+                     *         "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *         "order_id": 1,
+                     *         "gateway": "PIX",
+                     *         "provider": "mercadopago",
+                     *         "status": "PENDING",
+                     *         "amount": 17.98,
+                     *         "currency": "BRL",
+                     *         "provider_ref": "1319372064",
+                     *         "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                     *         "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                     *         "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
+                     *         "expires_at": "2026-11-20T14:03:00.000Z",
+                     *         "paid_at": null,
+                     *         "refunded_amount": 0,
+                     *         "attention": null,
+                     *         "created_at": "2026-11-20T14:03:00.000Z",
+                     *         "updated_at": "2026-11-20T14:03:00.000Z"
+                     *       },
+                     *       "pix_code": "pix_code",
+                     *       "qr_code": "qr_code",
+                     *       "expires_at": "2026-11-20T14:03:00.000Z",
+                     *       "checkout_url": "checkout_url"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrderPaymentResource"];
+                };
+            };
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Body is not valid JSON or not an object; Idempotency-Key longer than 255 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown store domain, or not found in this store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13212,7 +13527,7 @@ export interface operations {
                      *           "updated_at": "2026-11-20T14:03:00.000Z"
                      *         }
                      *       ],
-                     *       "next_cursor": null
+                     *       "next_cursor": "eyJrIjoiMTIifQ"
                      *     }
                      */
                     "application/json": components["schemas"]["BuyerOrderPage"];
@@ -13439,8 +13754,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -14354,7 +14669,7 @@ export interface operations {
                      *           "updated_at": "2026-11-20T14:03:00.000Z"
                      *         }
                      *       ],
-                     *       "next_cursor": null
+                     *       "next_cursor": "eyJrIjoiMTIifQ"
                      *     }
                      */
                     "application/json": components["schemas"]["CommandCursorPage"];
@@ -14673,8 +14988,8 @@ export interface operations {
                      *         "first_page": 1,
                      *         "first_page_url": "https://demo.localhost/v1/app/package?page=1",
                      *         "last_page_url": "https://demo.localhost/v1/app/package?page=1",
-                     *         "next_page_url": null,
-                     *         "previous_page_url": null
+                     *         "next_page_url": "https://demo.localhost/v1/app/package?page=2",
+                     *         "previous_page_url": "https://demo.localhost/v1/app/package?page=1"
                      *       },
                      *       "data": [
                      *         {
@@ -15225,7 +15540,7 @@ export interface operations {
                      *           "created_at": "2026-11-20T14:03:00.000Z"
                      *         }
                      *       ],
-                     *       "next_cursor": null
+                     *       "next_cursor": "eyJrIjoiMTIifQ"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
@@ -15870,6 +16185,147 @@ export interface operations {
             };
         };
     };
+    paymentTestPage: {
+        parameters: {
+            query?: {
+                /** @example 200 */
+                notified?: string;
+            };
+            header?: never;
+            path: {
+                /** @example tst_pay_Q2hhcmdlIGV4YW1wbGUgMDAx */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Malformed query, or a query parameter it does not take or sent twice (INVALID_QUERY; `field` names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found in this store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Input breaks a rule; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected fault; carries only a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is throttling or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    paymentTestAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example tst_pay_Q2hhcmdlIGV4YW1wbGUgMDAx */
+                ref: string;
+                /** @example pay */
+                action: "pay" | "fail" | "cancel" | "refund" | "dispute" | "win" | "lose";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found in this store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected fault; carries only a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is throttling or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     webstoreGatewayList: {
         parameters: {
             query?: never;
@@ -16075,21 +16531,21 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "id",
+                     *       "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
                      *       "order_id": 1,
                      *       "gateway": "PIX",
                      *       "provider": "mercadopago",
-                     *       "status": "CREATED",
-                     *       "amount": 19.98,
+                     *       "status": "PENDING",
+                     *       "amount": 17.98,
                      *       "currency": "BRL",
-                     *       "provider_ref": "provider_ref",
-                     *       "pix_code": "pix_code",
-                     *       "qr_code": "qr_code",
-                     *       "checkout_url": "checkout_url",
+                     *       "provider_ref": "1319372064",
+                     *       "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                     *       "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                     *       "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
                      *       "expires_at": "2026-11-20T14:03:00.000Z",
-                     *       "paid_at": "2026-11-20T14:03:00.000Z",
-                     *       "refunded_amount": 1,
-                     *       "attention": "DUPLICATE",
+                     *       "paid_at": null,
+                     *       "refunded_amount": 0,
+                     *       "attention": null,
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
                      *     }
@@ -16955,6 +17411,238 @@ export interface operations {
                         timestamp: string;
                         order_id: number;
                     };
+                };
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b",
+                 *       "type": "payment.created",
+                 *       "created_at": "2026-11-20T14:03:00.000Z",
+                 *       "store_id": 1,
+                 *       "data": {
+                 *         "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "order_id": 1,
+                 *         "gateway": "PIX",
+                 *         "provider": "mercadopago",
+                 *         "status": "PENDING",
+                 *         "amount": 17.98,
+                 *         "currency": "BRL",
+                 *         "provider_ref": "1319372064",
+                 *         "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                 *         "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                 *         "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
+                 *         "expires_at": "2026-11-20T14:03:00.000Z",
+                 *         "paid_at": null,
+                 *         "refunded_amount": 0,
+                 *         "attention": null,
+                 *         "created_at": "2026-11-20T14:03:00.000Z",
+                 *         "updated_at": "2026-11-20T14:03:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @example evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b */
+                    id: string;
+                    /** @constant */
+                    type: "payment.created";
+                    /** Format: date-time */
+                    created_at: string;
+                    store_id: number;
+                    data: components["schemas"]["PaymentResource"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b",
+                 *       "type": "payment.failed",
+                 *       "created_at": "2026-11-20T14:03:00.000Z",
+                 *       "store_id": 1,
+                 *       "data": {
+                 *         "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "order_id": 1,
+                 *         "gateway": "PIX",
+                 *         "provider": "mercadopago",
+                 *         "status": "FAILED",
+                 *         "amount": 17.98,
+                 *         "currency": "BRL",
+                 *         "provider_ref": "1319372064",
+                 *         "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                 *         "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                 *         "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
+                 *         "expires_at": "2026-11-20T14:03:00.000Z",
+                 *         "paid_at": null,
+                 *         "refunded_amount": 0,
+                 *         "attention": null,
+                 *         "created_at": "2026-11-20T14:03:00.000Z",
+                 *         "updated_at": "2026-11-20T14:03:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @example evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b */
+                    id: string;
+                    /** @constant */
+                    type: "payment.failed";
+                    /** Format: date-time */
+                    created_at: string;
+                    store_id: number;
+                    data: components["schemas"]["PaymentResource"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentExpired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b",
+                 *       "type": "payment.expired",
+                 *       "created_at": "2026-11-20T14:03:00.000Z",
+                 *       "store_id": 1,
+                 *       "data": {
+                 *         "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "order_id": 1,
+                 *         "gateway": "PIX",
+                 *         "provider": "mercadopago",
+                 *         "status": "EXPIRED",
+                 *         "amount": 17.98,
+                 *         "currency": "BRL",
+                 *         "provider_ref": "1319372064",
+                 *         "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                 *         "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                 *         "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
+                 *         "expires_at": "2026-11-20T14:03:00.000Z",
+                 *         "paid_at": null,
+                 *         "refunded_amount": 0,
+                 *         "attention": null,
+                 *         "created_at": "2026-11-20T14:03:00.000Z",
+                 *         "updated_at": "2026-11-20T14:03:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @example evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b */
+                    id: string;
+                    /** @constant */
+                    type: "payment.expired";
+                    /** Format: date-time */
+                    created_at: string;
+                    store_id: number;
+                    data: components["schemas"]["PaymentResource"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPaymentAttention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b",
+                 *       "type": "payment.attention",
+                 *       "created_at": "2026-11-20T14:03:00.000Z",
+                 *       "store_id": 1,
+                 *       "data": {
+                 *         "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "order_id": 1,
+                 *         "gateway": "PIX",
+                 *         "provider": "mercadopago",
+                 *         "status": "PAID",
+                 *         "amount": 17.98,
+                 *         "currency": "BRL",
+                 *         "provider_ref": "1319372064",
+                 *         "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                 *         "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                 *         "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
+                 *         "expires_at": "2026-11-20T14:03:00.000Z",
+                 *         "paid_at": "2026-11-20T14:03:00.000Z",
+                 *         "refunded_amount": 0,
+                 *         "attention": "DUPLICATE",
+                 *         "created_at": "2026-11-20T14:03:00.000Z",
+                 *         "updated_at": "2026-11-20T14:03:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @example evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b */
+                    id: string;
+                    /** @constant */
+                    type: "payment.attention";
+                    /** Format: date-time */
+                    created_at: string;
+                    store_id: number;
+                    data: components["schemas"]["PaymentResource"];
                 };
             };
         };

@@ -99,6 +99,10 @@ export const EVENT_SOURCE_ENTITY = {
   'command.dead': ENTITY.COMMAND,
   'affiliate.withdrawal_requested': ENTITY.AFFILIATE_TRANSACTION,
   'chat.message_created': ENTITY.CHAT_MESSAGE,
+  'payment.created': ENTITY.PAYMENT,
+  'payment.failed': ENTITY.PAYMENT,
+  'payment.expired': ENTITY.PAYMENT,
+  'payment.attention': ENTITY.PAYMENT,
 } as const satisfies Record<WebhookEventType, string>;
 
 /** An operator's redelivery request (written by lib/db/webhook.ts): not an event, one queue message from the router. */
@@ -149,6 +153,16 @@ export function eventsOf(change: ItemChange): PlannedEvent[] {
       return !old && item.operation === 'WITHDRAW_PENDING' ? [{ type: 'affiliate.withdrawal_requested' }] : [];
     case ENTITY.CHAT_MESSAGE:
       return old ? [] : [{ type: 'chat.message_created' }];
+    case ENTITY.PAYMENT: {
+      // As lib/domain/payment.ts `settle` names them: the payment written, its status moving to FAILED or EXPIRED, a new flag for the operator.
+      if (!old) return [{ type: 'payment.created' }];
+      const moved = old.status !== item.status;
+      const events: PlannedEvent[] = [];
+      if (moved && item.status === 'FAILED') events.push({ type: 'payment.failed' });
+      if (moved && item.status === 'EXPIRED') events.push({ type: 'payment.expired' });
+      if (item.attention != null && item.attention !== old.attention) events.push({ type: 'payment.attention' });
+      return events;
+    }
     default:
       return [];
   }

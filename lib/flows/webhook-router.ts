@@ -6,6 +6,7 @@ import { newMessageOf } from '#lib/db/chat.ts';
 import { commandFromItem, commandKey, commandResponse } from '#lib/db/command.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { getOrderItem, orderFromItem, orderResponse } from '#lib/db/order.ts';
+import { paymentFromItem, paymentResponse } from '#lib/db/payment.ts';
 import { listWebhookItems, putEventIfAbsent, putTaskIfAbsent, WEBHOOK_LOG_RETENTION_SECONDS, type WebhookItem } from '#lib/db/webhook.ts';
 import { eventBody, eventIdOf, eventOrigin, eventsOf, eventTime, isOrderDelivered, REDELIVERY_ENTITY, type Image, type PlannedEvent } from '#lib/domain/webhook.ts';
 import { deliveryQueue } from '#lib/queue/index.ts';
@@ -16,7 +17,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * The webhook router: table changes in, delivery tasks out. It runs in the Lambda on the table
  * stream (functions/webhook-router.ts), on AWS and on the local stack behind its stream poller
  * (infra/local/webhooks.ts), so no flow that changes an order, a command, a
- * transaction or a message knows webhooks exist, and no write that succeeded loses its event.
+ * transaction, a message or a payment knows webhooks exist, and no write that succeeded loses its event.
  *
  * Per record: the pure rules say which events the change is (lib/domain/webhook.ts); for each,
  * the store's enabled webhooks subscribed to it (one Query per store per batch, none written
@@ -50,6 +51,9 @@ async function dataOf(planned: PlannedEvent, item: Image): Promise<unknown> {
       return commandResponse(commandFromItem(item));
     case ENTITY.AFFILIATE_TRANSACTION:
       return transactionFromItem(item);
+    case ENTITY.PAYMENT:
+      // The payment as its routes answer it (section 13's resource: no history, no internal marks).
+      return paymentResponse(paymentFromItem(item));
     default:
       return newMessageOf(item);
   }

@@ -34,6 +34,8 @@ export const EXAMPLE_VALUES: Readonly<Record<string, string | number | boolean>>
   pix_key_type: 'EMAIL',
   server_name: 'Survival',
   online: 'Steve',
+  // A status where its schema has it (a payment, a command, an order being paid)
+  status: 'PENDING',
   // Catalog
   color: '#6366f1',
   primary_color: '#6366f1',
@@ -111,6 +113,8 @@ export const EXAMPLE_VALUES: Readonly<Record<string, string | number | boolean>>
   handoff: 'sho_M2I0ZDk4ZjYtMmU1Yy00YjBhLTk3ZjItZjAxZA',
   payment_id: 'pay_Q2hhcmdlIGV4YW1wbGUgMDAx',
   notify_key: 'q3Vb8xK2mN7pR4sT1wY6zA0cE5gH9jL2oQ8uX3vB7dF',
+  // The TEST gateway's page: the status its notification got.
+  notified: '200',
   'Idempotency-Key': '0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80',
   source: 'api',
   field: 'name',
@@ -120,11 +124,22 @@ export const EXAMPLE_VALUES: Readonly<Record<string, string | number | boolean>>
 /** Integers whose name says little (ids, pages, totals): 1 reads as "the first", and keeps the example's references consistent. */
 export const EXAMPLE_INTEGER = 1;
 
+/** A Pix payment of the demo order through Mercado Pago, as section 13's Payment resource shows it. */
+const PAYMENT = {
+  id: 'pay_Q2hhcmdlIGV4YW1wbGUgMDAx',
+  amount: 17.98,
+  provider_ref: '1319372064',
+  pix_code: '00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD',
+  qr_code: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  checkout_url: 'https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc',
+  refunded_amount: 0,
+};
+
 /**
  * Where a name means another thing in another resource: the value by the resource (its component
  * name) or by the property holding it (`tags`, `fields`), nearest first.
  */
-export const EXAMPLE_VALUES_IN: Readonly<Record<string, Readonly<Record<string, string | number | boolean>>>> = {
+export const EXAMPLE_VALUES_IN: Readonly<Record<string, Readonly<Record<string, string | number | boolean | null>>>> = {
   StoreResource: { name: 'Demo Store' },
   StorefrontStoreResponse: { name: 'Demo Store' },
   TagResource: { name: 'New', color: '#22c55e' },
@@ -144,11 +159,19 @@ export const EXAMPLE_VALUES_IN: Readonly<Record<string, Readonly<Record<string, 
   'chat.message_created': { id: '1795183380000-9f3a61c2d4' },
   'affiliate.withdrawal_requested': { operation: 'WITHDRAW_PENDING', message: 'Withdrawal to the PIX key', amount: 12.5 },
   next_tiers: { name: 'Bundle deal' },
+  PaymentResource: PAYMENT,
+  'payment.created': PAYMENT,
+  'payment.failed': { ...PAYMENT, status: 'FAILED' },
+  'payment.expired': { ...PAYMENT, status: 'EXPIRED' },
+  // A second payment of an order already paid: refunded to the buyer by the operator.
+  'payment.attention': { ...PAYMENT, status: 'PAID', paid_at: EXAMPLE_TIMESTAMP, attention: 'DUPLICATE' },
   OrderResource: { status: 'APPROVED' },
 };
 
 /** Optional facts a fresh resource lacks (a later status's timestamp, a next page of the last): null in the examples. */
 export const EXAMPLE_NULLS: ReadonlySet<string> = new Set([
+  'attention',
+  'paid_at',
   'canceled_at',
   'refunded_at',
   'chargeback_at',

@@ -13,6 +13,11 @@ export const WEBHOOK_EVENT_TYPES = [
   'command.dead',
   'affiliate.withdrawal_requested',
   'chat.message_created',
+  // Extensions section 13: a payment made, failed, expired, or flagged for the operator's attention.
+  'payment.created',
+  'payment.failed',
+  'payment.expired',
+  'payment.attention',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

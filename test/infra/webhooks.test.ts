@@ -44,7 +44,7 @@ describe('webhook stack', () => {
     expect(stream.Properties.BisectBatchOnFunctionError).toBe(true);
     expect(JSON.stringify(stream.Properties.DestinationConfig.OnFailure)).toContain('DeadLetters');
     // Derived from the webhook rules' event -> entity list (lib/routes/consumers.ts), pinned here as deployed.
-    expect(filteredEntities(webhooks)).toEqual(['ORDER', 'COMMAND', 'AFFILIATE_TRANSACTION', 'CHAT_MESSAGE', 'WEBHOOK_REDELIVERY']);
+    expect(filteredEntities(webhooks)).toEqual(['ORDER', 'COMMAND', 'AFFILIATE_TRANSACTION', 'CHAT_MESSAGE', 'PAYMENT', 'WEBHOOK_REDELIVERY']);
     expect(filteredEntities(webhooks)).toEqual([...webhookStreamEntities]);
   });
 

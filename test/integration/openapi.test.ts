@@ -79,7 +79,7 @@ describe('GET /v1/openapi.json', () => {
     expect(JSON.stringify(doc.paths)).not.toContain('storeDomain');
   });
 
-  it('carries request examples, and the ten events under webhooks', async () => {
+  it('carries request examples, and every event (the payment ones too) under webhooks', async () => {
     const doc = (await call('GET', '/v1/openapi.json')).body;
     expect(doc.paths['/v1/app/tag'].post.requestBody.content['application/json'].example).toEqual({ name: 'Sale', color: '#ef4444' });
     expect(doc.paths['/v1/webstore/checkout'].post.requestBody.content['application/json'].example).toMatchObject({ gateway: 'TEST', terms: true });

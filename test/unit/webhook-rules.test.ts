@@ -57,6 +57,24 @@ describe('which changes are events', () => {
     expect(eventsOf({ old: order })).toEqual([]);
   });
 
+  const payment = { entity: ENTITY.PAYMENT, store_id: 1, order_id: 7, id: 'pay_x', status: 'CREATED', attention: null };
+  it.each([
+    [undefined, payment, ['payment.created']],
+    [payment, { ...payment, status: 'PENDING' }, []],
+    [{ ...payment, status: 'PENDING' }, { ...payment, status: 'FAILED' }, ['payment.failed']],
+    [{ ...payment, status: 'PENDING' }, { ...payment, status: 'EXPIRED' }, ['payment.expired']],
+    [{ ...payment, status: 'PENDING' }, { ...payment, status: 'PAID' }, []],
+    // A second payment of a paid order, expired and flagged at once: both events.
+    [{ ...payment, status: 'PENDING' }, { ...payment, status: 'EXPIRED', attention: 'UNFULFILLED' }, ['payment.expired', 'payment.attention']],
+    [{ ...payment, status: 'PAID' }, { ...payment, status: 'PAID', attention: 'DISPUTE_OPEN' }, ['payment.attention']],
+    [{ ...payment, status: 'PAID', attention: 'DISPUTE_OPEN' }, { ...payment, status: 'PAID', attention: 'DISPUTE_WON' }, ['payment.attention']],
+    // A flag cleared, or a payment rewritten unchanged, is no event.
+    [{ ...payment, status: 'PAID', attention: 'DISPUTE_OPEN' }, { ...payment, status: 'PAID', attention: null }, []],
+    [{ ...payment, status: 'FAILED' }, { ...payment, status: 'FAILED', updated_at: 'later' }, []],
+  ])('payment %j -> %j is %j (as lib/domain/payment.ts settle names them)', (old, item, types) => {
+    expect(eventsOf({ old, new: item }).map((e) => e.type)).toEqual(types);
+  });
+
   it('an order is delivered when every APPROVED-stage command is DONE', () => {
     expect(isOrderDelivered([{ status: 'DONE' }, { status: 'DONE', stage: 'APPROVED' }, { status: 'PENDING', stage: 'EXPIRED' }])).toBe(true);
     expect(isOrderDelivered([{ status: 'DONE' }, { status: 'FAILED' }])).toBe(false);
