@@ -729,7 +729,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund an APPROVED order, once: cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409) */
+        /** Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409) */
         post: operations["orderRefund"];
         delete?: never;
         options?: never;
@@ -1406,6 +1406,40 @@ export interface paths {
         put?: never;
         /** Ask the provider now for a payment of the order and settle what it says (the same rules as a notification); 502 when the provider cannot be reached */
         post: operations["orderPaymentSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/app/order/{orderId}/payment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The order's payments, newest first, each with its last 20 status transitions (`history`: when, from, to, and which source moved it) */
+        get: operations["orderPaymentList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/app/order/{orderId}/payment/{paymentId}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 when the provider cannot be reached (nothing changed) */
+        post: operations["orderPaymentRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2220,6 +2254,10 @@ export interface components {
             expires_at: string | null;
             checkout_url: string | null;
         };
+        OrderRefundBody: {
+            /** @default true */
+            at_provider?: boolean;
+        };
         OrderResource: {
             id: number;
             store_id: number;
@@ -2402,6 +2440,29 @@ export interface components {
             to: "CREATED" | "PENDING" | "FAILED" | "EXPIRED" | "CANCELED" | "PAID" | "REFUNDED" | "CHARGEBACK";
             /** @enum {string} */
             source: "CHECKOUT" | "NOTIFICATION" | "POLL" | "SYNC" | "RECONCILER" | "OPERATOR";
+        };
+        PaymentWithHistoryResource: {
+            id: string;
+            order_id: number;
+            /** @enum {string} */
+            gateway: "PIX" | "MERCADOPAGO" | "STRIPE" | "PAYPAL" | "TEST";
+            /** @enum {string} */
+            provider: "mercadopago" | "stripe" | "paypal" | "test";
+            /** @enum {string} */
+            status: "CREATED" | "PENDING" | "FAILED" | "EXPIRED" | "CANCELED" | "PAID" | "REFUNDED" | "CHARGEBACK";
+            amount: number;
+            currency: string;
+            provider_ref: string | null;
+            pix_code: string | null;
+            qr_code: string | null;
+            checkout_url: string | null;
+            expires_at: string | null;
+            paid_at: string | null;
+            refunded_amount: number;
+            attention: ("DUPLICATE" | "UNFULFILLED" | "MISMATCH" | "PARTIAL_REFUND" | "DISPUTE_OPEN" | "DISPUTE_WON") | null;
+            created_at: string;
+            updated_at: string;
+            history: components["schemas"]["PaymentTransition"][];
         };
         PromoCreateBody: {
             name: string;
@@ -10631,7 +10692,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "at_provider": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["OrderRefundBody"];
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -10694,7 +10764,7 @@ export interface operations {
                     "application/json": components["schemas"]["OrderResource"];
                 };
             };
-            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Idempotency-Key longer than 255 characters */
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Body is not valid JSON or not an object; Idempotency-Key longer than 255 characters */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10748,7 +10818,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED) */
+            /** @description Unsupported content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Input breaks a rule; `field` names it */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16504,6 +16583,247 @@ export interface operations {
         };
     };
     orderPaymentSync: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example 1 */
+                orderId: string;
+                /** @example pay_Q2hhcmdlIGV4YW1wbGUgMDAx */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "order_id": 1,
+                     *       "gateway": "PIX",
+                     *       "provider": "mercadopago",
+                     *       "status": "PENDING",
+                     *       "amount": 17.98,
+                     *       "currency": "BRL",
+                     *       "provider_ref": "1319372064",
+                     *       "pix_code": "00020126580014br.gov.bcb.pix0136a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d5204000053039865405 17.985802BR5910Demo Store6009SAO PAULO62070503***6304ABCD",
+                     *       "qr_code": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+                     *       "checkout_url": "https://www.mercadopago.com.br/checkout/v1/redirect?pref_id=123456789-abc",
+                     *       "expires_at": "2026-11-20T14:03:00.000Z",
+                     *       "paid_at": null,
+                     *       "refunded_amount": 0,
+                     *       "attention": null,
+                     *       "created_at": "2026-11-20T14:03:00.000Z",
+                     *       "updated_at": "2026-11-20T14:03:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentResource"];
+                };
+            };
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Idempotency-Key longer than 255 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential missing, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found in this store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected fault; carries only a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is throttling or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    orderPaymentList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "id",
+                     *         "order_id": 1,
+                     *         "gateway": "PIX",
+                     *         "provider": "mercadopago",
+                     *         "status": "PENDING",
+                     *         "amount": 19.98,
+                     *         "currency": "BRL",
+                     *         "provider_ref": "provider_ref",
+                     *         "pix_code": "pix_code",
+                     *         "qr_code": "qr_code",
+                     *         "checkout_url": "checkout_url",
+                     *         "expires_at": "2026-11-20T14:03:00.000Z",
+                     *         "paid_at": null,
+                     *         "refunded_amount": 1,
+                     *         "attention": null,
+                     *         "created_at": "2026-11-20T14:03:00.000Z",
+                     *         "updated_at": "2026-11-20T14:03:00.000Z",
+                     *         "history": [
+                     *           {
+                     *             "at": "at",
+                     *             "from": "CREATED",
+                     *             "to": "CREATED",
+                     *             "source": "CHECKOUT"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["PaymentWithHistoryResource"][];
+                };
+            };
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential missing, unknown, expired or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Credential valid but not allowed here */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found in this store */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected fault; carries only a request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is throttling or unreachable; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    orderPaymentRefund: {
         parameters: {
             query?: never;
             header?: {

@@ -112,6 +112,7 @@ export const EXAMPLE_VALUES: Readonly<Record<string, string | number | boolean>>
   secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   handoff: 'sho_M2I0ZDk4ZjYtMmU1Yy00YjBhLTk3ZjItZjAxZA',
   payment_id: 'pay_Q2hhcmdlIGV4YW1wbGUgMDAx',
+  paymentId: 'pay_Q2hhcmdlIGV4YW1wbGUgMDAx',
   notify_key: 'q3Vb8xK2mN7pR4sT1wY6zA0cE5gH9jL2oQ8uX3vB7dF',
   // The TEST gateway's page: the status its notification got.
   notified: '200',
