@@ -30,6 +30,8 @@ const indexHtml = (title: string) => `<!doctype html>
 <title>${title}</title>
 <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png">
 <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+<link rel="preload" href="${DOCS_PATH}/openapi.json" as="fetch" crossorigin>
+<link rel="preload" href="/v1/openapi.json" as="fetch" crossorigin>
 </head>
 <body>
 <noscript>The reference needs JavaScript; the OpenAPI document itself is <a href="${DOCS_PATH}/openapi.json">openapi.json</a>.</noscript>
@@ -42,24 +44,36 @@ const indexHtml = (title: string) => `<!doctype html>
 
 /**
  * The initializer. "Try it out" works only where the API is the page's own origin: the local
- * stack serves /docs beside /v1, so the page first asks its origin for `/v1/openapi.json`. Answered,
- * it is the console (that document, every method submittable, the Authorize dialog's credentials
- * sent with the calls). Not answered (the deployed page on the images CDN, another origin than the
- * API, whose operator routes allow no browser origin), it is a reference: no submit buttons and no
- * Authorize dialog, which would authorize nothing. Either way no call goes to the public validator
+ * stack serves /docs beside /v1, so the page asks its origin for `/v1/openapi.json`. Answered,
+ * it is the console (every method submittable, the Authorize dialog's credentials sent with the
+ * calls). Not answered (the deployed page on the images CDN, another origin than the API, whose
+ * operator routes allow no browser origin), it is a reference: no submit buttons and no Authorize
+ * dialog, which would authorize nothing. Either way no call goes to the public validator
  * (validator.swagger.io) that Swagger UI uses by default.
+ *
+ * The first draw (measured by `npm run bench:docs`): the document comes from this folder (written
+ * with the page, no handler run for it), both fetches start from the page's head (preload) while
+ * the bundle loads, and Swagger UI's reference resolution is held until the operations are
+ * painted. For an OpenAPI 3.1 document that resolution refracts the whole document (ApiDOM), seconds
+ * of main-thread work on a busy machine, which used to run between the first render and its paint.
  */
 const initializer = `const referenceOnly = () => ({ wrapComponents: { authorizeBtn: () => () => null, authorizeOperationBtn: () => () => null } });
-const sameOriginApi = fetch('/v1/openapi.json', { headers: { accept: 'application/json' } })
-  .then((answer) => (answer.ok && (answer.headers.get('content-type') || '').includes('json') ? answer.json() : null))
-  .catch(() => null);
-sameOriginApi.then((spec) => {
-  const live = Boolean(spec && spec.openapi);
+const painted = new Promise((done) => {
+  const check = () => (document.querySelector('.opblock') ? requestAnimationFrame(() => setTimeout(done)) : requestAnimationFrame(check));
+  requestAnimationFrame(check);
+});
+const resolveAfterFirstPaint = () => ({
+  statePlugins: { spec: { wrapActions: { requestResolvedSubtree: (resolve) => (...path) => painted.then(() => resolve(...path)) } } },
+});
+const isJson = (answer) => answer.ok && (answer.headers.get('content-type') || '').includes('json');
+const documentOfThePage = fetch('${DOCS_PATH}/openapi.json').then((answer) => answer.json());
+const sameOriginApi = fetch('/v1/openapi.json').then(isJson).catch(() => false);
+Promise.all([documentOfThePage, sameOriginApi]).then(([spec, live]) => {
   window.ui = SwaggerUIBundle({
-    ...(live ? { spec } : { url: '${DOCS_PATH}/openapi.json' }),
+    spec,
     dom_id: '#swagger-ui',
     presets: [SwaggerUIBundle.presets.apis],
-    plugins: live ? [] : [referenceOnly],
+    plugins: live ? [resolveAfterFirstPaint] : [resolveAfterFirstPaint, referenceOnly],
     layout: 'BaseLayout',
     deepLinking: true,
     docExpansion: 'list',
@@ -88,7 +102,8 @@ export function writeApiReference(dir = defaultDocsDir): string {
   const generated: Record<Exclude<DocsFile, (typeof SWAGGER_UI_FILES)[number]>, string> = {
     'index.html': indexHtml(`${document.info.title} API reference`),
     'docs.js': initializer,
-    'openapi.json': `${JSON.stringify(document, null, 2)}\n`,
+    // Compact: the page's first draw waits for it (a tenth of its size again when the CDN compresses it).
+    'openapi.json': JSON.stringify(document),
   };
   for (const [name, content] of Object.entries(generated)) writeAtomically(join(dir, name), (temporary) => writeFileSync(temporary, content));
   return dir;

@@ -1,6 +1,7 @@
 import { type ConversionConfig, toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import type { GenericSchema } from 'valibot';
+import type { ErrorCode } from '#lib/errors.ts';
 import { takesIdempotencyKey, type RouteSpec } from '#lib/http/route.ts';
 import * as affiliateSchemas from '#lib/schemas/affiliate.ts';
 import * as buyerSchemas from '#lib/schemas/buyer.ts';
@@ -10,6 +11,7 @@ import * as checkoutSchemas from '#lib/schemas/checkout.ts';
 import * as commandSchemas from '#lib/schemas/command.ts';
 import * as commonSchemas from '#lib/schemas/common.ts';
 import * as deliverySchemas from '#lib/schemas/delivery.ts';
+import { EXAMPLE_INTEGER, EXAMPLE_NULLS, EXAMPLE_TIMESTAMP, EXAMPLE_VALUES, EXAMPLE_VALUES_IN } from '#lib/schemas/examples.ts';
 import * as discountSchemas from '#lib/schemas/discount.ts';
 import * as handoffSchemas from '#lib/schemas/handoff.ts';
 import * as imageSchemas from '#lib/schemas/image.ts';
@@ -99,8 +101,11 @@ function integersByName(schema: unknown): void {
     return;
   }
   const node = schema as JsonSchema;
-  for (const [name, property] of Object.entries((node.properties ?? {}) as Record<string, JsonSchema>)) {
+  const properties = (node.properties ?? {}) as Record<string, JsonSchema>;
+  for (const [name, property] of Object.entries(properties)) {
     if (!INTEGER_NAMES.test(name)) continue;
+    // `total` counts a page's items beside `per_page`; elsewhere (an order's, a line's) it is money.
+    if (name === 'total' && !('per_page' in properties)) continue;
     for (const candidate of [property, property.items as JsonSchema | undefined, ...((property.anyOf as JsonSchema[] | undefined) ?? [])]) {
       if (candidate?.type === 'number') candidate.type = 'integer';
     }
@@ -118,6 +123,87 @@ function schemaOf(schema: GenericSchema, typeMode: 'input' | 'output'): JsonSche
   Object.assign(components, json.$defs as Record<string, JsonSchema> | undefined);
   delete json.$defs;
   return json;
+}
+
+/**
+ * An example of a value of `schema`, composed from what the document already says: a schema's own
+ * `examples` (valibot `v.examples`), a `const`, a default, an enum's member; else, for a leaf, the
+ * demo store's value for its property name (lib/schemas/examples.ts), a timestamp for `*_at` and
+ * `format: date-time`. References are followed into the components, so a resource reads the same
+ * in every answer that carries it. test/unit/openapi-examples.test.ts parses each example with the
+ * route's own valibot schema.
+ */
+function exampleOf(schema: JsonSchema | undefined, name?: string, owners: readonly string[] = [], depth = 0): unknown {
+  if (!schema || depth > 16) return undefined;
+  if (typeof schema.$ref === 'string') {
+    const component = schema.$ref.slice('#/components/schemas/'.length);
+    return exampleOf(components[component], name, [component, ...owners], depth + 1);
+  }
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if ('const' in schema) return schema.const;
+  if (schema.default !== undefined && schema.default !== null) return schema.default;
+  const owned = owners.map((owner) => EXAMPLE_VALUES_IN[owner]?.[name ?? '']).find((value) => value !== undefined);
+  const named = name === undefined ? undefined : owned !== undefined ? owned : EXAMPLE_VALUES[name];
+  if (Array.isArray(schema.enum)) return schema.enum.includes(named) ? named : schema.enum[0];
+  const options = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (options) {
+    const nonNull = options.find((option) => option.type !== 'null');
+    const nullable = options.some((option) => option.type === 'null');
+    if (!nonNull || (nullable && (named === null || (named === undefined && name !== undefined && EXAMPLE_NULLS.has(name))))) return null;
+    return exampleOf(nonNull, name, owners, depth + 1);
+  }
+  switch (schema.type) {
+    case 'object': {
+      const inside = name === undefined ? owners : [name, ...owners];
+      const properties = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>);
+      if (properties.length === 0 && typeof schema.additionalProperties === 'object')
+        return { server: exampleOf(schema.additionalProperties as JsonSchema, 'value', inside, depth + 1) };
+      return Object.fromEntries(properties.map(([property, value]) => [property, exampleOf(value, property, inside, depth + 1)]));
+    }
+    case 'array': {
+      const item = exampleOf(schema.items as JsonSchema | undefined, name, name === undefined ? owners : [name, ...owners], depth + 1);
+      return item === undefined ? [] : [item];
+    }
+    case 'string': {
+      if (schema.format === 'date-time' || name?.endsWith('_at')) return EXAMPLE_TIMESTAMP;
+      if (schema.format === 'email') return EXAMPLE_VALUES.email;
+      if (schema.format === 'uri') return EXAMPLE_VALUES.url;
+      // A pattern (an id in a path, a timestamp in a query) takes the first candidate it accepts.
+      const candidates = [named, String(EXAMPLE_INTEGER), EXAMPLE_TIMESTAMP].filter((candidate) => typeof candidate === 'string');
+      if (typeof schema.pattern === 'string') return candidates.find((candidate) => new RegExp(schema.pattern as string, 'u').test(candidate)) ?? name;
+      return typeof named === 'string' ? named : (name ?? 'text');
+    }
+    case 'null':
+      return null;
+    case 'integer':
+      return typeof named === 'number' && Number.isInteger(named) ? named : Math.max(EXAMPLE_INTEGER, Number(schema.minimum ?? EXAMPLE_INTEGER));
+    case 'number':
+      return typeof named === 'number' ? named : Math.max(EXAMPLE_INTEGER, Number(schema.minimum ?? EXAMPLE_INTEGER));
+    case 'boolean':
+      return typeof named === 'boolean' ? named : true;
+    default:
+      return undefined;
+  }
+}
+
+/** Every parameter, request body and answer of the document given an example where it has none (see `exampleOf`). */
+interface DocumentOperation {
+  parameters?: JsonSchema[];
+  requestBody?: { content: Record<string, JsonSchema> };
+  responses?: Record<string, { content?: Record<string, JsonSchema> }>;
+}
+function addExamples(paths: Record<string, Record<string, unknown>>, hooks: Record<string, unknown>): void {
+  const operations = [...Object.values(paths), ...Object.values(hooks)].flatMap((item) => Object.values(item as Record<string, DocumentOperation>));
+  for (const operation of operations) {
+    for (const parameter of operation.parameters ?? []) parameter.example ??= exampleOf(parameter.schema as JsonSchema, parameter.name as string);
+    const mediaTypes = [
+      ...Object.values(operation.requestBody?.content ?? {}),
+      ...Object.values(operation.responses ?? {}).flatMap((answer) => Object.values(answer.content ?? {})),
+    ];
+    for (const media of mediaTypes) {
+      if (media.example === undefined && media.schema && Object.keys(media.schema).length > 0) media.example = exampleOf(media.schema as JsonSchema);
+    }
+  }
 }
 
 /** A query value's type as the client passes it: a digits-only string carried to a number is an integer. */
@@ -148,19 +234,37 @@ const SECURITY: Record<RouteSpec['credential'], Record<string, string[]>[]> = {
   public: [],
 };
 
+/** What each error status answers most often, as an example (lib/errors.ts and lib/http/ write them). */
+const ERROR_EXAMPLES: Record<string, { message: string; code: ErrorCode; field?: string }> = {
+  '400': { message: 'Unknown query parameter', code: 'INVALID_QUERY', field: 'sort' },
+  '401': { message: 'Unknown or revoked credential', code: 'UNAUTHENTICATED' },
+  '403': { message: 'This API key lacks the scope customers:identify', code: 'INSUFFICIENT_SCOPE' },
+  '404': { message: 'Resource not found', code: 'NOT_FOUND' },
+  '409': { message: 'A request with this Idempotency-Key is still running', code: 'IDEMPOTENCY_KEY_IN_USE' },
+  '413': { message: 'The write exceeds what one DynamoDB item holds', code: 'TOO_LARGE' },
+  '415': { message: 'Content-Type must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' },
+  '422': { message: 'name must be at most 50 characters', code: 'VALIDATION_FAILED', field: 'name' },
+  '500': { message: 'Internal error', code: 'INTERNAL_ERROR' },
+  '503': { message: 'The database is busy; retry after Retry-After', code: 'UNAVAILABLE' },
+};
+const EXAMPLE_REQUEST_ID = '3f1c2b7a-9d4e-4f1a-8b6c-2e5d7a9f1c3b';
+
 function errorResponses(route: RouteSpec): Record<string, unknown> {
   const schema = route.errorStyle === 'single' ? 'SingleError' : 'ErrorEnvelope';
-  const errorResponse = (description: string) => ({
-    description,
-    content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
-  });
-  const responses: Record<string, unknown> = {};
+  const exampleFor = (status: string) => {
+    const { message, code, field } = ERROR_EXAMPLES[status]!;
+    if (route.errorStyle === 'single') return { error: status === '401' ? 'HANDOFF_INVALID' : code };
+    if (status === '500') return { errors: [{ message }], request_id: EXAMPLE_REQUEST_ID };
+    return { errors: [{ message, code, ...(field ? { field } : {}) }] };
+  };
+  /** Each error status's description, made into its response (schema and example) at the end. */
+  const responses: Record<string, string> = {};
   if (route.credential !== 'public' && route.credential !== 'storeHost' && route.credential !== 'buyerStore') {
-    responses['401'] = errorResponse('Credential missing, unknown, expired or revoked');
+    responses['401'] = 'Credential missing, unknown, expired or revoked';
   }
-  if (route.credential === 'operator' || route.credential === 'apiKey') responses['403'] = errorResponse('Credential valid but not allowed here');
+  if (route.credential === 'operator' || route.credential === 'apiKey') responses['403'] = 'Credential valid but not allowed here';
   const findsStoreByDomain = ['buyer', 'buyerStore', 'buyerOptional', 'session', 'storeHost'].includes(route.credential);
-  if (route.params || findsStoreByDomain) responses['404'] = errorResponse(findsStoreByDomain ? 'Unknown store domain, or not found in this store' : 'Not found in this store');
+  if (route.params || findsStoreByDomain) responses['404'] = findsStoreByDomain ? 'Unknown store domain, or not found in this store' : 'Not found in this store';
   // Every route refuses a query parameter it does not take (lib/http/validate.ts checkQueryNames).
   const badRequest = [
     route.query
@@ -169,23 +273,27 @@ function errorResponses(route: RouteSpec): Record<string, unknown> {
   ];
   if (route.body) badRequest.push(route.body === 'multipart' ? 'Malformed multipart body (INVALID_MULTIPART)' : 'Body is not valid JSON or not an object');
   if (takesIdempotencyKey(route)) badRequest.push('Idempotency-Key longer than 255 characters');
-  responses['400'] = errorResponse(badRequest.join('; '));
-  if (route.body === 'multipart') responses['413'] = errorResponse('File larger than its limit');
+  responses['400'] = badRequest.join('; ');
+  if (route.body === 'multipart') responses['413'] = 'File larger than its limit';
   else if (route.access === 'write')
-    responses['413'] = errorResponse(
-      'The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen',
-    );
-  if (route.body) responses['415'] = errorResponse('Unsupported content type');
+    responses['413'] =
+      'The write would exceed what DynamoDB stores in one item (400 KB) or one transaction (4 MB) (TOO_LARGE); bodies are bounded (`x-maxBytes`) so that this should not happen';
+  if (route.body) responses['415'] = 'Unsupported content type';
   // A query value that is well formed but out of range (limit=101, status=DONE) is a 422 like a body's.
-  if (route.body || route.query) responses['422'] = errorResponse('Input breaks a rule; `field` names it');
+  if (route.body || route.query) responses['422'] = 'Input breaks a rule; `field` names it';
   if (takesIdempotencyKey(route)) {
     const answerLost = route.rerunsAfterLostAnswer ? '' : '; carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST)';
-    responses['409'] = errorResponse(`A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE)${answerLost}; or a uniqueness conflict`);
-    responses['422'] ??= errorResponse('Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED)');
+    responses['409'] = `A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE)${answerLost}; or a uniqueness conflict`;
+    responses['422'] ??= 'Idempotency-Key used with another body (IDEMPOTENCY_KEY_REUSED)';
   }
-  responses['500'] = errorResponse('Unexpected fault; carries only a request id');
-  if (route.access !== 'none') responses['503'] = errorResponse('The database is throttling or unreachable; retry after Retry-After');
-  return responses;
+  responses['500'] = 'Unexpected fault; carries only a request id';
+  if (route.access !== 'none') responses['503'] = 'The database is throttling or unreachable; retry after Retry-After';
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, description]) => [
+      status,
+      { description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` }, example: exampleFor(status) } } },
+    ]),
+  );
 }
 
 function parameters(route: RouteSpec): unknown[] {
@@ -201,13 +309,13 @@ function parameters(route: RouteSpec): unknown[] {
     const required = new Set((json.required as string[] | undefined) ?? []);
     const entries = (schema as unknown as { entries?: Record<string, GenericSchema> }).entries ?? {};
     for (const [name, property] of Object.entries(properties)) {
-      const example = route.example?.[part]?.[name];
+      const example = withPlaceholdersFilled(route.example?.[part]?.[name]);
       list.push({
         name,
         in: location,
         required: location === 'path' || required.has(name),
         schema: entries[name] ? queryValueSchema(entries[name], property) : property,
-        ...(example !== undefined && !example.includes('{{') ? { example: /^\d+$/.test(example) ? Number(example) : example } : {}),
+        ...(example !== undefined ? { example: /^\d+$/.test(example) ? Number(example) : example } : {}),
       });
     }
   }
@@ -237,60 +345,85 @@ function parameters(route: RouteSpec): unknown[] {
 /** A function name as a method name: `package-image-put` -> `packageImagePut`. */
 export const operationIdOf = (name: string) => name.replace(/-([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase());
 
-/** An example with placeholders (`{{order_internal_id}}`) is the sample event's, not the reader's. */
-const concrete = (value: unknown) => value !== undefined && !JSON.stringify(value).includes('{{');
+/**
+ * The sample events' placeholders (`{{login_code}}`, filled from the running stack by
+ * infra/local/invoke-event.ts) as a reader sees them: values of the same forms. A value that is
+ * one placeholder takes the value's type, as there.
+ */
+const PLACEHOLDER_EXAMPLES: Record<string, string | number> = {
+  login_code: '482913',
+  handoff: EXAMPLE_VALUES.handoff as string,
+  image_upload_key: EXAMPLE_VALUES.key as string,
+  lease_id: EXAMPLE_VALUES.lease_id as string,
+  leased_command_id: EXAMPLE_INTEGER,
+  order_internal_id: EXAMPLE_VALUES.internal_id as string,
+  store_domain: EXAMPLE_VALUES.domain as string,
+  payment_order_id: EXAMPLE_INTEGER,
+  payment_id: EXAMPLE_VALUES.payment_id as string,
+  test_notify_key: EXAMPLE_VALUES.notify_key as string,
+  test_charge_ref: `tst_${EXAMPLE_VALUES.payment_id}`,
+};
+/** The example with its placeholders filled; undefined when one has no value here (then `exampleOf` composes one). */
+function withPlaceholdersFilled<T>(example: T): T | undefined {
+  if (example === undefined) return example;
+  let unknown = false;
+  const placeholderValue = (name: string) => {
+    if (!(name in PLACEHOLDER_EXAMPLES)) unknown = true;
+    return PLACEHOLDER_EXAMPLES[name] ?? '';
+  };
+  const text = JSON.stringify(example)
+    .replace(/"\{\{(\w+)\}\}"/g, (_whole, name: string) => JSON.stringify(placeholderValue(name)))
+    .replace(/\{\{(\w+)\}\}/g, (_whole, name: string) => String(placeholderValue(name)));
+  return unknown ? undefined : (JSON.parse(text) as T);
+}
+
+/** Each event's `data`: the resource as its route answers it (lib/flows/webhook-router.ts `dataOf`). */
+export const EVENT_DATA: Record<webhookSchemas.WebhookEventType, GenericSchema> = {
+  'order.created': orderSchemas.orderResource,
+  'order.approved': orderSchemas.orderResource,
+  'order.canceled': orderSchemas.orderResource,
+  'order.refunded': orderSchemas.orderResource,
+  'order.chargeback': orderSchemas.orderResource,
+  'order.delivered': orderSchemas.orderResource,
+  'command.failed': commandSchemas.commandResource,
+  'command.dead': commandSchemas.commandResource,
+  'affiliate.withdrawal_requested': v.object({ ...affiliateSchemas.affiliateTransaction.entries, affiliate_id: v.number() }),
+  'chat.message_created': v.object({ ...chatSchemas.chatMessageResource.entries, order_id: v.number() }),
+  'payment.created': paymentSchemas.paymentResource,
+  'payment.failed': paymentSchemas.paymentResource,
+  'payment.expired': paymentSchemas.paymentResource,
+  'payment.attention': paymentSchemas.paymentResource,
+};
 
 /**
- * The events under OpenAPI 3.1 `webhooks`: the body a receiver gets, `data` being the resource
- * as its route answers it (lib/flows/webhook-router.ts `dataOf`).
+ * The events under OpenAPI 3.1 `webhooks`: the body a receiver gets. Its example reads its `data`
+ * by the event's type, so a resource named inline (a chat message with its order_id) still takes
+ * the values its own resource would (lib/schemas/examples.ts `EXAMPLE_VALUES_IN`).
  */
 function webhooks(): Record<string, unknown> {
-  const dataOf: Record<webhookSchemas.WebhookEventType, GenericSchema> = {
-    'order.created': orderSchemas.orderResource,
-    'order.approved': orderSchemas.orderResource,
-    'order.canceled': orderSchemas.orderResource,
-    'order.refunded': orderSchemas.orderResource,
-    'order.chargeback': orderSchemas.orderResource,
-    'order.delivered': orderSchemas.orderResource,
-    'command.failed': commandSchemas.commandResource,
-    'command.dead': commandSchemas.commandResource,
-    'affiliate.withdrawal_requested': v.object({ ...affiliateSchemas.affiliateTransaction.entries, affiliate_id: v.number() }),
-    'chat.message_created': v.object({ ...chatSchemas.chatMessageResource.entries, order_id: v.number() }),
-    'payment.created': paymentSchemas.paymentResource,
-    'payment.failed': paymentSchemas.paymentResource,
-    'payment.expired': paymentSchemas.paymentResource,
-    'payment.attention': paymentSchemas.paymentResource,
-  };
+  const eventBody = (type: webhookSchemas.WebhookEventType): JsonSchema => ({
+    type: 'object',
+    required: ['id', 'type', 'created_at', 'store_id', 'data'],
+    properties: {
+      id: { type: 'string', examples: [EXAMPLE_VALUES.event_id] },
+      type: { const: type },
+      created_at: { type: 'string', format: 'date-time' },
+      store_id: { type: 'integer' },
+      data: schemaOf(EVENT_DATA[type], 'output'),
+    },
+  });
   return Object.fromEntries(
-    webhookSchemas.WEBHOOK_EVENT_TYPES.map((type) => [
-      type,
-      {
-        post: {
-          operationId: operationIdOf(`on-${type.replace(/[._]/g, '-')}`),
-          summary: `The ${type} event`,
-          description: 'Signed with X-Store-Signature and the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); answer 2xx within 10 s.',
-          requestBody: {
-            required: true,
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['id', 'type', 'created_at', 'store_id', 'data'],
-                  properties: {
-                    id: { type: 'string', example: 'evt_0f8e4c2a9b7d4e1f8a6c3b5d7e9f1a2b' },
-                    type: { const: type },
-                    created_at: { type: 'string', format: 'date-time' },
-                    store_id: { type: 'integer' },
-                    data: schemaOf(dataOf[type], 'output'),
-                  },
-                },
-              },
-            },
-          },
-          responses: { '204': { description: 'Received (any 2xx)' } },
-        },
-      },
-    ]),
+    webhookSchemas.WEBHOOK_EVENT_TYPES.map((type) => {
+      const schema = eventBody(type);
+      const operation = {
+        operationId: operationIdOf(`on-${type.replace(/[._]/g, '-')}`),
+        summary: `The ${type} event`,
+        description: 'Signed with X-Store-Signature and the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature); answer 2xx within 10 s.',
+        requestBody: { required: true, content: { 'application/json': { schema, example: exampleOf(schema, undefined, [type]) } } },
+        responses: { '204': { description: 'Received (any 2xx)' } },
+      };
+      return [type, { post: operation }];
+    }),
   );
 }
 
@@ -319,10 +452,10 @@ export function buildOpenApiDocument(routes: Record<string, RouteSpec>) {
         content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } }, required: ['file'] } } },
       };
     } else if (route.body) {
-      const example = route.example?.body;
+      const example = withPlaceholdersFilled(route.example?.body);
       operation.requestBody = {
         required: route.bodyOptional !== true,
-        content: { 'application/json': { schema: schemaOf(route.body, 'input'), ...(concrete(example) ? { example } : {}) } },
+        content: { 'application/json': { schema: schemaOf(route.body, 'input'), ...(example !== undefined ? { example } : {}) } },
       };
     }
     if (route.api === 'store') {
@@ -330,12 +463,14 @@ export function buildOpenApiDocument(routes: Record<string, RouteSpec>) {
     }
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation };
   }
+  const hooks = webhooks();
+  addExamples(paths, hooks);
   return {
     openapi: '3.1.0',
     info: { title: 'store-api', version: '1.0.0', description: 'Store administration and storefront API. Paths include the version segment /v1.' },
     servers: [{ url: '/', description: 'The API host; every path begins with /v1' }],
     paths,
-    webhooks: webhooks(),
+    webhooks: hooks,
     components: {
       securitySchemes: {
         apiToken: { type: 'http', scheme: 'bearer', description: 'Operator API token (`npm run admin -- token create`)' },

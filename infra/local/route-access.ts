@@ -2,7 +2,16 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, LIST_COUNT_PK_PREFIX, listCountTableActions, tableActions } from '#lib/db/table.ts';
+import {
+  CREDENTIAL_PK_PREFIX,
+  CREDENTIAL_USE_ATTRIBUTE,
+  credentialUseTableActions,
+  IDEMPOTENCY_PK_PREFIX,
+  idempotencyTableActions,
+  LIST_COUNT_PK_PREFIX,
+  listCountTableActions,
+  tableActions,
+} from '#lib/db/table.ts';
 import type { RouteSpec } from '#lib/http/route.ts';
 
 /**
@@ -16,6 +25,8 @@ export interface RouteGrant {
   idempotencyWrites?: boolean;
   /** What the CDK grants every page-mode list and package read besides its access (`writesCountPartitions`): a list's first count, the first apply-all tag ids, on the COUNT# partitions only. */
   listCountWrites?: boolean;
+  /** What the CDK grants every route of an API token or key besides its access (`notesCredentialUse`): its "last used" mark, on the CRED# partitions, that attribute only. */
+  credentialUseWrites?: boolean;
 }
 export const routeAccess = new AsyncLocalStorage<RouteGrant>();
 
@@ -25,6 +36,9 @@ function isWriteOn(prefix: string, actions: readonly string[], action: string, i
   const pk = Key?.pk ?? Item?.pk;
   return actions.includes(action) && typeof pk === 'string' && pk.startsWith(prefix);
 }
+
+/** An update that sets the "last used" mark and nothing else (IAM `dynamodb:Attributes`). */
+const setsOnlyLastUse = (input: unknown) => new RegExp(`^SET ${CREDENTIAL_USE_ATTRIBUTE} = :\\w+$`).test(String((input as { UpdateExpression?: unknown }).UpdateExpression ?? ''));
 
 /** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
 const actionOf = (commandName: string) => (commandName === 'TransactWriteItemsCommand' ? 'PutItem' : commandName.replace(/Command$/, ''));
@@ -43,7 +57,8 @@ export function enforceRouteAccess(db: DynamoDBDocumentClient): void {
         !grant ||
         (tableActions[grant.access] as readonly string[]).includes(action) ||
         (grant.idempotencyWrites && isWriteOn(IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, action, args.input)) ||
-        (grant.listCountWrites && isWriteOn(LIST_COUNT_PK_PREFIX, listCountTableActions, action, args.input));
+        (grant.listCountWrites && isWriteOn(LIST_COUNT_PK_PREFIX, listCountTableActions, action, args.input)) ||
+        (grant.credentialUseWrites && isWriteOn(CREDENTIAL_PK_PREFIX, credentialUseTableActions, action, args.input) && setsOnlyLastUse(args.input));
       if (!allowed) {
         throw Object.assign(new Error(`Not authorized to perform dynamodb:${action} (route access: ${grant.access})`), { name: 'AccessDeniedException' });
       }

@@ -5,7 +5,7 @@ import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
+import { notesCredentialUse, takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
 import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
 import type { ErrorCode } from '#lib/errors.ts';
@@ -312,7 +312,12 @@ async function answer(request: IncomingMessage, response: ServerResponse, option
     );
     try {
       const { handler, atTime, countingDynamoDbCalls } = await loadRuntime(matched.route.name);
-      const grant = { access: matched.route.spec.access, idempotencyWrites: takesIdempotencyKey(matched.route.spec), listCountWrites: writesCountPartitions(matched.route.spec) };
+      const grant = {
+        access: matched.route.spec.access,
+        idempotencyWrites: takesIdempotencyKey(matched.route.spec),
+        listCountWrites: writesCountPartitions(matched.route.spec),
+        credentialUseWrites: notesCredentialUse(matched.route.spec),
+      };
       // x-local-dynamodb-fault: DynamoDB faults for this request (infra/local/dynamodb-faults.ts).
       const faults = parseFaults(headers['x-local-dynamodb-fault']);
       const invoke = () => routeAccess.run(grant, () => withDynamoDbFaults(faults, () => handler(event, lambdaContext(matched.route.name, event.requestContext.requestId))));

@@ -4,8 +4,16 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, LIST_COUNT_PK_PREFIX, listCountTableActions } from '#lib/db/table.ts';
-import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
+import {
+  CREDENTIAL_PK_PREFIX,
+  CREDENTIAL_USE_ATTRIBUTE,
+  credentialUseTableActions,
+  IDEMPOTENCY_PK_PREFIX,
+  idempotencyTableActions,
+  LIST_COUNT_PK_PREFIX,
+  listCountTableActions,
+} from '#lib/db/table.ts';
+import { notesCredentialUse, takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
 import { FunctionGroupAlarms } from '#infra/constructs/function-group-alarms.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
@@ -125,6 +133,20 @@ export class AreaStack extends Stack {
           actions: listCountTableActions.map((action) => `dynamodb:${action}`),
           resources: [data.tableArn],
           conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${LIST_COUNT_PK_PREFIX}*`] } },
+        }),
+      );
+    }
+    // A route of an API token or key that only reads may still move its credential's "last used" mark: that attribute, on the credentials' partitions only.
+    if (notesCredentialUse(spec) && spec.access !== 'write') {
+      endpoint.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          actions: credentialUseTableActions.map((action) => `dynamodb:${action}`),
+          resources: [data.tableArn],
+          conditions: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${CREDENTIAL_PK_PREFIX}*`] },
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', CREDENTIAL_USE_ATTRIBUTE] },
+            StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+          },
         }),
       );
     }

@@ -90,7 +90,7 @@ const guardFlag = { help: 'a guard: must name the store the secret belongs to' }
 const listCommand = (kind: keyof typeof KIND_NAMES, summary: string): AdminCommand => ({
   summary,
   flags: { store: storeFlag },
-  prints: '{store_id, data: [{id, kind, scopes, server_id, created_at}]}',
+  prints: '{store_id, data: [{id, kind, scopes, server_id, created_at, last_used_at}]} (last_used_at: to the hour, null until first used)',
   run: async (flags) => {
     const storeId = await existingStore(flags.store);
     return { store_id: storeId, data: await listOperatorCredentials(storeId, kind) };

@@ -5,7 +5,8 @@ import { nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { domainFromItem, domainKey, type DomainEntry } from '#lib/db/store.ts';
-import { put, putNewItem, remove, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
+import { CREDENTIAL_PK_PREFIX, CREDENTIAL_USE_ATTRIBUTE } from '#lib/db/table.ts';
+import { put, putNewItem, remove, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -18,6 +19,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | credential + store of a domain     | BatchGet of the above and `DOMAIN#<domain>` |
  * | revoke (logout, new login, admin)  | DeleteItem `CRED#<sha256>` if `kind = :kind AND store_id = :store` |
  * | a store's operator tokens and keys (admin `token list`, `key list`) | Query `STORE#<s>` `begins_with CREDENTIAL_ENTRY#`, then BatchGet their `CRED#` items (only live ones listed) |
+ * | note an operator credential's use  | UpdateItem `CRED#<sha256>` `SET last_used_at` if it exists and its mark is over an hour old |
  *
  * An operator credential (API token, API key) is written with its entry in its store's list
  * (`STORE#<s> / CREDENTIAL_ENTRY#<id>`: kind, scopes, server, created_at and the secret's hash,
@@ -34,6 +36,12 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * credential (or miss one issued a moment ago) on AWS; DynamoDB Local never shows the difference.
  * Buyer access tokens and sessions expire: they carry `expires_epoch` for TTL and `expires_at`,
  * which every lookup checks itself because TTL deletion lags.
+ *
+ * "Last used" of an API token or key (admin `token list`, `key list`) is `last_used_at` on the
+ * credential item, to the hour: the lookup every request makes already reads it, so a request
+ * writes only when the mark is over an hour old (`isLastUseStale`), at most once per credential
+ * per hour, and the write's own condition makes concurrent requests agree on one mark. Read routes
+ * are granted exactly this write (lib/db/table.ts `CREDENTIAL_USE_ATTRIBUTE`).
  */
 export type CredentialKind = 'api_token' | 'api_key' | 'buyer_token' | 'session';
 
@@ -48,11 +56,13 @@ export interface Credential {
   customer_id?: number;
   expires_at?: string;
   created_at: string;
+  /** An API token's or key's last use, to the hour (`noteCredentialUse`); absent until its first. */
+  last_used_at?: string;
 }
 
 const CREDENTIAL_KINDS = ['api_token', 'api_key', 'buyer_token', 'session'] as const satisfies readonly CredentialKind[];
 
-export const credentialKey = (secretHash: string) => ({ pk: `CRED#${secretHash}`, sk: '#CRED' });
+export const credentialKey = (secretHash: string) => ({ pk: `${CREDENTIAL_PK_PREFIX}${secretHash}`, sk: '#CRED' });
 
 /** Tokens that expire carry `expires_epoch` for TTL. */
 function credentialItem(secretHash: string, credential: Credential) {
@@ -71,7 +81,32 @@ export function credentialFromItem(item: StoredItem): Credential {
     customer_id: field.optionalNumber('customer_id'),
     expires_at: field.optionalString('expires_at'),
     created_at: field.string('created_at'),
+    last_used_at: field.optionalString(CREDENTIAL_USE_ATTRIBUTE),
   };
+}
+
+/** How fresh "last used" is kept: a use within this long of the mark writes nothing. */
+export const LAST_USE_RESOLUTION_MS = 3600 * 1000;
+
+/** Whether a use at `nowMs` should move the credential's mark (only API tokens and keys carry one). */
+export const isLastUseStale = (credential: Credential, nowMs: number): boolean =>
+  (credential.kind === 'api_token' || credential.kind === 'api_key') &&
+  (credential.last_used_at === undefined || Date.parse(credential.last_used_at) <= nowMs - LAST_USE_RESOLUTION_MS);
+
+/**
+ * Marks the credential of `secret` used at `nowMs`: one conditional UpdateItem, which writes only
+ * when the credential still exists and its mark is over an hour old (another request may have
+ * moved it since this one read it). False when the condition refused it, which is no error.
+ */
+export function noteCredentialUse(secret: string, nowMs: number): Promise<boolean> {
+  return writeIf(
+    update({
+      Key: credentialKey(hashSecret(secret)),
+      UpdateExpression: `SET ${CREDENTIAL_USE_ATTRIBUTE} = :now`,
+      ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(${CREDENTIAL_USE_ATTRIBUTE}) OR ${CREDENTIAL_USE_ATTRIBUTE} <= :stale)`,
+      ExpressionAttributeValues: { ':now': new Date(nowMs).toISOString(), ':stale': new Date(nowMs - LAST_USE_RESOLUTION_MS).toISOString() },
+    }),
+  );
 }
 
 export const BUYER_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
@@ -86,6 +121,8 @@ export interface OperatorCredential {
   scopes: string[];
   server_id: number | null;
   created_at: string;
+  /** To the hour; null until its first use. */
+  last_used_at: string | null;
 }
 type OperatorCredentialRecord = Credential & { kind: 'api_token' | 'api_key'; credential_id: number };
 
@@ -198,7 +235,11 @@ function credentialEntryFromItem(item: StoredItem) {
 export async function listOperatorCredentials(storeId: number, kind: 'api_token' | 'api_key'): Promise<OperatorCredential[]> {
   const entries = (await queryAll({ pk: storePk(storeId), skPrefix: ENTRY_PREFIX })).map(credentialEntryFromItem).filter((entry) => entry.kind === kind);
   const live = await getMany(entries.map((entry) => credentialKey(entry.hash)));
-  return entries.filter((_, at) => live[at]?.store_id === storeId).map(({ hash: _hash, ...entry }) => entry);
+  return entries.flatMap(({ hash: _hash, ...entry }, at) => {
+    const credential = live[at];
+    if (credential?.store_id !== storeId) return [];
+    return [{ ...entry, last_used_at: credentialFromItem(credential).last_used_at ?? null }];
+  });
 }
 
 /** The scope of a game server's key: claim and ack its commands (lib/flows/delivery.ts). */

@@ -53,6 +53,15 @@ export const LIST_COUNT_PK_PREFIX = 'COUNT#';
 export const listCountTableActions = ['UpdateItem'] as const;
 
 /**
+ * The one write a request may make on its credential whatever its route's access: its "last used"
+ * mark (lib/db/credential.ts `noteCredentialUse`), an UpdateItem on the `CRED#` partitions that
+ * sets this attribute and no other (IAM `dynamodb:Attributes`).
+ */
+export const CREDENTIAL_PK_PREFIX = 'CRED#';
+export const CREDENTIAL_USE_ATTRIBUTE = 'last_used_at';
+export const credentialUseTableActions = ['UpdateItem'] as const;
+
+/**
  * The stream webhooks are derived from (lib/flows/webhook-router.ts): both images, so that a rule
  * sees what changed (a status moving) and `data` is the resource as the change left it.
  */

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { findCredential, findDomainAndCredential, type Credential } from '#lib/db/credential.ts';
+import { currentTimeMs } from '#lib/clock.ts';
+import { findCredential, findDomainAndCredential, isLastUseStale, noteCredentialUse, type Credential } from '#lib/db/credential.ts';
 import { readSessionCookie } from '#lib/http/cookies.ts';
 import { customerUnauthenticated, forbidden, HttpError, notFound, unauthenticated } from '#lib/errors.ts';
 import { rememberStoreOrigins } from '#lib/http/cors.ts';
@@ -70,17 +71,41 @@ export function hostDomain(event: APIGatewayProxyEventV2): string {
   return host.replace(/:\d+$/, '').toLowerCase();
 }
 
-async function operatorOrKey(event: APIGatewayProxyEventV2): Promise<Credential> {
+async function operatorOrKey(event: APIGatewayProxyEventV2): Promise<{ secret: string; credential: Credential }> {
   const secret = bearer(event);
   if (!secret) throw unauthenticated('Missing bearer credential');
   const credential = await findCredential(secret);
   if (!credential) throw unauthenticated('Unknown or revoked credential');
-  return credential;
+  return { secret, credential };
 }
+
+/** The "last used" marks being written, by request (`credentialUseNoted` waits for them). */
+const usesBeingNoted = new WeakMap<APIGatewayProxyEventV2, Promise<unknown>>();
+
+/**
+ * An accepted API token or key whose "last used" mark is over an hour old gets it moved, beside
+ * the request rather than before it: the write starts now and the handler stack waits for it
+ * only at the end (`credentialUseNoted`), so a Lambda is not frozen with it half sent. Within the
+ * hour nothing is written (lib/db/credential.ts). The mark is a courtesy: its failure fails no request.
+ */
+function noteUse(event: APIGatewayProxyEventV2, secret: string, credential: Credential): void {
+  const now = currentTimeMs();
+  if (isLastUseStale(credential, now))
+    usesBeingNoted.set(
+      event,
+      noteCredentialUse(secret, now).catch(() => false),
+    );
+}
+
+/** Resolves once the request's "last used" write (if it made one) has ended. */
+export const credentialUseNoted = async (event: APIGatewayProxyEventV2): Promise<void> => {
+  await usesBeingNoted.get(event);
+};
 
 /**
  * Resolves the route's credential or throws 401/403/404. Operator and key routes make one
- * GetItem; buyer and session routes one BatchGetItem (the credential and the domain's store).
+ * GetItem (and, at most once an hour per credential, the UpdateItem of its "last used" mark);
+ * buyer and session routes one BatchGetItem (the credential and the domain's store).
  */
 export async function authenticate(route: RouteSpec, event: APIGatewayProxyEventV2): Promise<unknown> {
   switch (route.credential) {
@@ -88,19 +113,21 @@ export async function authenticate(route: RouteSpec, event: APIGatewayProxyEvent
       return { kind: 'public' } satisfies PublicAuth;
 
     case 'operator': {
-      const credential = await operatorOrKey(event);
+      const { secret, credential } = await operatorOrKey(event);
       if (credential.kind === 'api_key') throw forbidden('API keys cannot call operator endpoints; use an API token', 'FORBIDDEN');
       if (credential.kind !== 'api_token') throw unauthenticated('Unknown or revoked credential');
+      noteUse(event, secret, credential);
       return { kind: 'operator', storeId: credential.store_id, credentialId: credential.credential_id ?? 0 } satisfies OperatorAuth;
     }
 
     case 'apiKey': {
-      const credential = await operatorOrKey(event);
+      const { secret, credential } = await operatorOrKey(event);
       if (credential.kind === 'api_token') throw forbidden(`This endpoint needs an API key with scope ${route.scope}`, 'FORBIDDEN');
       if (credential.kind !== 'api_key') throw unauthenticated('Unknown or revoked credential');
       if (!route.scope || !(credential.scopes ?? []).includes(route.scope)) {
         throw forbidden(`This API key lacks the scope ${route.scope}`, 'INSUFFICIENT_SCOPE');
       }
+      noteUse(event, secret, credential);
       return {
         kind: 'apiKey',
         storeId: credential.store_id,

@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'a
 import { parse, type GenericSchema, type InferOutput } from 'valibot';
 import { isSizeRefusal, isTransactionThrottled } from '#lib/db/errors.ts';
 import { withRequestEffects } from '#lib/db/request-effects.ts';
-import { authenticate, type AuthFor } from '#lib/http/auth.ts';
+import { authenticate, type AuthFor, credentialUseNoted } from '#lib/http/auth.ts';
 import { cors } from '#lib/http/cors.ts';
 import { idempotency } from '#lib/http/idempotency.ts';
 import { HttpError, tooLarge, unavailable } from '#lib/errors.ts';
@@ -109,11 +109,14 @@ function errorEnvelope(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGatewa
   };
 }
 
+/** The credential, before everything else; its "last used" write (lib/http/auth.ts `noteUse`), if any, waited for at the end. */
 function credentialCheck(route: RouteSpec): MiddlewareObj<PreparedEvent, APIGatewayProxyResultV2> {
   return {
     before: async (request) => {
       request.event.auth = await authenticate(route, request.event);
     },
+    after: (request) => credentialUseNoted(request.event),
+    onError: (request) => credentialUseNoted(request.event),
   };
 }
 

@@ -107,3 +107,10 @@ export const writesCountPartitions = (spec: Pick<RouteSpec, 'response' | 'access
 
 /** Identity function that keeps each route's literal types (its schemas) for the handler. */
 export const route = <const R extends RouteSpec>(spec: R): R => spec;
+
+/**
+ * The routes whose request may write its credential's "last used" mark (lib/http/auth.ts): those of
+ * API tokens and keys. A route whose `access` is not `write` is granted that one write on the
+ * `CRED#` partitions only (lib/db/table.ts `credentialUseTableActions`).
+ */
+export const notesCredentialUse = (spec: Pick<RouteSpec, 'credential'>) => spec.credential === 'operator' || spec.credential === 'apiKey';

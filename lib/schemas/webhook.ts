@@ -13,6 +13,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'command.dead',
   'affiliate.withdrawal_requested',
   'chat.message_created',
+  // Extensions section 13: a payment made, failed, expired, or flagged for the operator's attention.
   'payment.created',
   'payment.failed',
   'payment.expired',

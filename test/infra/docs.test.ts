@@ -100,19 +100,18 @@ describe('the API reference files (infra/docs.ts)', () => {
     const html = readFileSync(join(dir, 'index.html'), 'utf8');
     const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
     expect(urls.length).toBeGreaterThan(0);
-    for (const url of urls)
-      expect(
-        Object.keys(DOCS_FILES).map((name) => `/docs/${name}`),
-        url,
-      ).toContain(url);
+    // Its own files, and the same-origin API's document (preloaded: it decides whether Try it out is on).
+    for (const url of urls) expect([...Object.keys(DOCS_FILES).map((name) => `/docs/${name}`), '/v1/openapi.json'], url).toContain(url);
     expect(html).not.toMatch(/<script>|<script [^>]*>[^<]/);
     const initializer = readFileSync(join(dir, 'docs.js'), 'utf8');
-    expect(initializer).toContain("url: '/docs/openapi.json'");
+    // The document of the page's own folder, fetched from the head (preload) while the bundle loads.
+    expect(initializer).toContain("fetch('/docs/openapi.json')");
+    expect(html).toContain('<link rel="preload" href="/docs/openapi.json" as="fetch" crossorigin>');
     // Swagger UI otherwise sends the document to validator.swagger.io for its badge.
     expect(initializer).toContain('validatorUrl: null');
     // Try it out only where the page's origin answers /v1/openapi.json; elsewhere no submit and no Authorize dialog.
     expect(initializer).toContain("fetch('/v1/openapi.json'");
     expect(initializer).toContain("supportedSubmitMethods: live ? ['get', 'post', 'put', 'patch', 'delete'] : []");
-    expect(initializer).toContain('plugins: live ? [] : [referenceOnly]');
+    expect(initializer).toContain('plugins: live ? [resolveAfterFirstPaint] : [resolveAfterFirstPaint, referenceOnly]');
   });
 });

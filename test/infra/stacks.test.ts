@@ -10,7 +10,7 @@ import { FUNCTION_RUNTIME } from '#infra/constructs/endpoint-function.ts';
 import type { AreaStack } from '#infra/stacks/area-stack.ts';
 import { IMAGE_CONTENT_SECURITY_POLICY, StoreDataStack } from '#infra/stacks/data-stack.ts';
 import { tableKeys } from '#lib/db/table.ts';
-import { takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
+import { notesCredentialUse, type RouteSpec, takesIdempotencyKey, writesCountPartitions } from '#lib/http/route.ts';
 import { routeAreas, routeEntries } from '#lib/routes/index.ts';
 import { jobEntries } from '#lib/routes/jobs.ts';
 import { addStoreApiStacks } from '#infra/store-api.ts';
@@ -115,7 +115,20 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     }
     // The one-package reads show tags: a store older than the apply-all tag ids derives them there (lib/db/tag.ts).
     if (spec.method === 'GET' && ['/v1/app/package/{packageId}', '/v1/webstore/package/{packageId}'].includes(spec.path)) expect(listCounts, name).toHaveLength(1);
-    expect(conditioned.length, name).toBe(idempotency.length + listCounts.length);
+    // A route of an API token or key that only reads may move its credential's "last used" mark (lib/db/credential.ts): that attribute, on the credentials' partitions only.
+    const credentialUses = onPartitions('CRED#');
+    if (notesCredentialUse(spec) && spec.access !== 'write') {
+      expect(credentialUses, name).toHaveLength(1);
+      expect([credentialUses[0]!.Action].flat(), name).toEqual(['dynamodb:UpdateItem']);
+      expect(credentialUses[0]!.Condition, name).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CRED#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'last_used_at'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      });
+    } else {
+      expect(credentialUses, name).toEqual([]);
+    }
+    expect(conditioned.length, name).toBe(idempotency.length + listCounts.length + credentialUses.length);
     const environment = functionOf(synthesized, name).Properties.Environment.Variables;
     expect(actions.filter((action) => action.startsWith('dynamodb:')).sort(), name).toEqual([...TABLE_ACTIONS[spec.access]].sort());
     expect(statements.includes(importOf(area, data.exports.tableArn)['Fn::ImportValue']), name).toBe(spec.access !== 'none');

@@ -151,14 +151,16 @@ describe('npm run admin', () => {
     expect(tokens.out).toEqual({
       store_id: store.store_id,
       data: [
-        { id: expect.any(Number), kind: 'api_token', scopes: [], server_id: null, created_at: expect.any(String) },
-        { id: second.credential_id, kind: 'api_token', scopes: [], server_id: null, created_at: expect.any(String) },
+        { id: expect.any(Number), kind: 'api_token', scopes: [], server_id: null, created_at: expect.any(String), last_used_at: null },
+        { id: second.credential_id, kind: 'api_token', scopes: [], server_id: null, created_at: expect.any(String), last_used_at: null },
       ],
     });
     expect(tokens.text).not.toContain(store.api_token);
     expect(tokens.text).not.toContain(second.api_token);
     const keys = admin('key', 'list', '--store', String(store.store_id));
-    expect(keys.out.data).toEqual([{ id: key.credential_id, kind: 'api_key', scopes: ['customers:identify'], server_id: null, created_at: expect.any(String) }]);
+    expect(keys.out.data).toEqual([
+      { id: key.credential_id, kind: 'api_key', scopes: ['customers:identify'], server_id: null, created_at: expect.any(String), last_used_at: null },
+    ]);
     expect(keys.text).not.toContain(key.key);
     // Tenancy: the other store's lists hold only its own token.
     expect(admin('token', 'list', '--store', String(other.store_id)).out.data).toHaveLength(1);

@@ -21,8 +21,8 @@ describe('game servers and their keys', () => {
     const second = (await store.post('/v1/app/server/1/key')).body.key;
     const claimed = await claim(key.body.key);
     expect(claimed.body).toEqual({ lease_id: null, expires_at: null, commands: [] });
-    // credential + server last_seen_at + the two queue partitions
-    expect(dynamoDbCalls(claimed)).toBe(4);
+    // credential + its first "last used" mark (a new key; then once an hour at most) + server last_seen_at + the two queue partitions
+    expect(dynamoDbCalls(claimed)).toBe(5);
     expect((await store.get('/v1/app/server/1')).body.last_seen_at).toEqual(expect.any(String));
 
     expect((await store.delete('/v1/app/server/1')).status).toBe(204);

@@ -26,8 +26,8 @@ describe('the API reference at /docs', () => {
     }
   });
 
-  it('answers HEAD like GET: the same status, type and length, no body', async () => {
-    for (const path of ['/docs', '/docs/swagger-ui-bundle.js', '/docs/openapi.json', '/docs/favicon-32x32.png']) {
+  it('answers HEAD like GET for every file of the page: the same status, type and length, no body', async () => {
+    for (const path of ['/docs', '/docs/', ...Object.keys(DOCS_FILES).map((name) => `/docs/${name}`)]) {
       const [head, get] = await Promise.all([fetch(`${inject('apiUrl')}${path}`, { method: 'HEAD' }), fetch(`${inject('apiUrl')}${path}`)]);
       const got = Buffer.from(await get.arrayBuffer());
       expect(head.status, path).toBe(200);

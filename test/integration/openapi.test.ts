@@ -55,8 +55,10 @@ describe('GET /v1/openapi.json', () => {
     expect(schemas.TagResource.properties.id.type).toBe('integer');
     expect(schemas.OrderResource.properties.store_id.type).toBe('integer');
     expect(schemas.PageMeta.properties.total.type).toBe('integer');
-    // Money stays a number.
+    // Money stays a number, an order's total too (only a page's `total` counts).
     expect(schemas.PackageResource.properties.price.type).toBe('number');
+    expect(schemas.OrderResource.properties.total.type).toBe('number');
+    expect(schemas.QuoteLine.properties.total.type).toBe('number');
     // Every id a component carries is an integer.
     for (const [name, schema] of Object.entries(schemas as Record<string, { properties?: Record<string, { type?: unknown }> }>)) {
       for (const [property, value] of Object.entries(schema.properties ?? {}))

@@ -6,7 +6,7 @@ import { verifyDelivery, verifySignature } from '../../examples/webhook-receiver
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
 import { createOrder, createPackage, orderBody, placeOrder } from '../support/builders.ts';
 import { buyerLogin } from '../support/buyer.ts';
-import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /**
  * Webhooks end to end on the local stack: the stream poller, the router, the in-process queue and
@@ -387,6 +387,34 @@ describe('webhook delivery on the local stack', () => {
     console.log(
       `approval -> webhook on the local stack: median ${Math.round((delays[9]! + delays[10]!) / 2)} ms, min ${Math.round(delays[0]!)} ms, max ${Math.round(delays[19]!)} ms (n=20)`,
     );
+  });
+});
+
+describe('payment events (extensions section 13)', () => {
+  it('sends payment.created for a TEST checkout and payment.failed when the TEST page fails it, each carrying the payment as its routes answer it', async () => {
+    const store = await newStore();
+    const path = endpoint();
+    await subscribe(store, path, ['payment.created', 'payment.failed', 'payment.expired', 'payment.attention']);
+    expect((await store.put('/v1/app/payment/provider/test', { enabled: true })).status).toBe(200);
+    const pkg = await createPackage(store, { name: 'VIP', price: 10 });
+    const checkout = await call('POST', '/v1/webstore/checkout', {
+      json: { cart: [{ package_id: pkg.id, quantity: 1 }], client_name: 'Steve', client_identifier: 'Steve', client_email: 'steve@example.com', gateway: 'TEST' },
+      headers: { 'x-store-domain': store.domain },
+    });
+    expect(checkout.status, checkout.text).toBe(200);
+    const payment = checkout.body.payment as { id: string; order_id: number; provider_ref: string; amount: number };
+    const created = await until('payment.created', () => at(path).find((delivery) => delivery.body.type === 'payment.created'));
+    expect(created.body).toMatchObject({ store_id: store.storeId, data: { id: payment.id, order_id: payment.order_id, gateway: 'TEST', amount: payment.amount } });
+
+    expect((await call('POST', `/v1/payment/test/${payment.provider_ref}/fail`)).status).toBeLessThan(400);
+    const failed = await until('payment.failed', () => at(path).find((delivery) => delivery.body.type === 'payment.failed'));
+    expect(failed.body.data).toMatchObject({ id: payment.id, status: 'FAILED' });
+    // Exactly these two: no expiry, no flag.
+    expect(
+      at(path)
+        .map((delivery) => delivery.body.type)
+        .sort(),
+    ).toEqual(['payment.created', 'payment.failed']);
   });
 });
 

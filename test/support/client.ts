@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { inject } from 'vitest';
-import { createApiKey, createApiToken } from '#lib/db/credential.ts';
+import { createApiKey, createApiToken, noteCredentialUse } from '#lib/db/credential.ts';
 import { createStore } from '#lib/db/store.ts';
 
 export interface ApiResponse<T = any> {
@@ -60,12 +60,24 @@ export function call<T = any>(method: string, path: string, options: CallOptions
 
 let storeCounter = 0;
 
-/** A fresh store with an operator token and an identify key: tests never share a store. */
-export async function newStore(name = 'Test store') {
+/**
+ * Marks credentials as used far ahead of any time a test sets (x-local-now), so that no request of
+ * theirs moves the "last used" mark: the DynamoDB calls the tests pin are a route's steady state, and
+ * the mark's own write (at most one an hour per credential) is pinned once, by
+ * test/integration/credential-last-use.test.ts, which makes its credentials unused.
+ */
+const IN_USE_UNTIL_MS = Date.parse('9000-01-01T00:00:00.000Z');
+export const markInUse = async (...secrets: string[]) => {
+  for (const secret of secrets) await noteCredentialUse(secret, IN_USE_UNTIL_MS);
+};
+
+/** A fresh store with an operator token and an identify key (marked in use unless `unusedCredentials`): tests never share a store. */
+export async function newStore(name = 'Test store', options: { unusedCredentials?: boolean } = {}) {
   const domain = `s${process.pid}-${Date.now().toString(36)}-${++storeCounter}.test.localhost`;
   const store = await createStore({ name, domain });
   const { api_token } = await createApiToken(store.id);
   const { key } = await createApiKey(store.id, ['customers:identify']);
+  if (!options.unusedCredentials) await markInUse(api_token, key);
   const as = (token: string) => ({
     get: <T = any>(path: string, options: CallOptions = {}) => call<T>('GET', path, { token, ...options }),
     post: <T = any>(path: string, json?: unknown, options: CallOptions = {}) => call<T>('POST', path, { token, json, ...options }),

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { getCommandRecord, saveChange } from '#lib/db/command.ts';
 import type { CommandRecord } from '#lib/schemas/command.ts';
-import { call } from './client.ts';
+import { call, markInUse } from './client.ts';
 import { createPackage, orderBody, placeOrder, type Store } from './builders.ts';
 
 /** Game servers, their keys, and the claim/ack calls a game server makes. */
@@ -10,6 +10,7 @@ export async function createServer(store: Store, name = 'Survival') {
   expect(res.status, res.text).toBe(200);
   const key = await store.post(`/v1/app/server/${res.body.id}/key`);
   expect(key.status, key.text).toBe(200);
+  await markInUse(key.body.key);
   return { id: res.body.id as number, name, key: key.body.key as string };
 }
 

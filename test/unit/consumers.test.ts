@@ -14,7 +14,7 @@ import type { WebhookEventType } from '#lib/schemas/webhook.ts';
  */
 const order = { entity: 'ORDER', store_id: 1, id: 7, status: 'PENDING' };
 const command = { entity: 'COMMAND', store_id: 1, order_id: 7, status: 'PENDING', tries: 0 };
-const payment = { entity: 'PAYMENT', store_id: 1, order_id: 7, status: 'PENDING', attention: null };
+const payment = { entity: ENTITY.PAYMENT, store_id: 1, order_id: 7, id: 'pay_x', status: 'CREATED', attention: null };
 const CHANGE_OF: Record<WebhookEventType, ItemChange> = {
   'order.created': { new: order },
   'order.approved': { old: order, new: { ...order, status: 'APPROVED' } },
@@ -28,8 +28,8 @@ const CHANGE_OF: Record<WebhookEventType, ItemChange> = {
   'chat.message_created': { new: { entity: 'CHAT_MESSAGE', store_id: 1 } },
   'payment.created': { new: payment },
   'payment.failed': { old: payment, new: { ...payment, status: 'FAILED' } },
-  'payment.expired': { old: payment, new: { ...payment, status: 'EXPIRED' } },
-  'payment.attention': { old: payment, new: { ...payment, attention: 'MISMATCH' } },
+  'payment.expired': { old: { ...payment, status: 'PENDING' }, new: { ...payment, status: 'EXPIRED' } },
+  'payment.attention': { old: { ...payment, status: 'PAID' }, new: { ...payment, status: 'PAID', attention: 'DUPLICATE' } },
 };
 
 /** Every event the rules draw from a change whose entity the filter would not hand over, or whose entity is not the one EVENT_SOURCE_ENTITY declares. */

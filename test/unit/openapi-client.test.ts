@@ -1,8 +1,9 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TYPESCRIPT_CLIENT_TYPES, typescriptClientTypes } from '#infra/local/typescript-client.ts';
 import { buildOpenApiDocument } from '#lib/openapi.ts';
 import { routes } from '#lib/routes/index.ts';
 
@@ -39,18 +40,24 @@ export async function integrator(): Promise<number[]> {
 }
 `;
 
-function compile(program: string): string[] {
-  const file = join(dir, `program-${Math.random().toString(36).slice(2)}.ts`);
+/** Strict tsc's complaints about `program`, written as a file of `folder` (so its relative imports resolve there). */
+function compile(program: string, folder = dir): string[] {
+  const file = join(folder, `program-${process.pid}-${Math.random().toString(36).slice(2)}.ts`);
   writeFileSync(file, program);
-  const compiled = ts.createProgram([file], {
-    strict: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler,
-    skipLibCheck: true,
-  });
-  return ts.getPreEmitDiagnostics(compiled).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  try {
+    const compiled = ts.createProgram([file], {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      allowImportingTsExtensions: true,
+      skipLibCheck: true,
+    });
+    return ts.getPreEmitDiagnostics(compiled).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 beforeAll(async () => {
@@ -71,5 +78,22 @@ describe('a client generated from the OpenAPI document', () => {
       [],
     );
     expect(compile(PROGRAM.replace("body: { cart: [{ package_id: 1, quantity: 2, fields: { server: 'survival' } }], ", 'body: { '))).not.toEqual([]);
+  }, 120_000);
+});
+
+/** The client integrators copy (clients/typescript): its types are the document's, and its example compiles. */
+describe('clients/typescript', () => {
+  it(`${TYPESCRIPT_CLIENT_TYPES} is what npm run generate writes from this route table`, async () => {
+    expect(readFileSync(TYPESCRIPT_CLIENT_TYPES, 'utf8') === (await typescriptClientTypes()), `${TYPESCRIPT_CLIENT_TYPES} is stale: run npm run generate`).toBe(true);
+  }, 60_000);
+
+  it('compiles its example under strict tsc, and refuses the example with a call the API would refuse', () => {
+    const folder = resolve('clients', 'typescript');
+    const example = readFileSync(join(folder, 'example.ts'), 'utf8');
+    expect(compile(example, folder)).toEqual([]);
+    expect(compile(example.replace('query: { limit: 100, page: 1 }', "query: { limit: '100', page: 1 }"), folder).join('\n')).toMatch(/string.*number|number.*string/);
+    // A checkout without x-store-domain, and one without its cart.
+    expect(compile(example.replace('    params: { header },\n', ''), folder)).not.toEqual([]);
+    expect(compile(example.replace('cart: [{ package_id: first.id, quantity: 1 }], ', ''), folder)).not.toEqual([]);
   }, 120_000);
 });
