@@ -80,8 +80,13 @@ export const gatewayChoiceResource = v.object({
   is_percentage_fee: v.literal(false),
 });
 
+export const PAYPAL_ENVIRONMENTS = ['sandbox', 'live'] as const;
+export type PayPalEnvironment = (typeof PAYPAL_ENVIRONMENTS)[number];
+
 export interface ProviderSettings {
   pix_expiration_minutes?: number;
+  /** PayPal: which of its hosts the account lives on. */
+  environment?: PayPalEnvironment;
 }
 
 /** What a provider account holds once checked: the operator's choices, and its secrets still in clear (sealed by the flow). */

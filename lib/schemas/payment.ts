@@ -57,6 +57,11 @@ export interface ProviderSnapshot {
   dispute: DisputeStage | null;
   /** When the provider says the money arrived, or null. */
   paid_at: string | null;
+  /**
+   * The buyer approved and the money waits for our capture (a PayPal order `APPROVED`): the flow
+   * calls `adapter.capture` while the payment is live. Absent for providers that capture themselves.
+   */
+  capturable?: boolean;
 }
 
 /** One entry of a payment's history (its last 20 transitions). */
