@@ -340,8 +340,14 @@ export class FakePayPal {
     const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const [clientId, secret] = basic ? Buffer.from(basic, 'base64').toString('utf8').split(':') : [];
     const app = clientId === undefined ? undefined : this.apps.get(clientId);
-    if (!app || app.secret !== secret) return this.send(res, 401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
-    if (body?.grant_type !== 'client_credentials') return this.send(res, 400, { error: 'unsupported_grant_type', error_description: 'Grant Type is NULL' });
+    if (!app || app.secret !== secret) {
+      this.send(res, 401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
+      return;
+    }
+    if (body?.grant_type !== 'client_credentials') {
+      this.send(res, 400, { error: 'unsupported_grant_type', error_description: 'Grant Type is NULL' });
+      return;
+    }
     const accessToken = `A21AA${randomBytes(24).toString('base64url')}`;
     this.tokens.set(accessToken, clientId!);
     this.send(res, 200, {

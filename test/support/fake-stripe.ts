@@ -94,7 +94,10 @@ export function parseStripeForm(form: URLSearchParams): Record<string, unknown> 
   for (const [key, value] of form) {
     const path = key.replace(/\]/g, '').split('[');
     let node = root;
-    for (const name of path.slice(0, -1)) node = (node[name] ??= {}) as Record<string, unknown>;
+    for (const name of path.slice(0, -1)) {
+      node[name] ??= {};
+      node = node[name] as Record<string, unknown>;
+    }
     node[path.at(-1)!] = value;
   }
   const arrays = (value: unknown): unknown => {
