@@ -267,9 +267,8 @@ describe('refunds, reversals and disputes', () => {
     let disputeId = '';
     const flagged = await orderAfter([() => undefined, () => (disputeId = fake.openDispute(waited.id).dispute_id)], waited.id, waited.request, 'DISPUTE_LOST');
     expect([flagged.order.status, flagged.payment.status, flagged.payment.attention]).toEqual(['APPROVED', 'PAID', 'DISPUTE_OPEN']);
-    const lost = run(flagged, [{ kind: 'provider', snapshot: (fake.resolveDispute(disputeId, 'RESOLVED_BUYER_FAVOUR'), await adapter().fetch(credentials, waited.id)) }], {
-      chargebackOn: 'DISPUTE_LOST',
-    });
+    fake.resolveDispute(disputeId, 'RESOLVED_BUYER_FAVOUR');
+    const lost = run(flagged, [{ kind: 'provider', snapshot: await adapter().fetch(credentials, waited.id) }], { chargebackOn: 'DISPUTE_LOST' });
     expect([lost.order.status, lost.payment.status, lost.payment.dispute]).toEqual(['CHARGEBACK', 'CHARGEBACK', 'LOST']);
   });
 
