@@ -9,6 +9,17 @@ import type { ProviderSettings } from '#lib/schemas/payment-provider.ts';
  * credentials for the one call, and a function loads only the adapters it uses (lib/payments/index.ts).
  */
 
+/**
+ * Which of an account's secrets its notifications are checked with: the HMAC secret of Mercado
+ * Pago and Stripe, the webhook id PayPal's signed message names, the TEST gateway's signing secret.
+ */
+export const NOTIFICATION_SECRET: Readonly<Record<Provider, string>> = {
+  mercadopago: 'webhook_secret',
+  stripe: 'webhook_secret',
+  paypal: 'webhook_id',
+  test: 'signing_secret',
+};
+
 /** The store's account at the provider, decrypted for one call. Never logged, never returned. */
 export interface ProviderCredentials {
   /**
