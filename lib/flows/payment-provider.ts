@@ -7,7 +7,7 @@ import { readProviderAccount, saveProviderAccount, type ProviderAccount } from '
 import { retrying } from '#lib/db/transact.ts';
 import { notFound, providerUnavailable, unprocessable } from '#lib/errors.ts';
 import { ProviderError, type ProviderAdapter } from '#lib/payments/adapter.ts';
-import { providerAdapter } from '#lib/payments/index.ts';
+import { loadProviderAdapter } from '#lib/payments/index.ts';
 import { maskSecrets, sealSecrets } from '#lib/payments/secrets.ts';
 import { testAccountOf } from '#lib/payments/test-gateway.ts';
 import { GATEWAY_PROVIDER, type Gateway, type Provider } from '#lib/schemas/payment.ts';
@@ -35,7 +35,7 @@ import { serverKeys } from '#lib/server-secret.ts';
 /** The adapter a provider account's credentials are checked with (loaded for its provider only; the TEST one needs no ledger for that). */
 async function credentialChecker(provider: SupportedProvider): Promise<Pick<ProviderAdapter, 'checkCredentials'>> {
   if (provider === 'test') return { checkCredentials: async (secrets) => ({ accountId: testAccountOf(secrets.signing_secret ?? '') }) };
-  return providerAdapter(provider);
+  return loadProviderAdapter(provider);
 }
 
 /** The field a refusal of the credentials names: the secret the provider judged. */

@@ -19,7 +19,7 @@ const LOADERS: Record<ExternalProvider, () => Promise<ProviderAdapter>> = {
 /** One adapter per provider for the life of the function: PayPal's keeps its certificate cache. */
 const loaded = new Map<ExternalProvider, Promise<ProviderAdapter>>();
 
-export function providerAdapter(provider: ExternalProvider): Promise<ProviderAdapter> {
+export function loadProviderAdapter(provider: ExternalProvider): Promise<ProviderAdapter> {
   let adapter = loaded.get(provider);
   if (!adapter) {
     adapter = LOADERS[provider]();
