@@ -139,7 +139,7 @@ export interface PaymentRecord {
 }
 
 /** The providers whose notifications this build receives (`POST /v1/payment/notify/{provider}/{notify_key}`). */
-export const NOTIFYING_PROVIDERS = ['mercadopago', 'test'] as const satisfies readonly Provider[];
+export const NOTIFYING_PROVIDERS = ['mercadopago', 'stripe', 'paypal', 'test'] as const satisfies readonly Provider[];
 
 /** A notification's body is at most this many bytes (section 13). */
 export const NOTIFY_BODY_MAX_BYTES = 256 * 1024;

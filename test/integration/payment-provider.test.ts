@@ -6,8 +6,8 @@ import { hashSecret } from '#lib/crypto.ts';
 import { notifyKeyTarget } from '#lib/db/payment-provider.ts';
 import { routes } from '#lib/routes/index.ts';
 import { takeFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
-import { startFakePayPal, type FakePayPal } from '../support/fake-paypal.ts';
-import { startFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
+import { takeFakePayPal, type FakePayPal } from '../support/fake-paypal.ts';
+import { takeFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /**
@@ -20,8 +20,8 @@ let stripe: FakeStripe;
 let paypal: FakePayPal;
 beforeAll(async () => {
   fake = await takeFakeMercadoPago(inject('mercadopagoPort'));
-  stripe = await startFakeStripe(inject('stripePort'));
-  paypal = await startFakePayPal(inject('paypalPort'), inject('paypalPki'));
+  stripe = await takeFakeStripe(inject('stripePort'));
+  paypal = await takeFakePayPal(inject('paypalPort'), inject('paypalPki'));
 }, 330_000);
 afterAll(() => Promise.all([fake.stop(), stripe.stop(), paypal.stop()]));
 beforeEach(() => {

@@ -472,3 +472,16 @@ function paypalError(name: string, message: string, issue?: string) {
 export async function startFakePayPal(port = 0, pki?: TestPki): Promise<FakePayPal> {
   return new FakePayPal(pki).start(port);
 }
+
+/** The fake on the one port the local stack's PAYPAL_API_URL names, once no other test file holds it (as `takeFakeStripe`). */
+export async function takeFakePayPal(port: number, pki: TestPki, waitMs = 300_000): Promise<FakePayPal> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await new FakePayPal(pki).start(port);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
+      await new Promise((wait) => setTimeout(wait, 250));
+    }
+  }
+}

@@ -458,3 +458,19 @@ function stripeError(type: string, message: string, code?: string, param?: strin
 export async function startFakeStripe(port = 0): Promise<FakeStripe> {
   return new FakeStripe().start(port);
 }
+
+/**
+ * The fake on the one port the local stack's STRIPE_API_URL names, once no other test file holds
+ * it (files run in parallel: each takes it in turn for the whole file; `stop()` gives it back).
+ */
+export async function takeFakeStripe(port: number, waitMs = 300_000): Promise<FakeStripe> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await new FakeStripe().start(port);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
+      await new Promise((wait) => setTimeout(wait, 250));
+    }
+  }
+}

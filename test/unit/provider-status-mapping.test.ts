@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { paypalSnapshot } from '#lib/payments/paypal.ts';
 import { stripeSnapshot } from '#lib/payments/stripe.ts';
+import { shouldCapture } from '#lib/domain/payment.ts';
 
 /**
  * The status mapping of payments-providers.md section 6 for Stripe and PayPal, one row per state
@@ -106,5 +107,27 @@ describe('PayPal: an order as the rules read it', () => {
     ['canceled by the buyer', { status: 'RESOLVED', dispute_outcome: { outcome_code: 'CANCELED_BY_BUYER' } }, { status: 'PAID', dispute: 'WON' }],
   ])('dispute: %s', (_case, dispute, expected) => {
     expect(paypalSnapshot(captured, ACCOUNT, { dispute_id: 'PP-D-1', ...dispute })).toMatchObject(expected);
+  });
+});
+
+describe('shouldCapture: when the service takes an approved PayPal order', () => {
+  const now = Date.parse('2026-11-26T10:10:00Z');
+  const payment = { id: 'pay_1', amount: 25.5, currency: 'BRL', status: 'PENDING' as const, expires_at: '2026-11-26T10:30:00Z' };
+  const approved = paypalSnapshot(order('APPROVED'), ACCOUNT, null);
+
+  it('captures an approved order of this payment while it is live and unexpired', () => {
+    expect(shouldCapture(payment, approved, ACCOUNT, now)).toBe(true);
+  });
+
+  it.each([
+    ['not approved yet', paypalSnapshot(order('PAYER_ACTION_REQUIRED'), ACCOUNT, null), payment, now],
+    ['captured already', paypalSnapshot(order('COMPLETED', { status: 'COMPLETED' }), ACCOUNT, null), payment, now],
+    ['the payment expired (at its expires_at)', approved, payment, Date.parse('2026-11-26T10:30:00Z')],
+    ['the payment no longer live (canceled by a new gateway)', approved, { ...payment, status: 'CANCELED' as const }, now],
+    ["another payment's order", { ...approved, reference: 'pay_2' }, payment, now],
+    ['another amount', { ...approved, amount_cents: 100 }, payment, now],
+    ['another account', approved, payment, now, 'APP-OTHER'],
+  ])('not when %s', (_case, snapshot, which, at, account = ACCOUNT) => {
+    expect(shouldCapture(which, snapshot, account, at)).toBe(false);
   });
 });
