@@ -2,6 +2,7 @@ import { createHash, verify as verifySignature, X509Certificate } from 'node:cry
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { crc32 } from 'node:zlib';
+import { wallClockMs } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import {
   idempotencyKey,
@@ -322,7 +323,8 @@ export function paypalAdapter(options: PayPalOptions = {}): ProviderAdapter {
     const base = baseOf(settings);
     const key = createHash('sha256').update(`${base}\n${clientId}\n${clientSecret}`).digest('hex');
     const cached = tokens.get(key);
-    if (!fresh && cached && cached.until > Date.now()) return cached;
+    // A token lives in PayPal's real time, not a request's pinned clock.
+    if (!fresh && cached && cached.until > wallClockMs()) return cached;
     const response = await callProvider(
       'paypal',
       {
@@ -339,7 +341,7 @@ export function paypalAdapter(options: PayPalOptions = {}): ProviderAdapter {
     if (typeof body?.access_token !== 'string' || typeof body.app_id !== 'string')
       throw new ProviderError('paypal', 'unavailable', 'OAuth token: an answer with no token or app id');
     const lifetimeS = typeof body.expires_in === 'number' ? body.expires_in : 300;
-    const entry = { token: body.access_token, appId: body.app_id, until: Date.now() + Math.max(0, lifetimeS - 60) * 1000 };
+    const entry = { token: body.access_token, appId: body.app_id, until: wallClockMs() + Math.max(0, lifetimeS - 60) * 1000 };
     tokens.set(key, entry);
     return entry;
   }

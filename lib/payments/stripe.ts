@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { wallClockMs } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import {
   idempotencyKey,
@@ -233,7 +234,8 @@ export interface StripeOptions extends CallOptions {
 
 export function stripeAdapter(options: StripeOptions = {}): ProviderAdapter {
   const baseUrl = (options.baseUrl ?? config.stripeApiUrl ?? STRIPE_API).replace(/\/+$/, '');
-  const now = options.now ?? Date.now;
+  // Stripe bounds expires_at by its own (real) clock.
+  const now = options.now ?? wallClockMs;
 
   const keyOf = (secrets: Readonly<Record<string, string>>) => {
     const key = secrets.secret_key;
