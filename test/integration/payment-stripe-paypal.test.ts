@@ -6,8 +6,8 @@ import type { ProviderCredentials } from '#lib/payments/adapter.ts';
 import { paypalAdapter } from '#lib/payments/paypal.ts';
 import { stripeAdapter } from '#lib/payments/stripe.ts';
 import type { ChargebackOn } from '#lib/schemas/payment.ts';
-import type { Store } from '../support/builders.ts';
-import { newStore } from '../support/client.ts';
+import { createPackage, type Store } from '../support/builders.ts';
+import { call, firstError, newStore } from '../support/client.ts';
 import { takeFakePayPal, type FakePayPal } from '../support/fake-paypal.ts';
 import { takeFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 import { pathOf, pendingOrder, storedCommands } from '../support/payment-orders.ts';
@@ -265,5 +265,58 @@ describe('PayPal on the local stack', () => {
     expect((await paypalEvent(shop, 'CHECKOUT.ORDER.APPROVED', { id: payment.provider_ref }, { webhookId: 'OTHERWEBHOOK' })).status).toBe(401);
     expect(captures(payment.provider_ref)).toBe(0);
     expect(await state(shop, orderId, payment.id)).toMatchObject({ order: 'PENDING', payment: 'PENDING' });
+  });
+});
+
+describe('checkout with STRIPE and PAYPAL', () => {
+  const BUYER = { client_name: 'Steve Smith', client_identifier: 'Steve', client_email: 'steve@example.com' };
+  const buy = async (shop: Shop, gateway: 'STRIPE' | 'PAYPAL', returnUrl: string | null = `http://${shop.store.domain}/thanks`) => {
+    const pkg = await createPackage(shop.store, { name: 'VIP', price: 10, commands: [{ command: 'give {CLIENT_IDENTIFIER} diamond' }] });
+    return call('POST', '/v1/webstore/checkout', {
+      json: { cart: [{ package_id: pkg.id, quantity: 2 }], ...BUYER, gateway, ...(returnUrl === null ? {} : { return_url: returnUrl }) },
+      headers: { 'x-store-domain': shop.store.domain },
+    });
+  };
+
+  it("STRIPE: the checkout makes a Checkout Session of the order's lines, paid back to the order through its event", async () => {
+    const shop = await stripeShop();
+    const res = await buy(shop, 'STRIPE');
+    expect(res.status, res.text).toBe(200);
+    const { payment } = res.body;
+    const session = stripe.sessions.get(payment.provider_ref)!;
+    expect(res.body.checkout_url).toBe(session.url);
+    expect(session).toMatchObject({ client_reference_id: payment.id, amount_total: 2000, currency: 'brl', success_url: `http://${shop.store.domain}/thanks` });
+    expect(session.line_items).toEqual([{ quantity: 2, price_data: { currency: 'brl', unit_amount: 1000, product_data: { name: 'VIP' } } }]);
+    stripe.complete(session.id, 'paid');
+    expect((await stripeEvent(shop, 'checkout.session.completed', session)).status).toBe(200);
+    expect(await state(shop, res.body.id, payment.id)).toMatchObject({ order: 'APPROVED', payment: 'PAID' });
+  });
+
+  it("PAYPAL: the checkout makes an order with the payment's id and the items; approved, captured and paid", async () => {
+    const shop = await paypalShop();
+    const res = await buy(shop, 'PAYPAL');
+    expect(res.status, res.text).toBe(200);
+    const { payment } = res.body;
+    const order = paypal.order(payment.provider_ref);
+    expect(res.body.checkout_url).toBe(`https://www.sandbox.paypal.com/checkoutnow?token=${order.id}`);
+    expect(order.purchase_units[0]).toMatchObject({ custom_id: payment.id, amount: { currency_code: 'BRL', value: '20.00' } });
+    expect(order.purchase_units[0]!.items).toEqual([{ name: 'VIP', quantity: '2', unit_amount: { currency_code: 'BRL', value: '10.00' }, category: 'DIGITAL_GOODS' }]);
+    paypal.approve(order.id);
+    expect((await paypalEvent(shop, 'CHECKOUT.ORDER.APPROVED', { id: order.id })).status).toBe(200);
+    expect(await state(shop, res.body.id, payment.id)).toMatchObject({ order: 'APPROVED', payment: 'PAID' });
+  });
+
+  it('STRIPE and PAYPAL need a return_url: 422 on it, no provider called, no order placed', async () => {
+    for (const [shop, gateway] of [
+      [await stripeShop(), 'STRIPE'],
+      [await paypalShop(), 'PAYPAL'],
+    ] as const) {
+      const before = stripe.requests.length + paypal.requests.length;
+      const res = await buy(shop, gateway, null);
+      expect(res.status, res.text).toBe(422);
+      expect(firstError(res)).toMatchObject({ field: 'return_url' });
+      expect(stripe.requests.length + paypal.requests.length).toBe(before);
+      expect((await shop.store.get('/v1/app/order')).body.meta.total).toBe(0);
+    }
   });
 });
