@@ -320,3 +320,28 @@ describe('checkout with STRIPE and PAYPAL', () => {
     }
   });
 });
+
+describe("the operator's refund at the provider", () => {
+  it('refunds a Stripe payment (POST /v1/refunds, refund:<id>) and a PayPal capture (refund:<id>), then the order, once', async () => {
+    const stripeShopOf = await stripeShop();
+    const paid = await checkout(stripeShopOf, 'STRIPE');
+    const session = stripe.complete(paid.payment.provider_ref, 'paid');
+    await stripeEvent(stripeShopOf, 'checkout.session.completed', session);
+    const refunded = await stripeShopOf.store.post(`/v1/app/order/${paid.orderId}/refund`);
+    expect(refunded.status, refunded.text).toBe(200);
+    expect(stripe.requests.filter((seen) => seen.path === '/v1/refunds').map((seen) => seen.headers['idempotency-key'])).toContain(`refund:${paid.payment.id}`);
+    expect(stripe.chargeOfSession(session.id).refunded).toBe(true);
+    expect(await state(stripeShopOf, paid.orderId, paid.payment.id)).toMatchObject({ order: 'REFUNDED', payment: 'REFUNDED' });
+
+    const paypalShopOf = await paypalShop();
+    const captured = await checkout(paypalShopOf, 'PAYPAL');
+    paypal.approve(captured.payment.provider_ref);
+    await paypalEvent(paypalShopOf, 'CHECKOUT.ORDER.APPROVED', { id: captured.payment.provider_ref });
+    const capture = paypal.captureOfOrder(captured.payment.provider_ref);
+    expect((await paypalShopOf.store.post(`/v1/app/order/${captured.orderId}/refund`)).status).toBe(200);
+    const asked = paypal.requests.filter((seen) => seen.path === `/v2/payments/captures/${capture.id}/refund`);
+    expect(asked.map((seen) => seen.headers['paypal-request-id'])).toEqual([`refund:${captured.payment.id}`]);
+    expect(capture.status).toBe('REFUNDED');
+    expect(await state(paypalShopOf, captured.orderId, captured.payment.id)).toMatchObject({ order: 'REFUNDED', payment: 'REFUNDED' });
+  });
+});
