@@ -50,6 +50,21 @@ export const config = {
   get mercadopagoApiUrl(): string | undefined {
     return optional('MERCADOPAGO_API_URL');
   },
+  /** A fake Stripe on the local stack and in tests; never set on a deployed function, which calls api.stripe.com. */
+  get stripeApiUrl(): string | undefined {
+    return optional('STRIPE_API_URL');
+  },
+  /** A fake PayPal on the local stack and in tests (its API and its certificate URLs); never set on a deployed function. */
+  get paypalApiUrl(): string | undefined {
+    return optional('PAYPAL_API_URL');
+  },
+  /**
+   * A PEM file of the roots PayPal's webhook certificate must chain to, replacing the runtime's
+   * Mozilla roots: the tests' own root CA on the local stack only, never on a deployed function.
+   */
+  get paypalTrustedRootsFile(): string | undefined {
+    return optional('PAYPAL_TRUSTED_ROOTS_FILE');
+  },
   /** The TEST payment gateway is offered (section 13): on the local stack, and on a stage deployed with `testGateway=true`. */
   get testGatewayAllowed(): boolean {
     return process.env.TEST_GATEWAY === '1';

@@ -5,7 +5,7 @@ import { put, putNewItem, StaleRead, update, writeGuarded, type GuardedWrite } f
 import { notFound } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import { GATEWAYS, PROVIDERS, type Gateway, type Provider } from '#lib/schemas/payment.ts';
-import type { ProviderSettings } from '#lib/schemas/payment-provider.ts';
+import { PAYPAL_ENVIRONMENTS, type PayPalEnvironment, type ProviderSettings } from '#lib/schemas/payment-provider.ts';
 
 /**
  * A store's provider accounts and the notify keys that name them (extensions section 13).
@@ -83,7 +83,14 @@ export function providerAccountFromItem(item: StoredItem): ProviderAccount {
     secrets_hint: Object.fromEntries(Object.entries(hint && typeof hint === 'object' ? hint : {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string')),
     settings: field.object('settings', (settings) => {
       const minutes = settings.optionalNumber('pix_expiration_minutes');
-      return minutes === undefined ? {} : { pix_expiration_minutes: minutes };
+      const environment = settings.optionalString('environment');
+      if (environment !== undefined && !PAYPAL_ENVIRONMENTS.some((known) => known === environment)) {
+        throw new DamagedItem(`${PAYMENT_PROVIDER} item ${String(item.pk)} / ${String(item.sk)}: settings.environment is ${environment}`);
+      }
+      return {
+        ...(minutes === undefined ? {} : { pix_expiration_minutes: minutes }),
+        ...(environment === undefined ? {} : { environment: environment as PayPalEnvironment }),
+      };
     }),
     notify_nonce: field.string('notify_nonce'),
     notify_key_hash: field.string('notify_key_hash'),

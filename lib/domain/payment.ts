@@ -216,6 +216,22 @@ function unchanged(payment: PaymentRecord): SettleDecision {
   return { payment, changed: false, order: [], cancelAtProvider: false, events: [] };
 }
 
+/**
+ * A PayPal order the buyer approved waits for our capture: take the money only while the payment is
+ * live and unexpired (after its expiry the order lapses at PayPal untouched, rather than money
+ * arriving for an order that was canceled) and only when the order is this payment's (rule 2).
+ */
+export function shouldCapture(
+  payment: Pick<PaymentRecord, 'id' | 'amount' | 'currency' | 'status' | 'expires_at'>,
+  snapshot: ProviderSnapshot,
+  accountId: string | null,
+  now: number,
+): boolean {
+  if (snapshot.capturable !== true || !isLive(payment.status)) return false;
+  if (payment.expires_at !== null && now >= Date.parse(payment.expires_at)) return false;
+  return bindingMismatch(payment, snapshot, accountId) === null;
+}
+
 /** Rules 1-7 of section 13, for every source. */
 export function settle({ payment, order, accountId, chargebackOn, report, source, now }: SettleInput): SettleDecision {
   if (report.kind === 'provider') {

@@ -1,9 +1,8 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import type { ProviderAccount } from '#lib/db/payment-provider.ts';
 import { testChargeLedger } from '#lib/db/test-charge.ts';
-import type { ProviderAdapter, ProviderCredentials } from '#lib/payments/adapter.ts';
-import { ProviderError } from '#lib/payments/adapter.ts';
-import { mercadoPagoAdapter } from '#lib/payments/mercadopago.ts';
+import { NOTIFICATION_SECRET, type ProviderAdapter, type ProviderCredentials } from '#lib/payments/adapter.ts';
+import { loadProviderAdapter } from '#lib/payments/index.ts';
 import { openSecrets } from '#lib/payments/secrets.ts';
 import { testGatewayAdapter } from '#lib/payments/test-gateway.ts';
 import type { Provider } from '#lib/schemas/payment.ts';
@@ -17,19 +16,20 @@ import type { Provider } from '#lib/schemas/payment.ts';
 /** Where a TEST charge is paid: a page of the API host (`checkout_url`). */
 export const testPageUrl = (apiBase: string, ref: string) => `${apiBase}/v1/payment/test/${encodeURIComponent(ref)}`;
 
-/** The adapter of `provider`; stripe and paypal are not in this build (a ProviderError the caller answers as an outage). */
-export function providerAdapter(provider: Provider, apiBase: string): ProviderAdapter {
-  if (provider === 'mercadopago') return mercadoPagoAdapter();
+/**
+ * The adapter of `provider`: Mercado Pago, Stripe and PayPal loaded on first use
+ * (lib/payments/index.ts: a request for one never runs another's code), the TEST gateway with its ledger.
+ */
+export async function providerAdapter(provider: Provider, apiBase: string): Promise<ProviderAdapter> {
   if (provider === 'test') return testGatewayAdapter({ ledger: testChargeLedger, pageUrl: (ref) => testPageUrl(apiBase, ref), now: currentTimeMs });
-  throw new ProviderError(provider, 'unavailable', `${provider} is not supported by this build`);
+  return loadProviderAdapter(provider);
 }
 
-/** The account's secrets, decrypted for this call (bound to its store and provider), and the account rule 2 binds to. Never logged. */
+/** The account's secrets, decrypted for this call (bound to its store and provider), the account rule 2 binds to, and its settings (PayPal's environment). Never logged. */
 export async function providerCredentials(account: ProviderAccount): Promise<ProviderCredentials> {
   const secrets = await openSecrets(account.secrets_ct, { store_id: account.store_id, provider: account.provider });
-  return { secrets, accountId: account.account_id };
+  return { secrets, accountId: account.account_id, settings: account.settings };
 }
 
-/** The secret a provider signs its notifications with (Mercado Pago `webhook_secret`, TEST `signing_secret`), or null when none is set. */
-export const notificationSecretOf = (provider: Provider, credentials: ProviderCredentials): string | null =>
-  (provider === 'test' ? credentials.secrets.signing_secret : credentials.secrets.webhook_secret) ?? null;
+/** The secret a provider's notifications are checked with (Mercado Pago and Stripe `webhook_secret`, PayPal `webhook_id`, TEST `signing_secret`), or null when none is set. */
+export const notificationSecretOf = (provider: Provider, credentials: ProviderCredentials): string | null => credentials.secrets[NOTIFICATION_SECRET[provider]] ?? null;

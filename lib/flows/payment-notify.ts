@@ -55,8 +55,8 @@ export async function receiveNotification(notification: ReceivedNotification): P
   const account = await readProviderAccount(storeId, provider);
   if (!account) throw notFound('Notification URL');
   const credentials = await providerCredentials(account);
-  const adapter = providerAdapter(provider, apiBase);
-  const check = adapter.verifyNotification({
+  const adapter = await providerAdapter(provider, apiBase);
+  const check = await adapter.verifyNotification({
     rawBody: notification.rawBody,
     headers: notification.headers,
     query: notification.query,
@@ -98,7 +98,7 @@ export async function receiveNotification(notification: ReceivedNotification): P
 /** The provider's state of the object a notification named, or undefined when the provider knows no such object of this account. */
 async function fetchNamed(provider: Provider, apiBase: string, credentials: Awaited<ReturnType<typeof providerCredentials>>, ref: string): Promise<ProviderSnapshot | undefined> {
   try {
-    return await providerAdapter(provider, apiBase).fetch(credentials, ref);
+    return await (await providerAdapter(provider, apiBase)).fetch(credentials, ref);
   } catch (error) {
     if (error instanceof ProviderError && error.failure === 'not_found') return undefined;
     throw error;

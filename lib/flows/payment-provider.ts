@@ -7,7 +7,7 @@ import { readProviderAccount, saveProviderAccount, type ProviderAccount } from '
 import { retrying } from '#lib/db/transact.ts';
 import { notFound, providerUnavailable, unprocessable } from '#lib/errors.ts';
 import { ProviderError, type ProviderAdapter } from '#lib/payments/adapter.ts';
-import { mercadoPagoAdapter } from '#lib/payments/mercadopago.ts';
+import { loadProviderAdapter } from '#lib/payments/index.ts';
 import { maskSecrets, sealSecrets } from '#lib/payments/secrets.ts';
 import { testAccountOf } from '#lib/payments/test-gateway.ts';
 import { GATEWAY_PROVIDER, type Gateway, type Provider } from '#lib/schemas/payment.ts';
@@ -32,13 +32,22 @@ import { serverKeys } from '#lib/server-secret.ts';
  * The notify key and the masked answer: lib/flows/payment-provider-read.ts.
  */
 
-/** The adapter a provider account's credentials are checked with (the TEST one needs no ledger for that). */
-function credentialChecker(provider: SupportedProvider): Pick<ProviderAdapter, 'checkCredentials'> {
-  if (provider === 'mercadopago') return mercadoPagoAdapter();
-  return { checkCredentials: async (secrets) => ({ accountId: testAccountOf(secrets.signing_secret ?? '') }) };
+/** The adapter a provider account's credentials are checked with (loaded for its provider only; the TEST one needs no ledger for that). */
+async function credentialChecker(provider: SupportedProvider): Promise<Pick<ProviderAdapter, 'checkCredentials'>> {
+  if (provider === 'test') return { checkCredentials: async (secrets) => ({ accountId: testAccountOf(secrets.signing_secret ?? '') }) };
+  return loadProviderAdapter(provider);
 }
 
-/** stripe and paypal are in the vocabulary (section 13) but not in this build: a clear 422, not a 404 that reads like a typo. */
+/** The field a refusal of the credentials names: the secret the provider judged. */
+const CREDENTIAL_FIELD: Record<SupportedProvider, keyof ProviderAccountBody | undefined> = {
+  mercadopago: 'access_token',
+  stripe: 'secret_key',
+  // PayPal answers `invalid_client` for a wrong id or secret alike.
+  paypal: 'client_secret',
+  test: undefined,
+};
+
+/** A provider outside this build's list: a clear 422, not a 404 that reads like a typo. */
 function supported(provider: Provider): SupportedProvider {
   const found = SUPPORTED_PROVIDERS.find((entry) => entry === provider);
   if (!found) throw unprocessable(`Provider ${provider} is not yet supported; supported: ${SUPPORTED_PROVIDERS.join(', ')}`, 'provider');
@@ -48,8 +57,13 @@ function supported(provider: Provider): SupportedProvider {
 
 const FIELDS_OF: Record<SupportedProvider, readonly (keyof ProviderAccountBody)[]> = {
   mercadopago: ['access_token', 'webhook_secret', 'gateways', 'pix_expiration_minutes', 'enabled'],
+  stripe: ['secret_key', 'webhook_secret', 'enabled'],
+  paypal: ['client_id', 'client_secret', 'webhook_id', 'environment', 'enabled'],
   test: ['enabled'],
 };
+
+/** Stripe's endpoint secrets all start `whsec_`: anything else pasted there would refuse every event. */
+const STRIPE_WEBHOOK_SECRET = /^whsec_/;
 
 /**
  * The body as the provider takes it: a field of another provider is 422 naming it; a required one
@@ -62,11 +76,20 @@ function accountInput(provider: SupportedProvider, body: ProviderAccountBody): C
   }
   const enabled = body.enabled ?? true;
   if (provider === 'test') return { provider, enabled, gateways: ['TEST'], settings: {}, secrets: { signing_secret: randomBytes(32).toString('base64url') } };
-  const required = (name: 'access_token' | 'webhook_secret') => {
+  const required = <Name extends 'access_token' | 'webhook_secret' | 'secret_key' | 'client_id' | 'client_secret' | 'webhook_id' | 'environment'>(name: Name) => {
     const value = body[name];
     if (value === undefined) throw unprocessable(`${name} is required`, name);
-    return value;
+    return value as NonNullable<ProviderAccountBody[Name]>;
   };
+  if (provider === 'stripe') {
+    const secrets = { secret_key: required('secret_key'), webhook_secret: required('webhook_secret') };
+    if (!STRIPE_WEBHOOK_SECRET.test(secrets.webhook_secret)) throw unprocessable('webhook_secret must be a Stripe endpoint secret (whsec_...)', 'webhook_secret');
+    return { provider, enabled, gateways: ['STRIPE'], settings: {}, secrets };
+  }
+  if (provider === 'paypal') {
+    const secrets = { client_id: required('client_id'), client_secret: required('client_secret'), webhook_id: required('webhook_id') };
+    return { provider, enabled, gateways: ['PAYPAL'], settings: { environment: required('environment') }, secrets };
+  }
   const secrets = { access_token: required('access_token'), webhook_secret: required('webhook_secret') };
   const gateways = body.gateways;
   if (gateways === undefined) throw unprocessable('gateways is required', 'gateways');
@@ -77,11 +100,11 @@ function accountInput(provider: SupportedProvider, body: ProviderAccountBody): C
 
 async function accountIdOf(checked: CheckedAccount): Promise<string> {
   try {
-    return (await credentialChecker(checked.provider).checkCredentials(checked.secrets)).accountId;
+    return (await (await credentialChecker(checked.provider)).checkCredentials(checked.secrets, checked.settings)).accountId;
   } catch (error) {
     if (!(error instanceof ProviderError)) throw error;
     if (error.failure === 'credentials') {
-      throw unprocessable(`${checked.provider} refused these credentials`, checked.provider === 'mercadopago' ? 'access_token' : undefined, 'PROVIDER_CREDENTIALS');
+      throw unprocessable(`${checked.provider} refused these credentials`, CREDENTIAL_FIELD[checked.provider], 'PROVIDER_CREDENTIALS');
     }
     throw providerUnavailable(`${checked.provider} could not check these credentials; nothing was stored, try again`);
   }

@@ -4,7 +4,7 @@ import { readPayment, settledPaymentWrite } from '#lib/db/payment.ts';
 import { readProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
 import { retrying, writeGuarded } from '#lib/db/transact.ts';
-import { settle, STATUS_RANK, type OrderEffect, type PaymentRecord, type PaymentReport } from '#lib/domain/payment.ts';
+import { settle, shouldCapture, STATUS_RANK, type OrderEffect, type PaymentRecord, type PaymentReport } from '#lib/domain/payment.ts';
 import { notFound } from '#lib/errors.ts';
 import { finishReversal, reverseRound, type ReversalReserve } from '#lib/flows/order-reversal.ts';
 import { approveRound, finishApproval, type CommandIdReserve } from '#lib/flows/order.ts';
@@ -29,7 +29,7 @@ import type { PaymentSource, ProviderSnapshot } from '#lib/schemas/payment.ts';
  * | APPROVE + REFUND  | the approval, then step 1 with the payment (a payment first seen refunded)             |
  *
  * Reads: payment (unless the caller just read it), order, store (GetItems at once), then the account (unless the caller has it); the provider is asked at most once
- * per call. A lost race (the payment's revision or the order changed: StaleRead) reads again and
+ * per call, and a PayPal order the buyer approved is captured at most once per call (`shouldCapture`). A lost race (the payment's revision or the order changed: StaleRead) reads again and
  * settles again with what was learned; `settle` gives the same answer for the same state, so
  * however many sources race, one of them crosses each line (one approval, one refund).
  */
@@ -75,6 +75,7 @@ export async function settlePayment(request: SettleRequest): Promise<SettledPaym
   let provider = request.provider;
   const reserve: { approval: CommandIdReserve; reversal: ReversalReserve } = { approval: {}, reversal: { gone: new Set() } };
   let known = request.read;
+  let captured = false;
   const outcome = await retrying(async () => {
     // A lost round reads the payment again: its revision moved.
     const paymentRead = known ? Promise.resolve(known) : readPayment(storeId, orderId, paymentId);
@@ -88,6 +89,12 @@ export async function settlePayment(request: SettleRequest): Promise<SettledPaym
       if (!account) throw new ProviderError(payment.provider, 'unavailable', 'the store has no account at this provider');
       provider ??= { account, credentials: await providerCredentials(account) };
       report = await askProvider(payment, provider.credentials, request.apiBase);
+    }
+    // A PayPal order the buyer approved: the service takes the money, once per call, whichever source saw it first.
+    if (!captured && report.kind === 'provider' && account && shouldCapture(payment, report.snapshot, account.account_id, currentTimeMs())) {
+      provider ??= { account, credentials: await providerCredentials(account) };
+      report = await captureAtProvider(payment, provider.credentials, request.apiBase);
+      captured = true;
     }
     const decision = settle({
       payment,
@@ -116,7 +123,7 @@ export async function settlePayment(request: SettleRequest): Promise<SettledPaym
  * first. Nothing found at the provider yet: only the clock speaks (rule 7).
  */
 async function askProvider(payment: PaymentRecord, credentials: ProviderCredentials, apiBase: string): Promise<PaymentReport> {
-  const adapter = providerAdapter(payment.provider, apiBase);
+  const adapter = await providerAdapter(payment.provider, apiBase);
   const ref = payment.charge_ref ?? (payment.gateway === 'MERCADOPAGO' ? null : payment.provider_ref);
   try {
     if (ref) return { kind: 'provider', snapshot: await adapter.fetch(credentials, ref) };
@@ -127,6 +134,13 @@ async function askProvider(payment: PaymentRecord, credentials: ProviderCredenti
     if (error instanceof ProviderError && error.failure === 'not_found') return { kind: 'clock' };
     throw error;
   }
+}
+
+/** The capture (`capture:<payment id>`: however many sources ask, PayPal takes the money once) and the payment as it then stands. */
+async function captureAtProvider(payment: PaymentRecord, credentials: ProviderCredentials, apiBase: string): Promise<PaymentReport> {
+  const adapter = await providerAdapter(payment.provider, apiBase);
+  if (!adapter.capture) throw new ProviderError(payment.provider, 'refused', 'this provider takes no capture');
+  return { kind: 'provider', snapshot: await adapter.capture(credentials, payment) };
 }
 
 /** The decision written over the payment's `readRevision`, with its order effects in the same transaction. */
@@ -159,7 +173,7 @@ async function cancelAtProvider(payment: PaymentRecord, provider: SettleRequest[
     const account = provider?.account ?? (await readProviderAccount(payment.store_id, payment.provider));
     if (!account) return;
     const credentials = provider?.credentials ?? (await providerCredentials(account));
-    await providerAdapter(payment.provider, apiBase).cancel(credentials, payment);
+    await (await providerAdapter(payment.provider, apiBase)).cancel(credentials, payment);
   } catch (error) {
     // The payment is EXPIRED here whatever the provider says; a failure is logged without the payment's secrets.
     console.warn(

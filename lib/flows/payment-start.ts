@@ -11,7 +11,7 @@ import { gatewayChoices, paymentStart, returnUrlAllowed } from '#lib/domain/paym
 import { conflict, providerUnavailable, unprocessable } from '#lib/errors.ts';
 import { accountNotificationUrl } from '#lib/flows/payment-provider-read.ts';
 import { providerAdapter, providerCredentials, testPageUrl } from '#lib/flows/payment-adapters.ts';
-import { ProviderError, type ProviderAdapter } from '#lib/payments/adapter.ts';
+import { ProviderError, type ChargeLine, type ProviderAdapter } from '#lib/payments/adapter.ts';
 import { testGatewayAdapter } from '#lib/payments/test-gateway.ts';
 import type { OrderPaymentBody } from '#lib/schemas/checkout.ts';
 import { GATEWAY_PROVIDER, GATEWAYS, type Gateway, type PaymentRecord, type Provider } from '#lib/schemas/payment.ts';
@@ -42,6 +42,9 @@ export interface PaymentChoice {
   returnUrl: string | null;
 }
 
+/** The gateways whose provider page needs a return_url (Stripe Checkout's success_url, PayPal's return_url). */
+const REDIRECT_GATEWAYS: ReadonlySet<Gateway> = new Set(['STRIPE', 'PAYPAL']);
+
 /** 422 on `gateway` (unknown, or not enabled in this store) or `return_url`; nothing is read beyond the store and its accounts. */
 export async function choosePayment(storeId: number, gateway: string, returnUrl: string | null): Promise<PaymentChoice> {
   const [store, accounts] = await Promise.all([getStoreOrThrow(storeId), listProviderAccounts(storeId)]);
@@ -51,6 +54,8 @@ export async function choosePayment(storeId: number, gateway: string, returnUrl:
     const known = GATEWAYS.some((code) => code === gateway) ? 'not enabled in this store' : 'not a gateway';
     throw unprocessable(`gateway ${gateway} is ${known}; this store takes: ${offered.join(', ') || 'none'}`, 'gateway');
   }
+  // Stripe's and PayPal's hosted pages must send the buyer back somewhere.
+  if (returnUrl === null && REDIRECT_GATEWAYS.has(chosen)) throw unprocessable(`return_url is required with gateway ${chosen}`, 'return_url');
   if (returnUrl !== null && !returnUrlAllowed(returnUrl, store, config.plainHttpStoreOrigins)) {
     throw unprocessable("return_url must be an https address on the store's domain or one of its allowed_origins", 'return_url');
   }
@@ -64,7 +69,7 @@ export async function choosePayment(storeId: number, gateway: string, returnUrl:
  * files each new charge with its ref's look-up (lib/db/test-charge.ts `testChargeLedgerOf`), which
  * the TEST page needs and only a create writes.
  */
-function chargingAdapter(storeId: number, provider: Provider, apiBase: string): ProviderAdapter {
+async function chargingAdapter(storeId: number, provider: Provider, apiBase: string): Promise<ProviderAdapter> {
   if (provider === 'test') return testGatewayAdapter({ ledger: testChargeLedgerOf(storeId), pageUrl: (ref) => testPageUrl(apiBase, ref), now: currentTimeMs });
   return providerAdapter(provider, apiBase);
 }
@@ -109,13 +114,27 @@ export class ChargeFailed extends Error {
   }
 }
 
+/**
+ * The order's lines for a provider's checkout page (Stripe, PayPal): each at what it costs after its
+ * discounts, per unit when that is a whole cent, else as one line of its quantity. The adapters send
+ * them only when they add up to the payment's amount.
+ */
+function chargeLinesOf(order: OrderItem): ChargeLine[] {
+  return order.packages.map((line) => {
+    const cents = Math.round(line.total * 100);
+    return cents % line.quantity === 0
+      ? { name: line.name, quantity: line.quantity, unit_price: cents / line.quantity / 100 }
+      : { name: `${line.name} x ${line.quantity}`, quantity: 1, unit_price: line.total };
+  });
+}
+
 /** The provider's create call (`create:<payment id>`), then PENDING + the provider ref in one transaction. */
 async function charge(choice: PaymentChoice, order: OrderItem, payment: PaymentRecord, apiBase: string): Promise<PaymentRecord> {
   const { account } = choice;
   const [credentials, keys] = await Promise.all([providerCredentials(account), serverKeys()]);
   let created;
   try {
-    created = await chargingAdapter(account.store_id, account.provider, apiBase).createCharge(credentials, {
+    created = await (await chargingAdapter(account.store_id, account.provider, apiBase)).createCharge(credentials, {
       payment: { id: payment.id, gateway: payment.gateway, amount: payment.amount, currency: payment.currency, expires_at: payment.expires_at },
       order: {
         id: order.id,
@@ -123,6 +142,7 @@ async function charge(choice: PaymentChoice, order: OrderItem, payment: PaymentR
         description: `${choice.store.name} #${order.id}`,
         payer: { email: order.client_email, name: order.client_name, document: order.checkout?.client_document ?? null },
       },
+      lines: chargeLinesOf(order),
       notificationUrl: accountNotificationUrl(account, keys, apiBase),
       returnUrl: choice.returnUrl,
     });
@@ -157,7 +177,7 @@ async function cancelReplaced(choice: PaymentChoice, order: OrderItem, replaced:
     await recordCanceled(choice, order, payment, account?.account_id ?? null);
     if (!account || payment.provider_ref === null) continue;
     try {
-      await providerAdapter(payment.provider, apiBase).cancel(await providerCredentials(account), payment);
+      await (await providerAdapter(payment.provider, apiBase)).cancel(await providerCredentials(account), payment);
     } catch (error) {
       // Best effort: the payment is CANCELED here; money that still arrives is PAID with UNFULFILLED or DUPLICATE (rule 4).
       console.warn(JSON.stringify({ message: 'a replaced payment could not be canceled at its provider', payment_id: payment.id, error: (error as Error).message }));

@@ -1,4 +1,5 @@
 import type { Gateway, Provider, ProviderSnapshot } from '#lib/schemas/payment.ts';
+import type { ProviderSettings } from '#lib/schemas/payment-provider.ts';
 
 /*
  * What every payment provider adapter does (extensions section 13). An adapter is the only code
@@ -8,21 +9,49 @@ import type { Gateway, Provider, ProviderSnapshot } from '#lib/schemas/payment.t
  * credentials for the one call, and a function loads only the adapters it uses (lib/payments/index.ts).
  */
 
+/**
+ * Which of an account's secrets its notifications are checked with: the HMAC secret of Mercado
+ * Pago and Stripe, the webhook id PayPal's signed message names, the TEST gateway's signing secret.
+ */
+export const NOTIFICATION_SECRET: Readonly<Record<Provider, string>> = {
+  mercadopago: 'webhook_secret',
+  stripe: 'webhook_secret',
+  paypal: 'webhook_id',
+  test: 'signing_secret',
+};
+
 /** The store's account at the provider, decrypted for one call. Never logged, never returned. */
 export interface ProviderCredentials {
-  /** The secrets as the operator gave them (Mercado Pago `access_token` and `webhook_secret`; TEST `signing_secret`). */
+  /**
+   * The secrets as the operator gave them (Mercado Pago `access_token` and `webhook_secret`; Stripe
+   * `secret_key` and `webhook_secret`; PayPal `client_id`, `client_secret` and `webhook_id`; TEST `signing_secret`).
+   */
   secrets: Readonly<Record<string, string>>;
   /** The account the credential check found: what the binding check (rule 2) compares to. */
   accountId: string | null;
+  /** The account's settings that decide where to call (PayPal `environment`: sandbox or live). */
+  settings?: Readonly<ProviderSettings>;
 }
 
 export interface ChargeRequest {
   payment: { id: string; gateway: Gateway; amount: number; currency: string; expires_at: string | null };
   order: { id: number; internal_id: string; description: string; payer: { email: string; name: string; document?: string | null } };
+  /**
+   * The order's lines as the buyer sees them (Stripe's line items, PayPal's items), prices in the
+   * store's currency. Sent only when they add up to the payment's amount; otherwise (a coupon, a
+   * discount) one line of the order's total, as providers take no negative lines.
+   */
+  lines?: readonly ChargeLine[];
   /** `<API base>/v1/payment/notify/{provider}/{notify_key}`, sent with the charge where the provider takes one. */
   notificationUrl: string | null;
   /** Where the buyer comes back to after a redirect checkout (already checked: no open redirect). */
   returnUrl: string | null;
+}
+
+export interface ChargeLine {
+  name: string;
+  quantity: number;
+  unit_price: number;
 }
 
 /** What the buyer needs to pay, and the provider's first word on the payment. */
@@ -55,7 +84,7 @@ export interface NotificationInput {
   /** Header names in lower case. */
   headers: Readonly<Record<string, string | undefined>>;
   query: Readonly<Record<string, string | undefined>>;
-  /** The store's webhook secret, or null when none is configured. */
+  /** The store's webhook secret (PayPal: the `webhook_id` its signatures name), or null when none is configured. */
   secret: string | null;
   now: number;
 }
@@ -71,8 +100,8 @@ export interface PaymentAtProvider {
 
 export interface ProviderAdapter {
   readonly provider: Provider;
-  /** One provider call that proves the credentials and names their account (Mercado Pago `GET /users/me`). */
-  checkCredentials(secrets: Readonly<Record<string, string>>): Promise<{ accountId: string }>;
+  /** One provider call that proves the credentials and names their account (Mercado Pago `GET /users/me`, Stripe `GET /v1/account`, PayPal an OAuth token). */
+  checkCredentials(secrets: Readonly<Record<string, string>>, settings?: Readonly<ProviderSettings>): Promise<{ accountId: string }>;
   createCharge(credentials: ProviderCredentials, request: ChargeRequest): Promise<CreatedCharge>;
   /** The provider's current state of one of its payments. */
   fetch(credentials: ProviderCredentials, providerRef: string): Promise<ProviderSnapshot>;
@@ -86,7 +115,14 @@ export interface ProviderAdapter {
   refund(credentials: ProviderCredentials, payment: PaymentAtProvider): Promise<ProviderSnapshot>;
   /** Stops a live charge from being paid; idempotent under `cancel:<payment id>`. Best effort: callers log, not fail. */
   cancel(credentials: ProviderCredentials, payment: PaymentAtProvider): Promise<void>;
-  verifyNotification(input: NotificationInput): NotificationCheck;
+  /**
+   * PayPal only: takes the money of an order the buyer approved (`snapshot.capturable`); idempotent
+   * under `capture:<payment id>`, so the buyer's return, the notification, the poll and the
+   * reconciler may all ask and the money is taken once. Answers the payment as it now stands.
+   */
+  capture?(credentials: ProviderCredentials, payment: PaymentAtProvider): Promise<ProviderSnapshot>;
+  /** Awaited: PayPal's check may fetch its signing certificate (cached per URL); the others answer at once. */
+  verifyNotification(input: NotificationInput): NotificationCheck | Promise<NotificationCheck>;
 }
 
 /**
@@ -114,7 +150,7 @@ export class ProviderError extends Error {
   }
 }
 
-export type ProviderAction = 'create' | 'refund' | 'cancel';
+export type ProviderAction = 'create' | 'capture' | 'refund' | 'cancel';
 
 /**
  * Every provider POST carries a key derived from the payment and the action, never a random one:

@@ -15,9 +15,14 @@ export interface ProviderRequest {
   method: 'GET' | 'POST' | 'PUT';
   url: string;
   headers: Record<string, string>;
+  /** Sent as JSON, or form-encoded when it is a URLSearchParams (Stripe's bodies, OAuth token requests). */
   body?: unknown;
   /** Writes are retried only with one: the provider answers a repeated key with the first result. */
   idempotencyKey?: string;
+  /** The header the key travels in: Mercado Pago `X-Idempotency-Key` (the default), Stripe `Idempotency-Key`, PayPal `PayPal-Request-Id`. */
+  idempotencyHeader?: string;
+  /** A write that may be sent twice with no key (an OAuth token request: a second token is harmless). */
+  retrySafe?: boolean;
 }
 
 export interface ProviderResponse {
@@ -34,14 +39,15 @@ const transient = (status: number) => status >= 500 || status === 429;
 
 async function attempt(provider: Provider, request: ProviderRequest, timeoutMs: number): Promise<ProviderResponse> {
   const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
-  if (request.body !== undefined) headers['content-type'] = 'application/json';
-  if (request.idempotencyKey) headers['x-idempotency-key'] = request.idempotencyKey;
+  const form = request.body instanceof URLSearchParams;
+  if (request.body !== undefined) headers['content-type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
+  if (request.idempotencyKey) headers[request.idempotencyHeader ?? 'x-idempotency-key'] = request.idempotencyKey;
   let response: Response;
   try {
     response = await fetch(request.url, {
       method: request.method,
       headers,
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      body: request.body === undefined ? undefined : form ? String(request.body) : JSON.stringify(request.body),
       signal: AbortSignal.timeout(timeoutMs),
       redirect: 'error',
     });
@@ -70,7 +76,7 @@ async function attempt(provider: Provider, request: ProviderRequest, timeoutMs: 
 /** The provider's answer (any status but a transient one), or ProviderError `unavailable` once the retry is spent. */
 export async function callProvider(provider: Provider, request: ProviderRequest, options: CallOptions = {}): Promise<ProviderResponse> {
   const timeoutMs = options.timeoutMs ?? PROVIDER_TIMEOUT_MS;
-  const retryable = request.method === 'GET' || request.idempotencyKey !== undefined;
+  const retryable = request.method === 'GET' || request.idempotencyKey !== undefined || request.retrySafe === true;
   const attempts = 1 + (retryable ? (options.retries ?? PROVIDER_RETRIES) : 0);
   let last: ProviderError | undefined;
   for (let index = 0; index < attempts; index += 1) {

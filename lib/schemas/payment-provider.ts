@@ -11,8 +11,8 @@ import { GATEWAYS, PROVIDERS, type Gateway, type Provider } from '#lib/schemas/p
  * so that a field another provider takes is a 422 naming that field, never a silent drop.
  */
 
-/** The providers whose accounts this build can hold; the others (stripe, paypal) answer "not yet supported". */
-export const SUPPORTED_PROVIDERS = ['mercadopago', 'test'] as const satisfies readonly Provider[];
+/** The providers whose accounts this build can hold (all of section 13's). */
+export const SUPPORTED_PROVIDERS = ['mercadopago', 'stripe', 'paypal', 'test'] as const satisfies readonly Provider[];
 export type SupportedProvider = (typeof SUPPORTED_PROVIDERS)[number];
 
 export const providerParams = v.object({
@@ -28,6 +28,12 @@ const secret = (name: string) =>
     v.maxLength(SECRET_MAX, `${name} must be at most ${SECRET_MAX} characters`),
     v.regex(/^[\x21-\x7e]+$/, `${name} must be printable ASCII without spaces`),
   );
+
+/** A secret with the prefix its provider gives it (a Stripe `sk_`/`rk_` key, a `whsec_` endpoint secret): a pasted wrong value is a 422, not a provider call. */
+const prefixedSecret = (name: string, prefix: RegExp, what: string) => v.pipe(secret(name), v.regex(prefix, `${name} must be ${what}`));
+
+export const PAYPAL_ENVIRONMENTS = ['sandbox', 'live'] as const;
+export type PayPalEnvironment = (typeof PAYPAL_ENVIRONMENTS)[number];
 
 export const PIX_EXPIRATION_MIN = 30;
 export const PIX_EXPIRATION_MAX = 1440;
@@ -51,6 +57,13 @@ export const providerAccountBody = v.strictObject({
       v.maxValue(PIX_EXPIRATION_MAX, `pix_expiration_minutes must be at most ${PIX_EXPIRATION_MAX}`),
     ),
   ),
+  /** Stripe: a secret key (`sk_...`) or, as advised, a restricted key (`rk_...`). */
+  secret_key: v.optional(prefixedSecret('secret_key', /^(sk|rk)_(test|live)_/, 'a Stripe secret key (sk_...) or restricted key (rk_...)')),
+  client_id: v.optional(secret('client_id')),
+  client_secret: v.optional(secret('client_secret')),
+  /** PayPal: the id of the webhook made in the app's dashboard; its signatures name it. */
+  webhook_id: v.optional(secret('webhook_id')),
+  environment: v.optional(v.picklist(PAYPAL_ENVIRONMENTS, `environment must be one of ${PAYPAL_ENVIRONMENTS.join(', ')}`)),
   enabled: v.optional(v.boolean('enabled must be a boolean')),
 });
 export type ProviderAccountBody = v.InferOutput<typeof providerAccountBody>;
@@ -62,7 +75,7 @@ export const providerAccountResource = v.object({
   account_id: v.string(),
   /** Each secret as `...<last 4>` (or `...` for a short one): which one it is, never what it is. */
   secrets: v.record(v.string(), v.string()),
-  settings: v.object({ pix_expiration_minutes: v.optional(v.number()) }),
+  settings: v.object({ pix_expiration_minutes: v.optional(v.number()), environment: v.optional(v.picklist(PAYPAL_ENVIRONMENTS)) }),
   /** Paste into the provider's dashboard; null only after the server secret was rotated twice since the last PUT (PUT again). */
   notification_url: v.nullable(v.string()),
   created_at: timestamp,
@@ -82,6 +95,8 @@ export const gatewayChoiceResource = v.object({
 
 export interface ProviderSettings {
   pix_expiration_minutes?: number;
+  /** PayPal: which of its hosts the account lives on. */
+  environment?: PayPalEnvironment;
 }
 
 /** What a provider account holds once checked: the operator's choices, and its secrets still in clear (sealed by the flow). */

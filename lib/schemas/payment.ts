@@ -57,6 +57,11 @@ export interface ProviderSnapshot {
   dispute: DisputeStage | null;
   /** When the provider says the money arrived, or null. */
   paid_at: string | null;
+  /**
+   * The buyer approved and the money waits for our capture (a PayPal order `APPROVED`): the flow
+   * calls `adapter.capture` while the payment is live. Absent for providers that capture themselves.
+   */
+  capturable?: boolean;
 }
 
 /** One entry of a payment's history (its last 20 transitions). */
@@ -134,7 +139,7 @@ export interface PaymentRecord {
 }
 
 /** The providers whose notifications this build receives (`POST /v1/payment/notify/{provider}/{notify_key}`). */
-export const NOTIFYING_PROVIDERS = ['mercadopago', 'test'] as const satisfies readonly Provider[];
+export const NOTIFYING_PROVIDERS = ['mercadopago', 'stripe', 'paypal', 'test'] as const satisfies readonly Provider[];
 
 /** A notification's body is at most this many bytes (section 13). */
 export const NOTIFY_BODY_MAX_BYTES = 256 * 1024;

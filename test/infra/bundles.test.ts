@@ -16,6 +16,8 @@ import { routeEntries } from '#lib/routes/index.ts';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
 let inputsByFunction: Map<string, string[]>;
+/** Every import edge of the build: the importing file, the imported one, and how (`import-statement`, `dynamic-import`, ...). */
+let importEdges: { from: string; to: string; kind: string }[];
 
 beforeAll(async () => {
   const entries = routeEntries();
@@ -38,6 +40,7 @@ beforeAll(async () => {
       .map(([file, output]) => [file.replace(/^bundles\/|\.js$/g, ''), Object.keys(output.inputs)]),
   );
   expect([...inputsByFunction.keys()].sort()).toEqual(entries.map(([name]) => name).sort());
+  importEdges = Object.entries(result.metafile.inputs).flatMap(([from, input]) => input.imports.map((edge) => ({ from, to: edge.path, kind: edge.kind })));
 }, 120_000);
 
 const functionsUsing = (use: ResourceUse) =>
@@ -46,9 +49,9 @@ const functionsUsing = (use: ResourceUse) =>
     .map(([name]) => name)
     .sort();
 
-const functionsBundling = (packageName: string) =>
+const functionsBundling = (packageName: string, under = 'node_modules/') =>
   [...inputsByFunction]
-    .filter(([, inputs]) => inputs.some((input) => input.includes(`node_modules/${packageName}/`)))
+    .filter(([, inputs]) => inputs.some((input) => (under === '' ? input === packageName : input.includes(`${under}${packageName}/`))))
     .map(([name]) => name)
     .sort();
 
@@ -92,6 +95,19 @@ describe('function bundles', () => {
       'webstore-order-status',
     ]);
     expect(functionsBundling('@aws-sdk/client-kms')).toEqual(keyUsers);
+  });
+
+  it('reach each payment provider adapter only through the registry of dynamic imports, so a request for one provider never runs another', () => {
+    const adapters = ['lib/payments/mercadopago.ts', 'lib/payments/stripe.ts', 'lib/payments/paypal.ts'];
+    const into = importEdges.filter((edge) => adapters.includes(edge.to));
+    expect(into.length).toBeGreaterThan(0);
+    expect(into.filter((edge) => edge.kind !== 'dynamic-import' || edge.from !== 'lib/payments/index.ts')).toEqual([]);
+    // And no adapter reaches another (PayPal shares the line rule through lib/payments/lines.ts, not through Stripe's module).
+    expect(importEdges.filter((edge) => adapters.includes(edge.from) && adapters.includes(edge.to))).toEqual([]);
+    // The functions that carry them are exactly those that load the registry.
+    const withRegistry = functionsBundling('lib/payments/index.ts', '');
+    expect(withRegistry.length).toBeGreaterThan(0);
+    for (const adapter of adapters) expect(functionsBundling(adapter, ''), adapter).toEqual(withRegistry);
   });
 
   it('carry the S3 client exactly in the image functions', () => {

@@ -171,7 +171,8 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
       expect('PAYMENT_SECRETS_KEY_ID' in environment, name).toBe(false);
     }
     // A deployed function calls the providers' own hosts and never has a local keyring or the TEST gateway by default.
-    for (const local of ['MERCADOPAGO_API_URL', 'PAYMENT_SECRETS_KEY_FILE', 'API_BASE_URL', 'TEST_GATEWAY']) expect(local in environment, `${name} ${local}`).toBe(false);
+    for (const local of ['MERCADOPAGO_API_URL', 'STRIPE_API_URL', 'PAYPAL_API_URL', 'PAYPAL_TRUSTED_ROOTS_FILE', 'PAYMENT_SECRETS_KEY_FILE', 'API_BASE_URL', 'TEST_GATEWAY'])
+      expect(local in environment, `${name} ${local}`).toBe(false);
     expect(
       actions.filter((action) => action.includes('*')),
       name,

@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { freePort } from '../support/ports.ts';
+import { makeTestPki, type TestPki } from '../support/test-pki.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,6 +18,11 @@ declare module 'vitest' {
     localDir: string;
     /** The port the stack's MERCADOPAGO_API_URL names: a test file that starts the fake Mercado Pago there is the provider the stack calls. */
     mercadopagoPort: number;
+    /** The ports of the stack's STRIPE_API_URL and PAYPAL_API_URL, for the fakes' test files. */
+    stripePort: number;
+    paypalPort: number;
+    /** The run's test CA: the stack trusts its root for PayPal's webhook certificates (PAYPAL_TRUSTED_ROOTS_FILE). */
+    paypalPki: TestPki;
   }
 }
 
@@ -25,9 +32,21 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject) {
   // Nothing listens there until a test file starts the fake: any other call to Mercado Pago is refused, as from a stack offline.
-  const mercadopagoPort = await freePort();
-  const stack = await startStackProcess({ LOCAL_SEED: '0', MERCADOPAGO_API_URL: `http://127.0.0.1:${mercadopagoPort}` });
+  const [mercadopagoPort, stripePort, paypalPort] = [await freePort(), await freePort(), await freePort()];
+  const paypalPki = makeTestPki();
+  const rootsDir = mkdtempSync(join(tmpdir(), 'paypal-roots-'));
+  writeFileSync(join(rootsDir, 'roots.pem'), paypalPki.rootPem);
+  const stack = await startStackProcess({
+    LOCAL_SEED: '0',
+    MERCADOPAGO_API_URL: `http://127.0.0.1:${mercadopagoPort}`,
+    STRIPE_API_URL: `http://127.0.0.1:${stripePort}`,
+    PAYPAL_API_URL: `http://127.0.0.1:${paypalPort}`,
+    PAYPAL_TRUSTED_ROOTS_FILE: join(rootsDir, 'roots.pem'),
+  });
   project.provide('mercadopagoPort', mercadopagoPort);
+  project.provide('stripePort', stripePort);
+  project.provide('paypalPort', paypalPort);
+  project.provide('paypalPki', paypalPki);
   project.provide('apiUrl', stack.ready.api_url!);
   project.provide('apiPort', stack.port);
   project.provide('dynamodbEndpoint', stack.ready.dynamodb_endpoint!);
@@ -35,7 +54,10 @@ export default async function setup(project: TestProject) {
   project.provide('tableName', stack.ready.table!);
   project.provide('bucket', stack.ready.bucket!);
   project.provide('localDir', stack.localDir);
-  return stack.stop;
+  return async () => {
+    await stack.stop();
+    rmSync(rootsDir, { recursive: true, force: true });
+  };
 }
 
 /** The local stack in a child process on free ports, in its own LOCAL_DIR; `env` adds to or overrides its environment. */

@@ -6,19 +6,29 @@ import { hashSecret } from '#lib/crypto.ts';
 import { notifyKeyTarget } from '#lib/db/payment-provider.ts';
 import { routes } from '#lib/routes/index.ts';
 import { takeFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
+import { takeFakePayPal, type FakePayPal } from '../support/fake-paypal.ts';
+import { takeFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
 import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 
 /**
  * The store's payment provider accounts (extensions section 13): PUT|GET|DELETE
- * /v1/app/payment/provider/{provider}, through the local stack, whose MERCADOPAGO_API_URL is the
- * fake Mercado Pago this file starts on the port the run reserved for it.
+ * /v1/app/payment/provider/{provider}, through the local stack, whose MERCADOPAGO_API_URL,
+ * STRIPE_API_URL and PAYPAL_API_URL are the fakes this file starts on the ports the run reserved.
  */
 let fake: FakeMercadoPago;
+let stripe: FakeStripe;
+let paypal: FakePayPal;
 beforeAll(async () => {
   fake = await takeFakeMercadoPago(inject('mercadopagoPort'));
+  stripe = await takeFakeStripe(inject('stripePort'));
+  paypal = await takeFakePayPal(inject('paypalPort'), inject('paypalPki'));
 }, 330_000);
-afterAll(() => fake.stop());
-beforeEach(() => fake.recover());
+afterAll(() => Promise.all([fake.stop(), stripe.stop(), paypal.stop()]));
+beforeEach(() => {
+  fake.recover();
+  stripe.recover();
+  paypal.recover();
+});
 
 let accounts = 0;
 /** A Mercado Pago account the fake knows, with secrets long enough to be masked to their last 4. */
@@ -30,6 +40,27 @@ function mercadoPagoAccount() {
   return { access_token: accessToken, webhook_secret: `whsec-${Date.now()}-${accounts}-secretWXYZ`, gateways: ['PIX', 'MERCADOPAGO'], accountId };
 }
 const body = ({ accountId: _id, ...fields }: ReturnType<typeof mercadoPagoAccount>) => fields;
+
+/** A Stripe account the fake knows; its secrets end in KEY9 and WHS9 (what the masked answer shows). */
+function stripeAccount() {
+  accounts += 1;
+  const secretKey = `sk_test_${process.pid}x${Date.now()}x${accounts}KEY9`;
+  const accountId = `acct_1Test${accounts}${Date.now()}`;
+  stripe.addAccount(secretKey, accountId);
+  return { secret_key: secretKey, webhook_secret: `whsec_${Date.now()}x${accounts}WHS9`, accountId };
+}
+const stripeBody = ({ accountId: _id, ...fields }: ReturnType<typeof stripeAccount>) => fields;
+
+/** A PayPal REST app the fake knows, in the sandbox. */
+function paypalApp() {
+  accounts += 1;
+  const clientId = `AClient${process.pid}x${Date.now()}x${accounts}CID9`;
+  const clientSecret = `ESecret${Date.now()}x${accounts}SEC9`;
+  const appId = `APP-${accounts}X${Date.now()}`;
+  paypal.addApp(clientId, clientSecret, appId);
+  return { client_id: clientId, client_secret: clientSecret, webhook_id: `8PT${Date.now()}${accounts}WID9`, environment: 'sandbox', appId };
+}
+const paypalBody = ({ appId: _id, ...fields }: ReturnType<typeof paypalApp>) => fields;
 const usersMeCalls = (token: string) => fake.requests.filter((seen) => seen.path === '/users/me' && seen.headers.authorization === `Bearer ${token}`).length;
 
 const apiUrl = () => inject('apiUrl').replace(/\/v1\/?$/, '');
@@ -115,7 +146,8 @@ describe('PUT /v1/app/payment/provider/mercadopago', () => {
     ['access_token with a space', { access_token: 'APP_USR 123' }, 'access_token'],
     ['access_token empty', { access_token: '' }, 'access_token'],
     ['access_token too long', { access_token: 'x'.repeat(513) }, 'access_token'],
-    ['an unknown field', { secret_key: 'sk_live_x' }, 'secret_key'],
+    ['a Stripe field', { secret_key: 'sk_live_x' }, 'secret_key'],
+    ['an unknown field', { api_key: 'x' }, 'api_key'],
   ])('%s: 422 naming the field, no provider call, nothing stored', async (_case, change, field) => {
     const store = await newStore();
     const account = mercadoPagoAccount();
@@ -140,15 +172,139 @@ describe('PUT /v1/app/payment/provider/mercadopago', () => {
   });
 });
 
-describe('providers not in this build, and unknown ones', () => {
-  it.each(['stripe', 'paypal'])('%s: 422 on provider, "not yet supported", nothing stored', async (provider) => {
+describe('PUT /v1/app/payment/provider/stripe', () => {
+  it('checks the key with one GET /v1/account, binds its account, answers masked with the STRIPE gateway', async () => {
     const store = await newStore();
-    const res = await store.put(`/v1/app/payment/provider/${provider}`, { enabled: true });
-    expect(res.status).toBe(422);
-    expect(firstError(res)).toMatchObject({ field: 'provider', code: 'VALIDATION_FAILED', message: expect.stringMatching(/not yet supported/) });
-    expect((await store.get(`/v1/app/payment/provider/${provider}`)).status).toBe(404);
+    const account = stripeAccount();
+    const res = await store.put('/v1/app/payment/provider/stripe', stripeBody(account));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      provider: 'stripe',
+      enabled: true,
+      gateways: ['STRIPE'],
+      account_id: account.accountId,
+      secrets: { secret_key: '...KEY9', webhook_secret: '...WHS9' },
+      settings: {},
+      notification_url: expect.stringMatching(NOTIFY_URL('stripe')),
+      created_at: expect.stringMatching(ISO),
+      updated_at: res.body.created_at,
+    });
+    expect(stripe.requests.filter((seen) => seen.path === '/v1/account' && seen.headers.authorization === `Bearer ${account.secret_key}`)).toHaveLength(1);
+    // Sealed: no secret in clear in any item of the store.
+    const items = JSON.stringify(await storedItems(store.storeId));
+    for (const secret of [account.secret_key, account.webhook_secret]) expect(items).not.toContain(secret);
+    expect((await store.get('/v1/app/payment/provider/stripe')).body).toEqual(res.body);
+    expect((await call('GET', '/v1/webstore/gateway', { headers: { 'x-store-domain': store.domain } })).body).toEqual([
+      { gateway: 'STRIPE', display: 'Stripe', name: 'stripe', fee: 0, is_percentage_fee: false },
+    ]);
+    const disabled = await store.put('/v1/app/payment/provider/stripe', { ...stripeBody(account), enabled: false });
+    expect(disabled.body).toMatchObject({ enabled: false, notification_url: res.body.notification_url });
+    expect((await call('GET', '/v1/webstore/gateway', { headers: { 'x-store-domain': store.domain } })).body).toEqual([]);
   });
 
+  it('a key Stripe refuses: 422 PROVIDER_CREDENTIALS on secret_key; Stripe down: 502; nothing stored either way', async () => {
+    const store = await newStore();
+    const refused = await store.put('/v1/app/payment/provider/stripe', { ...stripeBody(stripeAccount()), secret_key: 'sk_test_unknown_to_stripe' });
+    expect(refused.status).toBe(422);
+    expect(firstError(refused)).toMatchObject({ field: 'secret_key', code: 'PROVIDER_CREDENTIALS' });
+    stripe.fail('down');
+    const down = await store.put('/v1/app/payment/provider/stripe', stripeBody(stripeAccount()));
+    expect(down.status).toBe(502);
+    expect(firstError(down)).toMatchObject({ code: 'PROVIDER_UNAVAILABLE' });
+    expect((await store.get('/v1/app/payment/provider')).body).toEqual([]);
+  });
+
+  it.each([
+    ['secret_key missing', { secret_key: undefined }, 'secret_key'],
+    ['webhook_secret missing', { webhook_secret: undefined }, 'webhook_secret'],
+    ['a publishable key', { secret_key: 'pk_test_abcdefghijklmnop' }, 'secret_key'],
+    ['a webhook secret that is not whsec_', { webhook_secret: 'secret-abcdefghijkl' }, 'webhook_secret'],
+    ['a key with a space', { secret_key: 'sk_test_abc def' }, 'secret_key'],
+    ['gateways (Stripe has one)', { gateways: ['STRIPE'] }, 'gateways'],
+    ['a Mercado Pago field', { access_token: 'APP_USR-1234567890' }, 'access_token'],
+    ['a PayPal field', { environment: 'live' }, 'environment'],
+    ['enabled not a boolean', { enabled: 1 }, 'enabled'],
+  ])('%s: 422 naming the field, no call to Stripe, nothing stored', async (_case, change, field) => {
+    const store = await newStore();
+    const before = stripe.requests.length;
+    const res = await store.put('/v1/app/payment/provider/stripe', { ...stripeBody(stripeAccount()), ...change });
+    expect(res.status, res.text).toBe(422);
+    expect(firstError(res)).toMatchObject({ field, code: 'VALIDATION_FAILED' });
+    expect(stripe.requests.length).toBe(before);
+    expect((await store.get('/v1/app/payment/provider')).body).toEqual([]);
+  });
+});
+
+describe('PUT /v1/app/payment/provider/paypal', () => {
+  it('checks the credentials with one OAuth token, binds the REST app, keeps the environment; the PAYPAL gateway', async () => {
+    const store = await newStore();
+    const app = paypalApp();
+    const res = await store.put('/v1/app/payment/provider/paypal', paypalBody(app));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      provider: 'paypal',
+      enabled: true,
+      gateways: ['PAYPAL'],
+      account_id: app.appId,
+      secrets: { client_id: '...CID9', client_secret: '...SEC9', webhook_id: '...WID9' },
+      settings: { environment: 'sandbox' },
+      notification_url: expect.stringMatching(NOTIFY_URL('paypal')),
+      created_at: expect.stringMatching(ISO),
+      updated_at: res.body.created_at,
+    });
+    const basic = `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`;
+    expect(paypal.requests.filter((seen) => seen.path === '/v1/oauth2/token' && seen.headers.authorization === basic)).toHaveLength(1);
+    const items = JSON.stringify(await storedItems(store.storeId));
+    for (const secret of [app.client_id, app.client_secret, app.webhook_id]) expect(items).not.toContain(secret);
+    expect((await call('GET', '/v1/webstore/gateway', { headers: { 'x-store-domain': store.domain } })).body).toEqual([
+      { gateway: 'PAYPAL', display: 'PayPal', name: 'paypal', fee: 0, is_percentage_fee: false },
+    ]);
+    const live = await store.put('/v1/app/payment/provider/paypal', { ...paypalBody(app), environment: 'live' });
+    expect(live.body.settings).toEqual({ environment: 'live' });
+    expect((await store.get('/v1/app/payment/provider/paypal')).body).toEqual(live.body);
+  });
+
+  it('credentials PayPal refuses: 422 PROVIDER_CREDENTIALS; PayPal down: 502; nothing stored either way', async () => {
+    const store = await newStore();
+    const refused = await store.put('/v1/app/payment/provider/paypal', { ...paypalBody(paypalApp()), client_secret: 'EWrongSecret1234' });
+    expect(refused.status).toBe(422);
+    expect(firstError(refused)).toMatchObject({ field: 'client_secret', code: 'PROVIDER_CREDENTIALS' });
+    paypal.fail('down');
+    const down = await store.put('/v1/app/payment/provider/paypal', paypalBody(paypalApp()));
+    expect(down.status).toBe(502);
+    expect((await store.get('/v1/app/payment/provider')).body).toEqual([]);
+  });
+
+  it.each([
+    ['client_id missing', { client_id: undefined }, 'client_id'],
+    ['client_secret missing', { client_secret: undefined }, 'client_secret'],
+    ['webhook_id missing', { webhook_id: undefined }, 'webhook_id'],
+    ['environment missing', { environment: undefined }, 'environment'],
+    ['an unknown environment', { environment: 'production' }, 'environment'],
+    ['a Stripe field', { secret_key: 'sk_test_abcdefghijklmnop' }, 'secret_key'],
+    ['a webhook_secret (Stripe and Mercado Pago only)', { webhook_secret: 'whsec_abcdefghijkl' }, 'webhook_secret'],
+    ['client_secret too long', { client_secret: 'x'.repeat(513) }, 'client_secret'],
+  ])('%s: 422 naming the field, no call to PayPal, nothing stored', async (_case, change, field) => {
+    const store = await newStore();
+    const before = paypal.requests.length;
+    const res = await store.put('/v1/app/payment/provider/paypal', { ...paypalBody(paypalApp()), ...change });
+    expect(res.status, res.text).toBe(422);
+    expect(firstError(res)).toMatchObject({ field, code: 'VALIDATION_FAILED' });
+    expect(paypal.requests.length).toBe(before);
+    expect((await store.get('/v1/app/payment/provider')).body).toEqual([]);
+  });
+
+  it('the three providers side by side in GET /webstore/gateway', async () => {
+    const store = await newStore();
+    await store.put('/v1/app/payment/provider/paypal', paypalBody(paypalApp()));
+    await store.put('/v1/app/payment/provider/stripe', stripeBody(stripeAccount()));
+    await store.put('/v1/app/payment/provider/mercadopago', body(mercadoPagoAccount()));
+    const listed = await call('GET', '/v1/webstore/gateway', { headers: { 'x-store-domain': store.domain } });
+    expect(listed.body.map((entry: { gateway: string }) => entry.gateway)).toEqual(['PIX', 'MERCADOPAGO', 'STRIPE', 'PAYPAL']);
+  });
+});
+
+describe('unknown providers', () => {
   it('an unknown provider is refused in the envelope on every method', async () => {
     const store = await newStore();
     for (const res of [

@@ -251,9 +251,9 @@ describe('notifications the fake sends, checked by the adapter on the receiving 
     receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
+      req.on('end', async () => {
         const url = new URL(req.url!, 'http://receiver');
-        const check = adapter().verifyNotification({
+        const check = await adapter().verifyNotification({
           rawBody: Buffer.concat(chunks).toString('utf8'),
           headers: Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value[0] : value])),
           query: Object.fromEntries(url.searchParams),

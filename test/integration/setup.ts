@@ -24,4 +24,6 @@ Object.assign(process.env, {
   TEST_GATEWAY: '1',
   API_BASE_URL: inject('apiUrl'),
   MERCADOPAGO_API_URL: `http://127.0.0.1:${inject('mercadopagoPort')}`,
+  STRIPE_API_URL: `http://127.0.0.1:${inject('stripePort')}`,
+  PAYPAL_API_URL: `http://127.0.0.1:${inject('paypalPort')}`,
 });

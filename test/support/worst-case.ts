@@ -22,6 +22,8 @@ type AnySchema = v.GenericSchema & { type: string; pipe?: readonly { type: strin
 const FORMATTED = [
   'a'.repeat(240) + '@example.com',
   'https://' + 'a'.repeat(2030) + '.com',
+  // A Stripe secret key (sk_/rk_ and the mode) of the 512 characters a secret may have.
+  'sk_live_' + 'a'.repeat(504),
   'http://' + 'a'.repeat(63) + '.' + 'b'.repeat(63) + '.' + 'c'.repeat(63) + '.example.com:65535',
   'a'.repeat(63) + '.' + 'b'.repeat(63) + '.' + 'c'.repeat(63) + '.' + 'd'.repeat(57) + '.com',
   '9999-12-31T23:59:59.999999999+14:00',

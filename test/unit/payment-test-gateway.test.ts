@@ -169,7 +169,7 @@ describe('a TEST purchase through the rules', () => {
     const charge = ledger.charges.get('tst_pay_9')!;
     await ledger.replace(testGatewayAction(charge, 'pay', clock)!, charge);
     const { body, headers } = testNotification(charge, SECRET, clock);
-    const check = adapter.verifyNotification({ rawBody: body, headers, query: {}, secret: SECRET, now: clock + 1000 });
+    const check = await adapter.verifyNotification({ rawBody: body, headers, query: {}, secret: SECRET, now: clock + 1000 });
     expect(check).toEqual({ outcome: 'verified', refs: ['tst_pay_9'] });
     const snapshot = await adapter.fetch(credentials, 'tst_pay_9');
     const decision = settle({

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ProviderError } from '#lib/payments/adapter.ts';
 import { callProvider, PROVIDER_RETRIES, PROVIDER_TIMEOUT_MS } from '#lib/payments/http.ts';
 import { mercadoPagoAdapter } from '#lib/payments/mercadopago.ts';
+import { paypalAdapter } from '#lib/payments/paypal.ts';
+import { stripeAdapter } from '#lib/payments/stripe.ts';
 
 /**
  * The bounds section 13 puts on every provider call, pinned without waiting for them: 5 s per
@@ -64,6 +66,69 @@ describe('a provider call', () => {
     await expect(callProvider('mercadopago', { method: 'GET', url: 'https://provider.test/x', headers: { authorization: 'Bearer APP_USR-secret' } })).rejects.toThrow(
       /^mercadopago: no answer within 5000 ms$/,
     );
+  });
+});
+
+describe('form bodies and the key header of each provider', () => {
+  it('form-encodes a URLSearchParams body and sends the key in the header named (Stripe Idempotency-Key, PayPal PayPal-Request-Id)', async () => {
+    const fetch = stubFetch(answer(200), answer(200));
+    await callProvider('stripe', {
+      method: 'POST',
+      url: 'https://provider.test/x',
+      headers: {},
+      body: new URLSearchParams({ 'a[b]': '1' }),
+      idempotencyKey: 'refund:pay_1',
+      idempotencyHeader: 'idempotency-key',
+    });
+    await callProvider('paypal', {
+      method: 'POST',
+      url: 'https://provider.test/y',
+      headers: {},
+      body: {},
+      idempotencyKey: 'capture:pay_1',
+      idempotencyHeader: 'paypal-request-id',
+    });
+    const [stripeInit, paypalInit] = fetch.mock.calls.map((call) => (call as unknown[])[1] as RequestInit);
+    expect(stripeInit!.headers).toMatchObject({ 'content-type': 'application/x-www-form-urlencoded', 'idempotency-key': 'refund:pay_1' });
+    expect(stripeInit!.body).toBe('a%5Bb%5D=1');
+    expect(paypalInit!.headers).toMatchObject({ 'content-type': 'application/json', 'paypal-request-id': 'capture:pay_1' });
+    expect(paypalInit!.headers).not.toHaveProperty('x-idempotency-key');
+  });
+
+  it('retries a write marked retry-safe with no key (an OAuth token request)', async () => {
+    const fetch = stubFetch(answer(503), answer(200, { access_token: 'x' }));
+    await expect(callProvider('paypal', { method: 'POST', url: 'https://provider.test/token', headers: {}, body: new URLSearchParams(), retrySafe: true })).resolves.toMatchObject({
+      status: 200,
+    });
+    expect(fetch).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe("Stripe's and PayPal's addresses", () => {
+  it('are their own hosts (PayPal per environment) unless STRIPE_API_URL / PAYPAL_API_URL name another (the local stack only)', async () => {
+    const fetch = stubFetch(
+      answer(200, { id: 'acct_1' }),
+      answer(200, { access_token: 'a', app_id: 'APP-1', expires_in: 3600 }),
+      answer(200, { access_token: 'b', app_id: 'APP-1', expires_in: 3600 }),
+      answer(200, { id: 'acct_1' }),
+      answer(200, { access_token: 'c', app_id: 'APP-1', expires_in: 3600 }),
+    );
+    vi.stubEnv('STRIPE_API_URL', '');
+    vi.stubEnv('PAYPAL_API_URL', '');
+    await stripeAdapter().checkCredentials({ secret_key: 'sk_test_1' });
+    await paypalAdapter().checkCredentials({ client_id: 'id', client_secret: 's' }, { environment: 'live' });
+    await paypalAdapter().checkCredentials({ client_id: 'id', client_secret: 's' }, { environment: 'sandbox' });
+    vi.stubEnv('STRIPE_API_URL', 'http://127.0.0.1:4598/');
+    vi.stubEnv('PAYPAL_API_URL', 'http://127.0.0.1:4597');
+    await stripeAdapter().checkCredentials({ secret_key: 'sk_test_1' });
+    await paypalAdapter().checkCredentials({ client_id: 'id', client_secret: 's' }, { environment: 'live' });
+    expect(fetch.mock.calls.map((call) => String((call as unknown[])[0]))).toEqual([
+      'https://api.stripe.com/v1/account',
+      'https://api-m.paypal.com/v1/oauth2/token',
+      'https://api-m.sandbox.paypal.com/v1/oauth2/token',
+      'http://127.0.0.1:4598/v1/account',
+      'http://127.0.0.1:4597/v1/oauth2/token',
+    ]);
   });
 });
 
