@@ -15840,7 +15840,8 @@ export interface operations {
                      *         "server": "survival"
                      *       },
                      *       "settings": {
-                     *         "pix_expiration_minutes": 1
+                     *         "pix_expiration_minutes": 1,
+                     *         "environment": "sandbox"
                      *       },
                      *       "notification_url": "notification_url",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
@@ -15858,6 +15859,8 @@ export interface operations {
                         };
                         settings: {
                             pix_expiration_minutes?: number;
+                            /** @enum {string} */
+                            environment?: "sandbox" | "live";
                         };
                         notification_url: string | null;
                         /** Format: date-time */
@@ -15945,6 +15948,12 @@ export interface operations {
                     webhook_secret?: string;
                     gateways?: ("PIX" | "MERCADOPAGO" | "STRIPE" | "PAYPAL" | "TEST")[];
                     pix_expiration_minutes?: number;
+                    secret_key?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    webhook_id?: string;
+                    /** @enum {string} */
+                    environment?: "sandbox" | "live";
                     enabled?: boolean;
                 };
             };
@@ -15968,7 +15977,8 @@ export interface operations {
                      *         "server": "survival"
                      *       },
                      *       "settings": {
-                     *         "pix_expiration_minutes": 1
+                     *         "pix_expiration_minutes": 1,
+                     *         "environment": "sandbox"
                      *       },
                      *       "notification_url": "notification_url",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
@@ -15986,6 +15996,8 @@ export interface operations {
                         };
                         settings: {
                             pix_expiration_minutes?: number;
+                            /** @enum {string} */
+                            environment?: "sandbox" | "live";
                         };
                         notification_url: string | null;
                         /** Format: date-time */
@@ -16190,7 +16202,8 @@ export interface operations {
                      *           "server": "survival"
                      *         },
                      *         "settings": {
-                     *           "pix_expiration_minutes": 1
+                     *           "pix_expiration_minutes": 1,
+                     *           "environment": "sandbox"
                      *         },
                      *         "notification_url": "notification_url",
                      *         "created_at": "2026-11-20T14:03:00.000Z",
@@ -16209,6 +16222,8 @@ export interface operations {
                         };
                         settings: {
                             pix_expiration_minutes?: number;
+                            /** @enum {string} */
+                            environment?: "sandbox" | "live";
                         };
                         notification_url: string | null;
                         /** Format: date-time */
@@ -16505,7 +16520,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example test */
-                provider: "mercadopago" | "test";
+                provider: "mercadopago" | "stripe" | "paypal" | "test";
                 /** @example q3Vb8xK2mN7pR4sT1wY6zA0cE5gH9jL2oQ8uX3vB7dF */
                 notifyKey: string;
             };

@@ -9,7 +9,7 @@ import { type FakePayPal, takeFakePayPal } from '../support/fake-paypal.ts';
 import { type FakeStripe, takeFakeStripe } from '../support/fake-stripe.ts';
 import { connectMercadoPago, pathOf, storedCommands } from '../support/payment-orders.ts';
 
-/**
+/*
  * Section 13 rules 1-7, one table of scenarios run for each provider through the local stack: the
  * provider account PUT, `POST /webstore/checkout` with the provider's gateway, the payment changed
  * at the fake, its signed notification to the notify route. A driver per provider says how each
