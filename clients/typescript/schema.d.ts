@@ -14583,7 +14583,13 @@ export interface operations {
     deliveryAck: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -14627,7 +14633,7 @@ export interface operations {
                     "application/json": components["schemas"]["AckResponse"];
                 };
             };
-            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Body is not valid JSON or not an object */
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Body is not valid JSON or not an object; Idempotency-Key longer than 255 characters */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14647,6 +14653,15 @@ export interface operations {
             };
             /** @description Credential valid but not allowed here */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15840,7 +15855,8 @@ export interface operations {
                      *         "server": "survival"
                      *       },
                      *       "settings": {
-                     *         "pix_expiration_minutes": 1
+                     *         "pix_expiration_minutes": 1,
+                     *         "environment": "sandbox"
                      *       },
                      *       "notification_url": "notification_url",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
@@ -15858,6 +15874,8 @@ export interface operations {
                         };
                         settings: {
                             pix_expiration_minutes?: number;
+                            /** @enum {string} */
+                            environment?: "sandbox" | "live";
                         };
                         notification_url: string | null;
                         /** Format: date-time */
@@ -15945,6 +15963,12 @@ export interface operations {
                     webhook_secret?: string;
                     gateways?: ("PIX" | "MERCADOPAGO" | "STRIPE" | "PAYPAL" | "TEST")[];
                     pix_expiration_minutes?: number;
+                    secret_key?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    webhook_id?: string;
+                    /** @enum {string} */
+                    environment?: "sandbox" | "live";
                     enabled?: boolean;
                 };
             };
@@ -15968,7 +15992,8 @@ export interface operations {
                      *         "server": "survival"
                      *       },
                      *       "settings": {
-                     *         "pix_expiration_minutes": 1
+                     *         "pix_expiration_minutes": 1,
+                     *         "environment": "sandbox"
                      *       },
                      *       "notification_url": "notification_url",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
@@ -15986,6 +16011,8 @@ export interface operations {
                         };
                         settings: {
                             pix_expiration_minutes?: number;
+                            /** @enum {string} */
+                            environment?: "sandbox" | "live";
                         };
                         notification_url: string | null;
                         /** Format: date-time */
@@ -16190,7 +16217,8 @@ export interface operations {
                      *           "server": "survival"
                      *         },
                      *         "settings": {
-                     *           "pix_expiration_minutes": 1
+                     *           "pix_expiration_minutes": 1,
+                     *           "environment": "sandbox"
                      *         },
                      *         "notification_url": "notification_url",
                      *         "created_at": "2026-11-20T14:03:00.000Z",
@@ -16209,6 +16237,8 @@ export interface operations {
                         };
                         settings: {
                             pix_expiration_minutes?: number;
+                            /** @enum {string} */
+                            environment?: "sandbox" | "live";
                         };
                         notification_url: string | null;
                         /** Format: date-time */
@@ -16505,7 +16535,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example test */
-                provider: "mercadopago" | "test";
+                provider: "mercadopago" | "stripe" | "paypal" | "test";
                 /** @example q3Vb8xK2mN7pR4sT1wY6zA0cE5gH9jL2oQ8uX3vB7dF */
                 notifyKey: string;
             };
