@@ -192,9 +192,14 @@ export class DeliveryAgent {
   }
 
   private async flush(): Promise<void> {
+    // An ack that got no answer is sent again as it was (the same results, so the same Idempotency-Key),
+    // not with the results kept since: the store answers the retry from the key.
+    let unanswered: PendingResult[] | undefined;
     while (this.pending.length > 0 && !this.forced && !this.fatal) {
-      const leaseId = this.pending[0]!.lease_id;
-      const batch = this.pending.filter((entry) => entry.lease_id === leaseId).slice(0, 100);
+      const oldestLease = this.pending[0]!.lease_id;
+      const batch = unanswered ?? this.pending.filter((entry) => entry.lease_id === oldestLease).slice(0, 100);
+      const leaseId = batch[0]!.lease_id;
+      unanswered = undefined;
       try {
         const answer = await this.options.api.ack(
           leaseId,
@@ -217,6 +222,7 @@ export class DeliveryAgent {
           continue;
         }
         // Acks are finished even while stopping: only a forced stop gives them up.
+        unanswered = batch;
         await this.pause(error, this.apiBackoff, 'acking', true);
       }
     }

@@ -1,13 +1,16 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { createHash } from 'node:crypto';
 
 /**
  * The two calls of extensions section 9 a game server makes, with its delivery key.
  *
- * No Idempotency-Key: section 12 keeps answers for the POSTs of /v1/app and /v1/webstore only, and
- * these two need none. Repeating an ack changes nothing and lists the ids as accepted again, so an
- * ack whose answer was lost is simply sent again; a claim whose answer was lost leaves its commands
- * under a lease nobody acks, and they are handed out again (attempt + 1) when it lapses.
+ * An ack carries an Idempotency-Key derived from its lease and its results (`ackKey`), so the
+ * retry of an ack whose answer was lost is the same request and the store answers it from the key
+ * (a repeated ack changes nothing anyway: the key makes it one request, not two). A claim carries
+ * none: its answer can be several MB, more than the store keeps under a key, and a claim whose
+ * answer was lost leaves its commands under a lease nobody acks, so they are handed out again
+ * (attempt + 1) when it lapses, none of them run.
  */
 export interface ClaimedCommand {
   id: number;
@@ -69,22 +72,25 @@ export class StoreApi {
   }
 
   ack(leaseId: string, results: AckResult[]): Promise<AckAnswer> {
-    return this.post<AckAnswer>('/delivery/ack', { lease_id: leaseId, results });
+    return this.post<AckAnswer>('/delivery/ack', { lease_id: leaseId, results }, ackKey(leaseId, results));
   }
 
-  private async post<T>(path: string, body: unknown): Promise<T> {
+  private async post<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T> {
     let answer: { status: number; text: string };
     try {
       answer = await send(new URL(`${this.base}${path}`), JSON.stringify(body), this.timeoutMs, {
         authorization: `Bearer ${this.key}`,
         'content-type': 'application/json',
         'user-agent': this.userAgent,
+        ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
       });
     } catch (error) {
       throw new ApiUnavailable(`POST ${path}: no answer from ${this.base} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
     const { status, text } = answer;
-    if (status >= 500 || status === 429) throw new ApiUnavailable(`POST ${path}: ${status} ${firstMessage(text)}`);
+    // 409 under a key: the same ack sent before (its answer lost or late) still runs; its answer will be kept for this key.
+    const stillRunning = status === 409 && idempotencyKey !== undefined;
+    if (status >= 500 || status === 429 || stillRunning) throw new ApiUnavailable(`POST ${path}: ${status} ${firstMessage(text)}`);
     if (status < 200 || status > 299) throw new ApiRefused(`POST ${path}: ${status} ${firstMessage(text)}`, status);
     try {
       return JSON.parse(text) as T;
@@ -93,6 +99,18 @@ export class StoreApi {
       throw new ApiUnavailable(`POST ${path}: ${status} with a body that is not JSON`);
     }
   }
+}
+
+/**
+ * The Idempotency-Key of an ack: a digest of its lease and of each result (command id, outcome
+ * and response), so every retry of one ack sends one key, even after a restart from the journal,
+ * and an ack of other results can never be answered with this one's answer.
+ */
+export function ackKey(leaseId: string, results: AckResult[]): string {
+  const outcomes = results.map(({ id, status, response }) => [id, status, response]);
+  return `ack-${createHash('sha256')
+    .update(JSON.stringify([leaseId, outcomes]), 'utf8')
+    .digest('base64url')}`;
 }
 
 /**

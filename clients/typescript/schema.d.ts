@@ -14583,7 +14583,13 @@ export interface operations {
     deliveryAck: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Scoped to the caller (the store, the buyer, or a guest and its client_email) and the routed path. The first answer (< 500) is kept 24 hours and replayed to a repeat with the same body (header Idempotent-Replayed: true); another body: 422 IDEMPOTENCY_KEY_REUSED; while the first runs: 409. Send one on every POST, and the same key and body again after a 5xx, a 409 or no answer: a request whose effect landed is never run twice
+                 * @example 0c6f2d4e-8a1b-4f3c-9d2e-7b5a1c3e9f80
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -14627,7 +14633,7 @@ export interface operations {
                     "application/json": components["schemas"]["AckResponse"];
                 };
             };
-            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Body is not valid JSON or not an object */
+            /** @description Any query parameter: this endpoint takes none (INVALID_QUERY; `field` names it); Body is not valid JSON or not an object; Idempotency-Key longer than 255 characters */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14647,6 +14653,15 @@ export interface operations {
             };
             /** @description Credential valid but not allowed here */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -81,9 +81,19 @@ export interface RouteSpec {
  * to whoever sends the same e-mail, code and key again, so a key there is ignored. Their
  * functions may write the idempotency item even when their `access` is `read` (lib/db/table.ts
  * `idempotencyTableActions`).
+ *
+ * A game server's ack takes one too (issue 28: every client sends a key on every POST that changes
+ * something): its answer is small, and the delivery agent derives the key from the ack's lease and
+ * results, so the retry of an ack whose answer was lost is answered from the key. The claim takes
+ * none: its answer can be several MB, more than a 400 KB item keeps, and a claim retried after a
+ * lost answer is already safe (the lost claim's leases lapse unacked and its commands are handed
+ * out again with `attempt` + 1; nothing ran them), so a key there is ignored.
  */
 export const takesIdempotencyKey = (spec: Pick<RouteSpec, 'method' | 'path' | 'api'>) =>
-  spec.api === 'api' && spec.method === 'POST' && (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/')) && !spec.path.startsWith('/v1/webstore/auth/');
+  spec.api === 'api' &&
+  spec.method === 'POST' &&
+  (spec.path.startsWith('/v1/app/') || spec.path.startsWith('/v1/webstore/') || spec.path === '/v1/delivery/ack') &&
+  !spec.path.startsWith('/v1/webstore/auth/');
 
 /**
  * The routes that answer page mode (a response `{meta: <page meta>, data}`, alone or in a union):

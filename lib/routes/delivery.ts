@@ -44,6 +44,8 @@ export const deliveryRoutes = {
     method: 'POST', path: '/v1/delivery/ack', api: 'api', credential: 'apiKey', scope: 'delivery', access: 'write', tag: 'Delivery',
     summary: 'Report the results of a lease: DONE is final, FAILED backs off (30 s x 2^(tries-1), at most 1 h), the 5th failure is DEAD',
     body: ackBody, response: ackResponse,
+    // A repeated ack changes nothing (lib/domain/delivery.ts `ackOutcome`): the retry after a lost answer runs again.
+    rerunsAfterLostAnswer: true,
     // A lease lives 60 s: `npm run invoke` takes one for the demo server just before.
     example: { body: { lease_id: '{{lease_id}}', results: [{ id: '{{leased_command_id}}', status: 'DONE', response: 'ok' }] } },
   }),

@@ -237,6 +237,64 @@ describe('the delivery agent', () => {
     expect(warnings[0]).toMatch(/^acking: POST \/delivery\/ack: 503 Service unavailable; trying again in [\d.]+ s$/);
   });
 
+  it('sends an ack whose answer was lost again with the same Idempotency-Key: the store answers it from the key and the command is acked once', async () => {
+    const store = await newStore();
+    const server = await createServer(store);
+    const fake = await game();
+    fake.answer('give', 'Gave 1 [Diamond] to Steve');
+    const proxy = new FlakyApi(inject('apiUrl'));
+    const api = await proxy.start();
+    cleanups.push(() => proxy.stop());
+    // The store takes the first ack and its answer never reaches the agent.
+    proxy.loseAnswer('/delivery/ack', 1);
+    const { order } = await approvedOrder(store, [{ command: 'give {client_identifier} diamond 1' }]);
+    const { warnings, stop } = startAgent(server.key, fake, { api });
+
+    await expect.poll(() => proxy.requests.filter((request) => request.path.endsWith('/delivery/ack')).length, { timeout: 20_000 }).toBe(2);
+    const acks = proxy.requests.filter((request) => request.path.endsWith('/delivery/ack'));
+    expect(acks.map(({ status, replayed }) => [status, replayed])).toEqual([
+      ['cut', false],
+      [200, true],
+    ]);
+    expect(acks[0]!.idempotencyKey).toMatch(/^ack-[\w-]{43}$/);
+    expect(acks[1]!.idempotencyKey).toBe(acks[0]!.idempotencyKey);
+    expect(warnings[0]).toMatch(/^acking: POST \/delivery\/ack: no answer from /);
+    const [command] = await commandsOf(store, order.id);
+    expect(command).toMatchObject({ status: 'DONE', tries: 0, response: 'Gave 1 [Diamond] to Steve' });
+    expect(fake.deliveries).toHaveLength(1);
+    expect(await stop()).toBe(0);
+  });
+
+  it('sends a claim without a key: a claim whose answer was lost leaves its commands leased to nobody, handed out again (attempt 2) once the lease lapses, run once', async () => {
+    const store = await newStore();
+    const server = await createServer(store);
+    const fake = await game();
+    const proxy = new FlakyApi(inject('apiUrl'));
+    const api = await proxy.start();
+    cleanups.push(() => proxy.stop());
+    proxy.loseAnswer('/delivery/claim', 1);
+    const { order } = await approvedOrder(store, [{ command: 'give {client_identifier} diamond 1' }]);
+    const { lines, stop } = startAgent(server.key, fake, { api });
+
+    await expect.poll(() => proxy.requests.filter((request) => request.path.endsWith('/delivery/claim')).length, { timeout: 20_000 }).toBeGreaterThan(2);
+    // The lost claim's lease holds the command: the claims after it hand out nothing, and nothing ran.
+    expect(fake.deliveries).toHaveLength(0);
+    const [leased] = await commandsOf(store, order.id);
+    expect(leased!.status).toBe('PENDING');
+    // The lease lapses, as its 150 s passing would.
+    await rewind(store.storeId, leased!.id, () => ({ lease_until: PAST_ISO }));
+
+    await expect.poll(async () => (await commandsOf(store, order.id))[0]!.status, { timeout: 20_000 }).toBe('DONE');
+    expect(fake.deliveries.map((entry) => entry.command)).toEqual(['give Steve diamond 1']);
+    expect(lines.filter((line) => line.startsWith('order '))).toEqual([
+      `order ${order.id} command ${leased!.id}: DONE (attempt 2) give Steve diamond 1 -> ran: give Steve diamond 1`,
+    ]);
+    const claims = proxy.requests.filter((request) => request.path.endsWith('/delivery/claim'));
+    expect(claims[0]!.status).toBe('cut');
+    expect(claims.every((request) => request.idempotencyKey === undefined)).toBe(true);
+    expect(await stop()).toBe(0);
+  });
+
   it('claims again with backoff while the API is down, then delivers', async () => {
     const store = await newStore();
     const server = await createServer(store);

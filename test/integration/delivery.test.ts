@@ -5,7 +5,7 @@ import { queuePk } from '#lib/db/command.ts';
 import { rosterKey, rosterOf } from '#lib/db/offline-roster.ts';
 import { createPackage, orderBody, placeOrder } from '../support/builders.ts';
 import { buyerLogin } from '../support/buyer.ts';
-import { dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
 import { ack, approvedOrder, claim, createServer, drain, PAST_ISO, rewind } from '../support/delivery.ts';
 
 describe('game servers and their keys', () => {
@@ -197,6 +197,35 @@ describe('claim and ack', () => {
     expect((await store.get(`/v1/app/command/${id}`)).body).toMatchObject({ status: 'DEAD', tries: 5 });
     expect((await claim(server.key)).body.commands.map((c: any) => c.command)).toEqual(['after']);
     expect((await store.get(`/v1/app/order/${order.id}/command`)).body.map((c: any) => c.status)).toEqual(['DEAD', 'PENDING']);
+  });
+
+  it('keeps the answer of an ack under its Idempotency-Key (replayed, the command acked once; another body is 422); a claim ignores a key', async () => {
+    const store = await newStore();
+    const server = await createServer(store);
+    await approvedOrder(store, [{ command: 'flaky' }, { command: 'after' }]);
+    const lease = (await claim(server.key)).body;
+    const id = lease.commands[0].id;
+    const keyed = (results: unknown[]) =>
+      call('POST', '/v1/delivery/ack', { token: server.key, headers: { 'idempotency-key': 'ack-1' }, json: { lease_id: lease.lease_id, results } });
+    const first = await keyed([{ id, status: 'FAILED', response: 'player offline' }]);
+    expect(first.body).toEqual({ accepted: [id], rejected: [] });
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const backedOff = (await store.get(`/v1/app/command/${id}`)).body;
+    expect(backedOff).toMatchObject({ status: 'PENDING', tries: 1 });
+    const replay = await keyed([{ id, status: 'FAILED', response: 'player offline' }]);
+    expect([replay.status, replay.headers['idempotent-replayed'], replay.body]).toEqual([200, 'true', first.body]);
+    expect((await store.get(`/v1/app/command/${id}`)).body).toEqual(backedOff);
+    const reused = await keyed([{ id, status: 'DONE' }]);
+    expect([reused.status, firstError(reused).code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
+    expect((await store.get(`/v1/app/command/${id}`)).body).toEqual(backedOff);
+
+    // A claim keeps no answer: the same key again is a new claim (nothing due: the command backs off).
+    await rewind(store.storeId, id, () => ({ execute_at: PAST_ISO }));
+    const keyedClaim = () => call('POST', '/v1/delivery/claim', { token: server.key, headers: { 'idempotency-key': 'claim-1' }, json: {} });
+    const claimed = await keyedClaim();
+    expect(claimed.body.commands.map((c: any) => [c.id, c.attempt])).toEqual([[id, 2]]);
+    const again = await keyedClaim();
+    expect([again.status, again.headers['idempotent-replayed'], again.body.commands]).toEqual([200, undefined, []]);
   });
 
   it('refuses a response over 2,000 characters for the whole request (422), changing nothing', async () => {

@@ -4,13 +4,15 @@ import type { Socket } from 'node:net';
 /**
  * The store API as a game server's agent reaches it over a network that fails: a proxy in front of
  * the local stack that forwards every request, or, when told, cuts connections (the API is down)
- * or answers 503 to the next requests of a path.
+ * or answers 503 to the next requests of a path, or lets the next requests of a path through and
+ * cuts the connection before their answer reaches the agent (the request done, its answer lost).
  */
 export class FlakyApi {
   /** `down`: every connection is cut before an answer, as when the host is unreachable. */
   down = false;
-  readonly requests: { path: string; status: number | 'cut' }[] = [];
+  readonly requests: { path: string; status: number | 'cut'; idempotencyKey?: string; replayed?: boolean }[] = [];
   private failures = new Map<string, number>();
+  private lostAnswers = new Map<string, number>();
   private server: Server | undefined;
   private sockets = new Set<Socket>();
 
@@ -20,6 +22,11 @@ export class FlakyApi {
   /** Answers 503 (with the store's envelope) to the next `count` requests whose path ends with `suffix`. */
   fail(suffix: string, count: number): void {
     this.failures.set(suffix, count);
+  }
+
+  /** Forwards the next `count` requests whose path ends with `suffix`, then cuts the connection instead of answering. */
+  loseAnswer(suffix: string, count: number): void {
+    this.lostAnswers.set(suffix, count);
   }
 
   async start(): Promise<string> {
@@ -54,12 +61,26 @@ export class FlakyApi {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify({ errors: [{ message: 'Service unavailable' }] }));
       return;
     }
+    const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
     const answer = await fetch(`${this.target}${path}`, {
       method: req.method,
-      headers: { authorization: req.headers.authorization ?? '', 'content-type': req.headers['content-type'] ?? 'application/json' },
+      headers: {
+        authorization: req.headers.authorization ?? '',
+        'content-type': req.headers['content-type'] ?? 'application/json',
+        ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+      },
       body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
     });
-    this.requests.push({ path, status: answer.status });
+    const replayed = answer.headers.get('idempotent-replayed') === 'true';
+    const losing = [...this.lostAnswers.keys()].find((candidate) => path.endsWith(candidate));
+    if (losing && this.lostAnswers.get(losing)! > 0) {
+      this.lostAnswers.set(losing, this.lostAnswers.get(losing)! - 1);
+      await answer.arrayBuffer();
+      this.requests.push({ path, status: 'cut', idempotencyKey, replayed });
+      req.socket.destroy();
+      return;
+    }
+    this.requests.push({ path, status: answer.status, idempotencyKey, replayed });
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
   }
 }
