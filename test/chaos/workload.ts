@@ -237,10 +237,14 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   // A claim whose answer was lost, or a command whose ack was refused, may be held until its lease lapses; then the servers drain the queue.
   const accepted = new Set(acks.flatMap((answered) => answered.accepted));
   const refusedLeasesEnd = Math.max(0, ...claims.filter((claim) => claim.commands.some((command) => !accepted.has(command.id))).map((claim) => Date.parse(claim.expires_at)));
-  await sleep(Math.max(0, Math.max(unknownLeasesEnd, refusedLeasesEnd) + 500 - Date.now()));
-  for (let handedOut = 1; handedOut > 0; ) {
-    handedOut = 0;
+  // The margin covers the proxy's injected latency (up to 1.5 s before it forwards a claim), which starts a lease later than the client's clock says.
+  await sleep(Math.max(0, Math.max(unknownLeasesEnd, refusedLeasesEnd) + 2000 - Date.now()));
+  // As a running agent does, the servers keep claiming until two rounds a second apart find nothing.
+  for (let emptyRounds = 0; emptyRounds < 2; ) {
+    let handedOut = 0;
     for (const server of servers) handedOut += await claimAndRun(server);
+    emptyRounds = handedOut > 0 ? 0 : emptyRounds + 1;
+    if (handedOut === 0) await sleep(1000);
   }
   phaseEnds('drain');
   // Every key once more: a key left blocked answers 409, a kept answer is replayed as it was.
