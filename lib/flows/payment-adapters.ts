@@ -1,6 +1,6 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import type { ProviderAccount } from '#lib/db/payment-provider.ts';
-import { testChargeLedger } from '#lib/db/test-charge.ts';
+import { testChargeLedgerOf } from '#lib/db/test-charge.ts';
 import { NOTIFICATION_SECRET, type ProviderAdapter, type ProviderCredentials } from '#lib/payments/adapter.ts';
 import { loadProviderAdapter } from '#lib/payments/index.ts';
 import { openSecrets } from '#lib/payments/secrets.ts';
@@ -16,13 +16,20 @@ import type { Provider } from '#lib/schemas/payment.ts';
 /** Where a TEST charge is paid: a page of the API host (`checkout_url`). */
 export const testPageUrl = (apiBase: string, ref: string) => `${apiBase}/v1/payment/test/${encodeURIComponent(ref)}`;
 
+/** Whose provider is called: a store's account, or a payment made through it. */
+export interface AdapterOwner {
+  store_id: number;
+  provider: Provider;
+}
+
 /**
- * The adapter of `provider`: Mercado Pago, Stripe and PayPal loaded on first use
- * (lib/payments/index.ts: a request for one never runs another's code), the TEST gateway with its ledger.
+ * The adapter of the owner's provider: Mercado Pago, Stripe and PayPal loaded on first use
+ * (lib/payments/index.ts: a request for one never runs another's code), the TEST gateway with the
+ * store's ledger, which files each new charge with its ref's look-up (the TEST page's address).
  */
-export async function providerAdapter(provider: Provider, apiBase: string): Promise<ProviderAdapter> {
-  if (provider === 'test') return testGatewayAdapter({ ledger: testChargeLedger, pageUrl: (ref) => testPageUrl(apiBase, ref), now: currentTimeMs });
-  return loadProviderAdapter(provider);
+export async function providerAdapter(owner: AdapterOwner, apiBase: string): Promise<ProviderAdapter> {
+  if (owner.provider === 'test') return testGatewayAdapter({ ledger: testChargeLedgerOf(owner.store_id), pageUrl: (ref) => testPageUrl(apiBase, ref), now: currentTimeMs });
+  return loadProviderAdapter(owner.provider);
 }
 
 /** The account's secrets, decrypted for this call (bound to its store and provider), the account rule 2 binds to, and its settings (PayPal's environment). Never logged. */

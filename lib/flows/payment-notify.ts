@@ -3,7 +3,7 @@ import { hashSecret } from '#lib/crypto.ts';
 import { paymentById, paymentByRef } from '#lib/db/payment.ts';
 import { notifyKeyTarget, readProviderAccount } from '#lib/db/payment-provider.ts';
 import { HttpError, notFound } from '#lib/errors.ts';
-import { notificationSecretOf, providerAdapter, providerCredentials } from '#lib/flows/payment-adapters.ts';
+import { type AdapterOwner, notificationSecretOf, providerAdapter, providerCredentials } from '#lib/flows/payment-adapters.ts';
 import { settlePayment } from '#lib/flows/payment-settle.ts';
 import { ProviderError, type NotificationInput } from '#lib/payments/adapter.ts';
 import type { Provider, ProviderSnapshot } from '#lib/schemas/payment.ts';
@@ -55,7 +55,7 @@ export async function receiveNotification(notification: ReceivedNotification): P
   const account = await readProviderAccount(storeId, provider);
   if (!account) throw notFound('Notification URL');
   const credentials = await providerCredentials(account);
-  const adapter = await providerAdapter(provider, apiBase);
+  const adapter = await providerAdapter(account, apiBase);
   const check = await adapter.verifyNotification({
     rawBody: notification.rawBody,
     headers: notification.headers,
@@ -71,7 +71,7 @@ export async function receiveNotification(notification: ReceivedNotification): P
       const known = await paymentByRef(storeId, provider, ref);
       // Hint-only mode (no webhook secret): only payments the store already knows may be fetched.
       if (!known && check.outcome === 'hint') continue;
-      const snapshot = await fetchNamed(provider, apiBase, credentials, ref);
+      const snapshot = await fetchNamed(account, apiBase, credentials, ref);
       if (!snapshot) continue;
       // A payment the store never named this object for (a Checkout Pro payment): found by the reference it carries back.
       const payment = known ?? (snapshot.reference ? await paymentById(storeId, provider, snapshot.reference) : undefined);
@@ -96,9 +96,14 @@ export async function receiveNotification(notification: ReceivedNotification): P
 }
 
 /** The provider's state of the object a notification named, or undefined when the provider knows no such object of this account. */
-async function fetchNamed(provider: Provider, apiBase: string, credentials: Awaited<ReturnType<typeof providerCredentials>>, ref: string): Promise<ProviderSnapshot | undefined> {
+async function fetchNamed(
+  account: AdapterOwner,
+  apiBase: string,
+  credentials: Awaited<ReturnType<typeof providerCredentials>>,
+  ref: string,
+): Promise<ProviderSnapshot | undefined> {
   try {
-    return await (await providerAdapter(provider, apiBase)).fetch(credentials, ref);
+    return await (await providerAdapter(account, apiBase)).fetch(credentials, ref);
   } catch (error) {
     if (error instanceof ProviderError && error.failure === 'not_found') return undefined;
     throw error;

@@ -81,7 +81,7 @@ async function refundLearning(
     // A removed account keeps its secrets for the payments it made (section 13): only a missing one cannot refund.
     if (!account) throw new ProviderError(payment.provider, 'unavailable', 'the store has no account at this provider');
     const credentials = await providerCredentials(account);
-    const snapshot: ProviderSnapshot = await (await providerAdapter(payment.provider, apiBase)).refund(credentials, payment);
+    const snapshot: ProviderSnapshot = await (await providerAdapter(payment, apiBase)).refund(credentials, payment);
     return { learn: { ask: 'snapshot', snapshot }, provider: { account, credentials } };
   } catch (error) {
     if (error instanceof ProviderError) throw providerUnavailable(`The payment provider did not refund the payment (${error.failure}); nothing was changed, try again`);

@@ -123,7 +123,7 @@ export async function settlePayment(request: SettleRequest): Promise<SettledPaym
  * first. Nothing found at the provider yet: only the clock speaks (rule 7).
  */
 async function askProvider(payment: PaymentRecord, credentials: ProviderCredentials, apiBase: string): Promise<PaymentReport> {
-  const adapter = await providerAdapter(payment.provider, apiBase);
+  const adapter = await providerAdapter(payment, apiBase);
   const ref = payment.charge_ref ?? (payment.gateway === 'MERCADOPAGO' ? null : payment.provider_ref);
   try {
     if (ref) return { kind: 'provider', snapshot: await adapter.fetch(credentials, ref) };
@@ -138,7 +138,7 @@ async function askProvider(payment: PaymentRecord, credentials: ProviderCredenti
 
 /** The capture (`capture:<payment id>`: however many sources ask, PayPal takes the money once) and the payment as it then stands. */
 async function captureAtProvider(payment: PaymentRecord, credentials: ProviderCredentials, apiBase: string): Promise<PaymentReport> {
-  const adapter = await providerAdapter(payment.provider, apiBase);
+  const adapter = await providerAdapter(payment, apiBase);
   if (!adapter.capture) throw new ProviderError(payment.provider, 'refused', 'this provider takes no capture');
   return { kind: 'provider', snapshot: await adapter.capture(credentials, payment) };
 }
@@ -173,7 +173,7 @@ async function cancelAtProvider(payment: PaymentRecord, provider: SettleRequest[
     const account = provider?.account ?? (await readProviderAccount(payment.store_id, payment.provider));
     if (!account) return;
     const credentials = provider?.credentials ?? (await providerCredentials(account));
-    await (await providerAdapter(payment.provider, apiBase)).cancel(credentials, payment);
+    await (await providerAdapter(payment, apiBase)).cancel(credentials, payment);
   } catch (error) {
     // The payment is EXPIRED here whatever the provider says; a failure is logged without the payment's secrets.
     console.warn(

@@ -4,17 +4,15 @@ import { getOrderItemByInternalId, type OrderItem } from '#lib/db/order.ts';
 import { newPaymentId, orderPayments, paymentResponse, readPayment, settledPaymentWrite, startPayment, storeCreatedCharge } from '#lib/db/payment.ts';
 import { listProviderAccounts, readProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
 import { getStoreOrThrow, type Store } from '#lib/db/store.ts';
-import { testChargeLedgerOf } from '#lib/db/test-charge.ts';
 import { retrying, StaleRead, writeGuarded } from '#lib/db/transact.ts';
 import { CHECKOUT_UNPAID_MS, chargeCreated, newPayment, pixExpiresAt, PIX_EXPIRATION_MINUTES, settle, type OrderView } from '#lib/domain/payment.ts';
 import { gatewayChoices, paymentStart, returnUrlAllowed } from '#lib/domain/payment-checkout.ts';
 import { conflict, providerUnavailable, unprocessable } from '#lib/errors.ts';
 import { accountNotificationUrl } from '#lib/flows/payment-provider-read.ts';
-import { providerAdapter, providerCredentials, testPageUrl } from '#lib/flows/payment-adapters.ts';
-import { ProviderError, type ChargeLine, type ProviderAdapter } from '#lib/payments/adapter.ts';
-import { testGatewayAdapter } from '#lib/payments/test-gateway.ts';
+import { providerAdapter, providerCredentials } from '#lib/flows/payment-adapters.ts';
+import { ProviderError, type ChargeLine } from '#lib/payments/adapter.ts';
 import type { OrderPaymentBody } from '#lib/schemas/checkout.ts';
-import { GATEWAY_PROVIDER, GATEWAYS, type Gateway, type PaymentRecord, type Provider } from '#lib/schemas/payment.ts';
+import { GATEWAY_PROVIDER, GATEWAYS, type Gateway, type PaymentRecord } from '#lib/schemas/payment.ts';
 import { serverKeys } from '#lib/server-secret.ts';
 
 /*
@@ -62,16 +60,6 @@ export async function choosePayment(storeId: number, gateway: string, returnUrl:
   const account = accounts.find((entry) => entry.provider === GATEWAY_PROVIDER[chosen]);
   if (!account) throw new Error(`gateway ${chosen} offered with no account`);
   return { store, gateway: chosen, account, returnUrl };
-}
-
-/**
- * The adapter that creates charges: lib/flows/payment-adapters.ts's, except that the TEST ledger
- * files each new charge with its ref's look-up (lib/db/test-charge.ts `testChargeLedgerOf`), which
- * the TEST page needs and only a create writes.
- */
-async function chargingAdapter(storeId: number, provider: Provider, apiBase: string): Promise<ProviderAdapter> {
-  if (provider === 'test') return testGatewayAdapter({ ledger: testChargeLedgerOf(storeId), pageUrl: (ref) => testPageUrl(apiBase, ref), now: currentTimeMs });
-  return providerAdapter(provider, apiBase);
 }
 
 /** When a new payment stops being payable: a PIX charge at the account's expiry; the others at section 8's 30 minutes. */
@@ -134,7 +122,7 @@ async function charge(choice: PaymentChoice, order: OrderItem, payment: PaymentR
   const [credentials, keys] = await Promise.all([providerCredentials(account), serverKeys()]);
   let created;
   try {
-    created = await (await chargingAdapter(account.store_id, account.provider, apiBase)).createCharge(credentials, {
+    created = await (await providerAdapter(account, apiBase)).createCharge(credentials, {
       payment: { id: payment.id, gateway: payment.gateway, amount: payment.amount, currency: payment.currency, expires_at: payment.expires_at },
       order: {
         id: order.id,
@@ -177,7 +165,7 @@ async function cancelReplaced(choice: PaymentChoice, order: OrderItem, replaced:
     await recordCanceled(choice, order, payment, account?.account_id ?? null);
     if (!account || payment.provider_ref === null) continue;
     try {
-      await (await providerAdapter(payment.provider, apiBase)).cancel(await providerCredentials(account), payment);
+      await (await providerAdapter(payment, apiBase)).cancel(await providerCredentials(account), payment);
     } catch (error) {
       // Best effort: the payment is CANCELED here; money that still arrives is PAID with UNFULFILLED or DUPLICATE (rule 4).
       console.warn(JSON.stringify({ message: 'a replaced payment could not be canceled at its provider', payment_id: payment.id, error: (error as Error).message }));
