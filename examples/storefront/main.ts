@@ -136,7 +136,28 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<HTMLEle
 }
 
 const section = (id: string) => document.getElementById(id)!;
-const fill = (id: string, ...children: Child[]) => section(id).replaceChildren(...nodes(children));
+/**
+ * Redraws a section. Fields made once (the checkout's, the coupon, the terms box) come back in their
+ * rows made once, and taking a node out of the document takes its focus away: a buyer typing in the
+ * nick when a quote comes back would lose the next keystrokes. So the focused element, when the
+ * redraw keeps it, gets its focus and caret back at once, before any keystroke. (A field must never be
+ * put into a new element before the redraw: that takes it out of the document earlier, unseen here.)
+ */
+function fill(id: string, ...children: Child[]) {
+  const target = section(id);
+  const focused = document.activeElement;
+  const kept = focused instanceof HTMLElement && focused !== target && target.contains(focused) ? focused : null;
+  const text = kept instanceof HTMLInputElement || kept instanceof HTMLTextAreaElement ? kept : null;
+  // Inputs without a caret (email, number, checkbox) answer null here.
+  const caret =
+    text && text.selectionStart !== null && text.selectionEnd !== null
+      ? { start: text.selectionStart, end: text.selectionEnd, direction: text.selectionDirection ?? undefined }
+      : null;
+  target.replaceChildren(...nodes(children));
+  if (!kept?.isConnected || document.activeElement === kept) return;
+  kept.focus({ preventScroll: true });
+  if (text && caret) text.setSelectionRange(caret.start, caret.end, caret.direction);
+}
 /** Prices in the store's currency, written the buyer's way (their browser's locale). Set by loadStore. */
 let currencyFormat = new Intl.NumberFormat(navigator.language, { style: 'currency', currency: 'BRL' });
 const money = (amount: number) => currencyFormat.format(amount);
@@ -384,6 +405,7 @@ async function loadStore() {
     ]);
     gateways = gatewayList;
     store = answer.store;
+    if (store.terms_url) termsLink.href = store.terms_url;
     currencyFormat = new Intl.NumberFormat(navigator.language, { style: 'currency', currency: store.currency });
     applyTheme(store.theme);
     document.title = store.name;
@@ -465,6 +487,16 @@ const couponInput = h('input', { id: 'coupon', name: 'coupon' });
 /** Shown only when the store has terms; both the quote and the checkout need it checked then. */
 const termsBox = h('input', { type: 'checkbox', name: 'terms', id: 'terms' });
 termsBox.onchange = () => void refreshQuote();
+/** The terms box with its label; its link is the store's `terms_url`, set by loadStore. */
+const termsLink = h('a', { target: '_blank', rel: 'noopener' }, 'terms of sale');
+const termsRow = h('p', { className: 'check' }, termsBox, h('label', { htmlFor: 'terms' }, 'I accept the ', termsLink, ' (required)'));
+const applyCoupon = h('button', {}, 'Apply');
+applyCoupon.onclick = () => {
+  coupon = couponInput.value.trim();
+  void refreshQuote();
+};
+/** The coupon field in its row, made once (see fill). */
+const couponRow = h('div', { className: 'row' }, labelled('Coupon', couponInput), applyCoupon);
 let quoteError: unknown = null;
 /** Why the last coupon applied was refused; the cart is priced without it. */
 let couponError: unknown = null;
@@ -559,24 +591,13 @@ function renderCart() {
       priced && priced.coupon_discount > 0 && h('small', { className: 'discount' }, `Coupon −${money(priced.coupon_discount)}`),
     );
   });
-  const apply = h('button', {}, 'Apply');
-  apply.onclick = () => {
-    coupon = couponInput.value.trim();
-    void refreshQuote();
-  };
   const termsOnly = quoteError instanceof ApiError && quoteError.problems.every((problem) => problem.field === 'terms');
   fill(
     'cart',
     h('h2', {}, 'Cart'),
     cart.length === 0 ? h('p', { className: 'muted' }, 'Your cart is empty.') : h('ul', { className: 'lines' }, ...lines),
-    h('div', { className: 'row' }, labelled('Coupon', couponInput), apply),
-    store?.terms_url &&
-      h(
-        'p',
-        { className: 'check' },
-        termsBox,
-        h('label', { htmlFor: 'terms' }, 'I accept the ', h('a', { href: store.terms_url, target: '_blank', rel: 'noopener' }, 'terms of sale'), ' (required)'),
-      ),
+    couponRow,
+    store?.terms_url && termsRow,
     termsOnly && cart.length > 0 && h('p', { className: 'hint' }, 'Accept the terms of sale to see your total and order.'),
     couponError !== null && errorBox(couponError),
     quote &&
@@ -685,13 +706,21 @@ function renderAccount() {
 /** An order placed without a payment method (a store with no gateway enabled): the operator approves it by hand. */
 let placed: { order_id: string; status: string; total: number } | null = null;
 
-/** Made once: the form is re-rendered whenever the quote changes, and must keep what the buyer typed. */
+/**
+ * Made once, each in its label made once: the form is redrawn whenever the quote changes, and must
+ * keep what the buyer typed and where they type it (see fill).
+ */
 const checkoutForm = {
   name: h('input', { name: 'client_name', autocomplete: 'name' }),
   nick: h('input', { name: 'client_identifier' }),
   // A guest checks out with an e-mail; a logged-in buyer's order takes the e-mail of the token.
   email: h('input', { type: 'email', name: 'client_email', autocomplete: 'email' }),
   errors: h('div'),
+};
+const checkoutLabels = {
+  name: labelled('Name', checkoutForm.name),
+  nick: labelled('In-game nick', checkoutForm.nick),
+  email: labelled('E-mail', checkoutForm.email),
 };
 
 /** What a checkout with a gateway answers besides the order (section 13): the PIX fields, or the provider's page. */
@@ -739,9 +768,9 @@ function renderCheckout() {
         { className: 'success', role: 'status' },
         `Order ${placed.order_id} placed (${words(ORDER_STATUS, placed.status)}, ${money(placed.total)}). Unpaid orders are canceled after 30 minutes.`,
       ),
-    labelled('Name', name),
-    labelled('In-game nick', nick),
-    !customer && labelled('E-mail', email),
+    checkoutLabels.name,
+    checkoutLabels.nick,
+    !customer && checkoutLabels.email,
     gateways.length > 0 && gatewayPicker('gateway'),
     buy,
     errors,

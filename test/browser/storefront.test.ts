@@ -275,6 +275,49 @@ describe('the storefront journey', () => {
     }
   });
 
+  it('keeps the focus and what the buyer types in the checkout and the coupon field while a new quote redraws them', async () => {
+    const target = await context.newPage();
+    type InPage = { document: { activeElement: { name?: string } | null } };
+    try {
+      await target.goto(inject('storeUrl'));
+      await target.locator('body:not(.loading)').waitFor();
+      await target.locator('article.package').first().getByRole('button', { name: 'Add to cart' }).click();
+      const place = target.locator('#checkout').getByRole('button', { name: /^Place order \(/ });
+      await expect.poll(() => place.isEnabled()).toBe(true);
+      const nick = target.getByLabel('In-game nick');
+      await nick.click();
+      await target.keyboard.type('ro');
+      // The buyer is typing when a quote comes back and the checkout is redrawn under the caret. Here the
+      // quote is asked by one more unit added from a script (a click from code leaves the focus where it is).
+      const redrawnWhileTyping = async () => {
+        await place.evaluate((button) => {
+          (button as unknown as { dataset: Record<string, string> }).dataset.before = 'redraw';
+        });
+        const quoted = target.waitForResponse((response) => response.url().endsWith('/webstore/cart/quote'));
+        await target
+          .locator('article.package')
+          .first()
+          .getByRole('button', { name: 'Add to cart' })
+          .evaluate((button) => (button as unknown as { click: () => void }).click());
+        await quoted;
+        await expect.poll(() => target.locator('#checkout button[data-before]').count()).toBe(0);
+        await expect.poll(() => place.isEnabled()).toBe(true);
+      };
+      await redrawnWhileTyping();
+      await target.keyboard.type('bin');
+      expect(await nick.inputValue()).toBe('robin');
+      expect(await target.evaluate(() => (globalThis as unknown as InPage).document.activeElement?.name)).toBe('client_identifier');
+      // The coupon field, in the cart redrawn by the same quote.
+      await target.getByLabel('Coupon').click();
+      await target.keyboard.type('WEL');
+      await redrawnWhileTyping();
+      await target.keyboard.type('COME');
+      expect(await target.getByLabel('Coupon').inputValue()).toBe('WELCOME');
+    } finally {
+      await target.close();
+    }
+  });
+
   it('prices an option chosen on one package on that line alone, the promo, the next tier, and a refused coupon', async () => {
     const vip = card('VIP rank');
     await vip.getByLabel('Game server').selectOption('creative');
