@@ -8,7 +8,7 @@ import { getPromosByIds, listPromos, promoFromStored, promoKey } from '#lib/db/p
 import { quoteFromItem, quoteKey, type StoredQuote } from '#lib/db/quote.ts';
 import { heldUnits, limitCounterKey } from '#lib/db/reservation.ts';
 import { storeFromItem, storeKey } from '#lib/db/store.ts';
-import { listVariables, variableFromItem, variableKey, variableResponse } from '#lib/db/variable.ts';
+import { listVariables, variableFromItem, variableKey, variableNameKey, variableResponse } from '#lib/db/variable.ts';
 import { referableKey } from '#lib/db/references.ts';
 import { cartIndexFromItem, cartIndexKey, referrerIds } from '#lib/db/cart-index.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
@@ -30,7 +30,8 @@ import type { Variable } from '#lib/schemas/variable.ts';
  * |       | coupon's sentinel, the quote, the logged-in buyer, the ref_code's sentinel, a          |       |
  * |       | storefront's store item                                                               |       |
  * | 2     | BatchGet of those promos and variables and the packages' categories (with their promo | 0-2   |
- * |       | ids), eventually consistent as the lists were; beside it, only with a coupon or a     |       |
+ * |       | ids), and for an order the name sentinels of the variables its commands name,       |       |
+ * |       | eventually consistent as the lists were; beside it, only with a coupon or a           |       |
  * |       | limited package, BatchGet of the coupon, this client's use counters, the limit counters |     |
  * | 3     | only when a category names promos not read yet: BatchGet of them                      | 0-1   |
  *
@@ -57,11 +58,19 @@ export interface CartReadRequest {
   storefront: boolean;
   /** The variable names the cart gives values for (order-level and per line); without them every variable is read. */
   variableNames?: readonly string[];
+  /**
+   * An order's read: the variable names its packages' command templates name (the domain's rule,
+   * given by the flow), so that a placeholder naming a variable of the store that does not apply
+   * to the cart still renders empty. Their name sentinels ride in the catalog's BatchGet.
+   */
+  commandNames?: (commands: readonly string[]) => string[];
 }
 
 export interface CartRead {
   catalog: Map<number, StoredPackage>;
   variables: Variable[];
+  /** Lower-case names known to be variables of the store: those read, and those the commands name that exist. */
+  variableNames: ReadonlySet<string>;
   promos: Promo[];
   /** null when no coupon was asked or its code names no coupon. */
   coupon: { record: StoredDiscount; clientUses: Record<Criteria, number> } | null;
@@ -75,7 +84,7 @@ export interface CartRead {
   termsUrl: string | null;
 }
 
-const distinct = (ids: Iterable<number>) => [...new Set(ids)];
+const distinct = <T>(values: Iterable<T>) => [...new Set(values)];
 const byId = <T extends { id: number }>(records: T[]) => records.sort((a, b) => a.id - b.id);
 
 export async function readCart(storeId: number, request: CartReadRequest): Promise<CartRead> {
@@ -117,9 +126,14 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
   const categoryKeys = categoryIds.map((id) => referableKey(storeId, ENTITY.CATEGORY, id));
   const promoKeys = promoIds.map((id) => promoKey(storeId, id));
   const variableKeys = variableIds.map((id) => variableKey(storeId, id));
+  const namedInCommands =
+    everyVariable || !request.commandNames
+      ? []
+      : distinct(request.commandNames([...catalog.values()].flatMap((pkg) => pkg.commands.map((template) => template.command))).map((name) => name.toLowerCase()));
+  const nameKeys = namedInCommands.map((name) => variableNameKey(storeId, name));
   const counterKeys = [...couponKeys, ...limitKeys];
   // The catalog as the store's whole lists were read (eventually consistent, half the units); the counters a reservation checks, consistently.
-  const catalogKeys = [...categoryKeys, ...promoKeys, ...variableKeys];
+  const catalogKeys = [...categoryKeys, ...promoKeys, ...variableKeys, ...nameKeys];
   const [second, catalogItems, everyPromo, allVariables] = await Promise.all([
     counterKeys.length === 0 ? [] : getMany(counterKeys),
     catalogKeys.length === 0 ? [] : getMany(catalogKeys, { consistent: false }),
@@ -130,7 +144,8 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
   const counters = second.slice(couponKeys.length);
   const categoryItems = catalogItems.slice(0, categoryKeys.length);
   const promoItems = catalogItems.slice(categoryKeys.length, categoryKeys.length + promoKeys.length);
-  const variableItems = catalogItems.slice(categoryKeys.length + promoKeys.length);
+  const variableItems = catalogItems.slice(categoryKeys.length + promoKeys.length, categoryKeys.length + promoKeys.length + variableKeys.length);
+  const nameItems = catalogItems.slice(categoryKeys.length + promoKeys.length + variableKeys.length);
   // Round 3: promos that only a category of the cart names.
   const read = new Set(promoIds);
   const byCategory = distinct(categoryItems.flatMap((item) => referrerIds(item, 'promo_ids'))).filter((id) => !read.has(id));
@@ -140,12 +155,14 @@ export async function readCart(storeId: number, request: CartReadRequest): Promi
   // A value for a variable that does not apply to the cart (or does not exist): the rules judge it against the whole list, read now.
   const known = new Set(found.map((variable) => variable.name.toLowerCase()));
   const variables = (request.variableNames ?? []).every((name) => known.has(name.toLowerCase())) ? found : await listVariables(storeId);
+  const variableNames = new Set([...variables.map((variable) => variable.name.toLowerCase()), ...namedInCommands.filter((_, position) => nameItems[position] !== undefined)]);
 
   const coupon = discountId === undefined ? undefined : couponUseOf(couponItems);
   const held = email === null ? null : new Map(limited.map((pkg, position) => [pkg.id, heldUnits(counters[position])]));
   return {
     catalog,
     variables,
+    variableNames,
     promos,
     coupon: coupon ?? null,
     held,

@@ -36,7 +36,9 @@ import { VARIABLE_TYPES, type StoredOption, type Variable } from '#lib/schemas/v
  */
 const VARIABLE = ENTITY.VARIABLE;
 export const variableKey = (storeId: number, variableId: number) => ({ pk: storePk(storeId), sk: entitySk(VARIABLE, variableId) });
-const nameKey = (storeId: number, name: string) => ({ pk: storePk(storeId), sk: `${ENTITY.VARIABLE_NAME}#${name.toLowerCase()}` });
+/** The name sentinel: it exists exactly while a variable of the store has this name (any case). */
+export const variableNameKey = (storeId: number, name: string) => ({ pk: storePk(storeId), sk: `${ENTITY.VARIABLE_NAME}#${name.toLowerCase()}` });
+const nameKey = variableNameKey;
 
 /** A variable as stored: every option it ever had, the counter of option ids, the revision writes condition on. */
 export type VariableItem = Omit<Variable, 'options' | 'bracket_display' | 'display'> & {

@@ -4,7 +4,6 @@ import { conflict, unprocessable } from '#lib/errors.ts';
 import type { PlannedCommand } from '#lib/schemas/command.ts';
 import type { CheckoutExtras, Delivery, OrderCreate, OrderPackageLine, OrderStatus, PlacedOrder } from '#lib/schemas/order.ts';
 import type { Package } from '#lib/schemas/package.ts';
-import type { Variable } from '#lib/schemas/variable.ts';
 
 /*
  * The rules of an order that need no I/O. lib/flows/order.ts reads what they need, they decide,
@@ -43,6 +42,15 @@ export interface RenderContext {
 
 const PLACEHOLDER = /\{([A-Za-z0-9_-]{1,50})\}/g;
 const BUILT_INS = ['client_identifier', 'client_name', 'client_email', 'client_social', 'order_id', 'internal_id', 'quantity'] as const;
+
+/**
+ * The names of the placeholders in these templates that could be checkout variables (built-ins
+ * apart): what an order must know of the store's variables to render its commands, read by name
+ * instead of reading every variable of the store.
+ */
+export const variableNamesInCommands = (templates: readonly string[]): string[] => [
+  ...new Set(templates.flatMap((template) => [...template.matchAll(PLACEHOLDER)].map((match) => match[1]!)).filter((name) => !(BUILT_INS as readonly string[]).includes(name))),
+];
 
 /**
  * Replaces `{name}` placeholders in one pass (a value containing `{x}` is never expanded
@@ -101,8 +109,8 @@ export type OrderClient = Pick<OrderCreate, 'client_identifier' | 'client_email'
 export interface OrderBasis {
   client: OrderClient;
   catalog: ReadonlyMap<number, Package>;
-  /** Every variable of the store: a placeholder naming one the order did not fill renders empty. */
-  defined: readonly Variable[];
+  /** Lower-case names of the store's variables the commands may name: a placeholder naming one the order did not fill renders empty. */
+  knownVariables: ReadonlySet<string>;
   assessed: AssessedCart;
   checkout: CheckoutExtras | null;
 }
@@ -114,7 +122,7 @@ export interface OrderIds {
 }
 
 /** Step 2: the PENDING order to store, with the prices step 1 decided and its commands rendered. */
-export function draftOrder({ client, catalog, defined, assessed, checkout }: OrderBasis, ids: OrderIds, now: number): PlacedOrder {
+export function draftOrder({ client, catalog, knownVariables, assessed, checkout }: OrderBasis, ids: OrderIds, now: number): PlacedOrder {
   const createdAt = new Date(now).toISOString();
   const { prices, coupon } = assessed;
   const lines: OrderPackageLine[] = prices.items.map((item) => ({
@@ -138,7 +146,7 @@ export function draftOrder({ client, catalog, defined, assessed, checkout }: Ord
     client_email: client.client_email,
     client_social: client.client_social,
     variables: new Map(assessed.variables.map((variable) => [variable.name.toLowerCase(), variable.value])),
-    knownVariables: new Set(defined.map((variable) => variable.name.toLowerCase())),
+    knownVariables,
   });
   return {
     id: ids.orderId,

@@ -22,9 +22,9 @@ import { requestEffects } from '#lib/db/request-effects.ts';
 import { retrying, type GuardedWrite } from '#lib/db/transact.ts';
 import { fileUnpaid } from '#lib/db/unpaid.ts';
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
-import { assessCart, honouredPrices, orderEmail, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
+import { assessCart, honouredPrices, orderEmail, variableNamesGiven, type CartPrices, type CartRequest } from '#lib/domain/cart.ts';
 import { newChain } from '#lib/domain/delivery.ts';
-import { approval, approvalPlan, assertResendable, cancellation, draftOrder, type OrderClient } from '#lib/domain/order.ts';
+import { approval, approvalPlan, assertResendable, cancellation, draftOrder, variableNamesInCommands, type OrderClient } from '#lib/domain/order.ts';
 import { minuteOf, UNPAID_AFTER_MS } from '#lib/domain/unpaid.ts';
 import { resendCommands } from '#lib/flows/command.ts';
 import type { CheckoutExtras, Order, OrderCreate } from '#lib/schemas/order.ts';
@@ -88,6 +88,8 @@ export async function placeOrder(storeId: number, placement: Placement): Promise
       quoteId: quote?.id ?? null,
       customerId,
       storefront: request.terms !== undefined,
+      variableNames: variableNamesGiven(request),
+      commandNames: variableNamesInCommands,
     });
     const now = currentTimeMs();
     const email = orderEmail(client.client_email, customerId === null ? 'guest' : read.customer);
@@ -95,7 +97,7 @@ export async function placeOrder(storeId: number, placement: Placement): Promise
     const assessed = assessCart({ ...request, client_email: email }, { ...read, quoted }, now);
     orderId ??= await nextOrderId(storeId);
     const draft = draftOrder(
-      { client: { ...client, client_email: email }, catalog: read.catalog, defined: read.variables, assessed, checkout },
+      { client: { ...client, client_email: email }, catalog: read.catalog, knownVariables: read.variableNames, assessed, checkout },
       { storeId, orderId, internalId },
       now,
     );

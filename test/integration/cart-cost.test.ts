@@ -5,10 +5,13 @@ import { adminCommands } from '#lib/admin/commands.ts';
 import { cartIndexKey } from '#lib/db/cart-index.ts';
 import { db, TABLE } from '#lib/db/client.ts';
 import { quoteCart } from '#lib/flows/checkout.ts';
+import { createOrder } from '#lib/flows/order.ts';
+import { getOrderItem } from '#lib/db/order.ts';
 import { storefrontPackagePage } from '#lib/flows/storefront.ts';
 import { createPromo } from '#lib/flows/promo.ts';
 import { createVariable } from '#lib/flows/variable.ts';
 import { quoteBody } from '#lib/schemas/checkout.ts';
+import { orderCreateBody } from '#lib/schemas/order.ts';
 import { promoCreateBody } from '#lib/schemas/promo.ts';
 import { variableCreateBody } from '#lib/schemas/variable.ts';
 import { createCategory, createPackage } from '../support/builders.ts';
@@ -51,10 +54,10 @@ async function inGroups(count: number, make: (index: number) => Promise<unknown>
  * on its package and a required variable of its package; and `off` promos and `off` variables on
  * another package, which the cart never touches.
  */
-async function cartStore(off: number) {
+async function cartStore(off: number, packageBody: Record<string, unknown> = {}) {
   const store = await newStore();
   const category = await createCategory(store);
-  const pkg = await createPackage(store, { category_id: category.id });
+  const pkg = await createPackage(store, { category_id: category.id, ...packageBody });
   const other = await createPackage(store, { name: 'Other' });
   await createPromo(store.storeId, promoInput('Store wide', [{ type: 'STORE' }]));
   await createPromo(store.storeId, promoInput('Ranks', [{ type: 'CATEGORY', id: category.id }], [tier(2, 15)]));
@@ -123,6 +126,47 @@ describe('a cart reads the promos and variables that can apply to it', () => {
     // counter + storefront Query + apply-all ids + cart index, then BatchGet of the page's variables
     expect(smallList.usage.calls).toBe(5);
     expect(largeList).toEqual(smallList);
+  });
+
+  it("places an order reading the variables its cart and its commands name, not the store's: same cost at 10 and 1,000 off the cart, commands rendered as before", {
+    timeout: 600_000,
+  }, async () => {
+    // The command names the cart's variable, one of the variables off the cart (it renders empty: the
+    // store defines it, the order did not fill it) and a name no variable has (left as written).
+    const commands = [{ command: 'give {client_identifier} {server} [{off3}] {not_a_variable}' }];
+    const setUp = (off: number) => cartStore(off, { commands });
+    const few = await setUp(10);
+    const many = await setUp(1_000);
+    const order = async ({ store, pkg }: Awaited<ReturnType<typeof setUp>>) => {
+      Object.assign(usage, { calls: 0, read: 0, write: 0 });
+      measuring = true;
+      const placed = await createOrder(
+        store.storeId,
+        v.parse(orderCreateBody, {
+          client_identifier: 'Steve',
+          client_email: 'steve@example.com',
+          client_name: 'Steve',
+          packages: [{ package_id: pkg.id, quantity: 1 }],
+          variables: [{ name: 'server', value: 'eu' }],
+        }),
+      );
+      measuring = false;
+      const item = await getOrderItem(store.storeId, placed.id);
+      return { commands: item.deliveries.map((delivery) => delivery.command), usage: { ...usage } };
+    };
+    const small = await order(few);
+    const large = await order(many);
+    console.log(
+      JSON.stringify({
+        order_create_cost: [
+          { off_cart: 10, ...small.usage },
+          { off_cart: 1_000, ...large.usage },
+        ],
+      }),
+    );
+    expect(small.commands).toEqual(['give Steve eu [] {not_a_variable}']);
+    expect(large.commands).toEqual(small.commands);
+    expect(large.usage).toEqual(small.usage);
   });
 
   it('a store older than the index is priced from every promo and variable until `cart-index` has run, then the same from the index', { timeout: 120_000 }, async () => {

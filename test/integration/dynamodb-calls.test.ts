@@ -55,10 +55,10 @@ describe('DynamoDB calls of paying (section 13), with the TEST gateway', () => {
     // the store domain + one Query of the provider accounts
     expect(calls(await call('GET', '/v1/webstore/gateway', { headers }))).toBe(2);
     const checkout = await call('POST', '/v1/webstore/checkout', { headers, json: { cart: [{ package_id: pkg.body.id, quantity: 1 }], ...buyer, gateway: 'TEST' } });
-    // the store domain + (store, provider accounts) + placing the order (4: variables, the cart's BatchGet, order id ADD,
+    // the store domain + (store, provider accounts) + placing the order (3: the cart's BatchGet, order id ADD,
     // TransactWrite) + the order's payments + TransactWrite CREATED + the TEST provider's TransactWrite (charge + ref)
     // + TransactWrite PENDING and the provider ref
-    expect(calls(checkout)).toBe(11);
+    expect(calls(checkout)).toBe(10);
     const order = await call('POST', '/v1/webstore/checkout', { headers, json: { cart: [{ package_id: pkg.body.id, quantity: 1 }], ...buyer } });
     const pay = () => call('POST', `/v1/webstore/order/${order.body.internal_id}/payment`, { headers, json: { gateway: 'TEST' } });
     // the store domain + internal id + order + (store, accounts) + the order's payments + CREATED + the TEST charge + PENDING
