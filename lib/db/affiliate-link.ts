@@ -1,4 +1,4 @@
-import { affiliateKey, refCodeInUse, refCodeKey, visitCounterKey, type Affiliate, type RefHolder, type StoredLink } from '#lib/db/affiliate.ts';
+import { affiliateKey, affiliateNotFound, refCodeInUse, refCodeKey, visitCounterKey, type Affiliate, type RefHolder, type StoredLink } from '#lib/db/affiliate.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import type { RateWindow } from '#lib/db/rate-limit.ts';
 import { nextId } from '#lib/db/sequence.ts';
@@ -11,7 +11,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  *
  * | access pattern       | key                                                                    | calls |
  * |----------------------|------------------------------------------------------------------------|-------|
- * | add a link           | sequence ADD (the AFFILIATE sequence, so a link id never equals a main link's) + TransactWrite (SET `links.<id>` on the affiliate, guarded by the count and the status, + Put the code's sentinel) | 2 |
+ * | add a link           | sequence ADD (the AFFILIATE sequence, so a link id never equals a main link's) + TransactWrite (SET `links.<id>` on the affiliate, guarded by its existence, the count and the status, + Put the code's sentinel); nothing is read first | 2 |
  * | delete a link        | TransactWrite (REMOVE `links.<id>` + Delete the code's sentinel)        | 1     |
  * | count a visit        | TransactWrite (the visitor's rate window + ADD `main` or `c<link id>` on `STORE#<s> / AFFILIATE_VISITS#<customer>#<day>`, TTL 8 days) | 1 |
  * | d7 visits            | the 7 day counters, by key, inside the panel's BatchGet (lib/db/affiliate.ts) | 0 |
@@ -20,9 +20,12 @@ import { ENTITY } from '#lib/schemas/entity.ts';
 /** The counter attribute of a code: `main` for the main code, `c<link id>` for a link. */
 export const visitAttribute = (linkId: number | undefined) => (linkId === undefined ? 'main' : `c${linkId}`);
 
-/** A new link, with its code claimed in the store (409 when any affiliate or link holds it). */
-export async function addLink(affiliate: Affiliate, name: string, refCode: string, linksMax: number): Promise<StoredLink> {
-  const { store_id: storeId, customer_id: customerId } = affiliate;
+/**
+ * A new link of the customer's affiliate, with its code claimed in the store, guarded only by the
+ * write's conditions: no affiliate 404, a blocked one 403, the code held by any affiliate or link
+ * 409, `linksMax` links already 422 (the first of these that failed, in that order).
+ */
+export async function addLink(storeId: number, customerId: number, name: string, refCode: string, linksMax: number): Promise<StoredLink> {
   const id = await nextId(storeId, ENTITY.AFFILIATE);
   const link: StoredLink = { id, name, ref_code: refCode, sales: 0, revenue: 0, created_at: nowIso() };
   await retrying(() =>
@@ -31,15 +34,17 @@ export async function addLink(affiliate: Affiliate, name: string, refCode: strin
         item: update({
           Key: affiliateKey(storeId, customerId),
           UpdateExpression: 'SET #links.#link = :link, updated_at = :now',
-          ConditionExpression: 'size(#links) < :max AND #status <> :blocked',
+          ConditionExpression: 'attribute_exists(pk) AND size(#links) < :max AND #status <> :blocked',
           ExpressionAttributeNames: { '#links': 'links', '#link': String(id), '#status': 'status' },
           ExpressionAttributeValues: { ':link': link, ':now': link.created_at, ':max': linksMax, ':blocked': 'blocked' },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
         onConditionFailed: (current) =>
-          current?.status?.S === 'blocked'
-            ? forbidden('This affiliate is blocked and cannot add links', 'AFFILIATE_BLOCKED')
-            : unprocessable(`An affiliate has at most ${linksMax} links besides the main code`, 'ref_code', 'LINK_LIMIT_REACHED'),
+          current === undefined
+            ? affiliateNotFound()
+            : current.status?.S === 'blocked'
+              ? forbidden('This affiliate is blocked and cannot add links', 'AFFILIATE_BLOCKED')
+              : unprocessable(`An affiliate has at most ${linksMax} links besides the main code`, 'ref_code', 'LINK_LIMIT_REACHED'),
       },
       {
         item: putNewItem({ ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customerId, link_id: id, ref_code: refCode }),

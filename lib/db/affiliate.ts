@@ -18,7 +18,8 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | access pattern                      | key                                                       | calls |
  * |-------------------------------------|-----------------------------------------------------------|-------|
  * | affiliate of a customer (panel)     | `STORE#<s> / AFFILIATE#<customer>`, in one BatchGet with the customer, the store or a code's sentinel, and the 7 daily visit counters | 1 |
- * | affiliate by id (operator)          | `STORE#<s> / AFFILIATE_ID#<id>` -> customer, then the BatchGet above | 2 |
+ * | affiliate by id (operator)          | `STORE#<s> / AFFILIATE_ID#<id>` -> customer, then the BatchGet above (with the store, for its domain) | 2 |
+ * | a page's panels (operator)          | one BatchGet: the store, and each affiliate's customer and 7 daily visit counters (per 100 keys) | 1 |
  * | list by main code prefix (operator) | GSI1 `STORE#<s>#AFFILIATE_CODE`, gsi1sk `REF#<lower-case main code>`, begins_with | 1 per MB |
  * | list by e-mail (operator)           | GSI2 `STORE#<s>#AFFILIATE_EMAIL#<lower-case e-mail>`      | 1     |
  * | join                                | BatchGet (store, affiliate, customer, ref sentinel) + sequence ADD + TransactWrite (affiliate + ref sentinel + id sentinel); a code in use: the BatchGet only | 3 (1) |
@@ -316,15 +317,22 @@ export async function listAffiliatesByEmail(storeId: number, email: string): Pro
   return (result.Items ?? []).map(affiliateFromItem);
 }
 
-/** Customers and visit counters for a page of affiliates: one BatchGet per 100 keys. */
+/**
+ * Customers and visit counters for a page of affiliates, and the store (its domain, for the links'
+ * URLs): one BatchGet per 100 keys.
+ */
 export async function loadPanelsOf(storeId: number, affiliates: readonly Affiliate[], visitDays: readonly string[]) {
   const perAffiliate = 1 + visitDays.length;
-  const keys = affiliates.flatMap((affiliate) => [customerKey(storeId, affiliate.customer_id), ...visitDays.map((day) => visitCounterKey(storeId, affiliate.customer_id, day))]);
-  const items = await getMany(keys);
-  return affiliates.map((affiliate, index) => {
+  const keys = [
+    storeKey(storeId),
+    ...affiliates.flatMap((affiliate) => [customerKey(storeId, affiliate.customer_id), ...visitDays.map((day) => visitCounterKey(storeId, affiliate.customer_id, day))]),
+  ];
+  const [storeItem, ...items] = await getMany(keys);
+  const panels = affiliates.map((affiliate, index) => {
     const own = items.slice(index * perAffiliate, (index + 1) * perAffiliate);
     return { affiliate, customer: customerOf(own[0]), visits: own.slice(1).flatMap((item) => (item ? [item] : [])) };
   });
+  return { store: storeOf(storeItem), panels };
 }
 
 /** The Put of a new line of the affiliate's statement, for the transaction that moves the balance. */

@@ -35,6 +35,7 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * | a change (claim, ack, report, retry)    | Put conditioned on `rev` (in a TransactWrite when the chain moves)           | 1        |
  * | PENDING commands of a server           | Query gsi1 `STORE#<s>#COMMAND#PENDING` + FilterExpression `server_id`         | 1 per MB |
  * | chain of a batch                        | `STORE#<s> / COMMAND_CHAIN#<first id>`, Put conditioned on its `rev`          | 1 + 1    |
+ * | an order's commands and their chain     | one BatchGetItem: the commands and `COMMAND_CHAIN#<first command id>` (an approval's chain is named after its first command) | 1 |
  *
  * Both indexes are sparse. gsi1 holds every PENDING command (the operator's view). gsi2 holds the
  * claimable ones: PENDING and released from the chain, in the partition of the server their template
@@ -238,6 +239,28 @@ export async function getCommandRecord(storeId: number, commandId: number): Prom
 export async function getCommandRecords(storeId: number, commandIds: readonly number[]): Promise<(CommandRecord | undefined)[]> {
   const items = await getMany(commandIds.map((id) => commandKey(storeId, id)));
   return items.map((item) => (item ? commandFromItem(item) : undefined));
+}
+
+/**
+ * Commands by id and the chains the caller expects them in, in one BatchGetItem (per 100 keys):
+ * the commands in the order asked (undefined where missing), the chains found by id. A command
+ * naming a chain that was not asked for still gets it, in one more read.
+ */
+export async function getCommandsWithChains(
+  storeId: number,
+  commandIds: readonly number[],
+  expectedChainIds: readonly number[],
+): Promise<{ records: (CommandRecord | undefined)[]; chains: Map<number, Chain> }> {
+  const items = await getMany([...commandIds.map((id) => commandKey(storeId, id)), ...expectedChainIds.map((id) => chainKey(storeId, id))]);
+  const records = items.slice(0, commandIds.length).map((item) => (item ? commandFromItem(item) : undefined));
+  const chains = new Map<number, Chain>();
+  items.slice(commandIds.length).forEach((item, index) => {
+    if (item) chains.set(expectedChainIds[index]!, chainFromItem(item, expectedChainIds[index]!));
+  });
+  for (const chainId of new Set(records.flatMap((record) => (record?.chain == null ? [] : [record.chain])))) {
+    if (!chains.has(chainId)) chains.set(chainId, await getChain(storeId, chainId));
+  }
+  return { records, chains };
 }
 
 /** Written only if nobody wrote the command since `readRev` was read. */

@@ -1,14 +1,24 @@
-import { fieldsOf, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, getOne, newItemWrite, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
-import { countedPage, countMove, storeList } from '#lib/db/list-count.ts';
+import { countedPage, countMove, listCounterKey, snapshotBump, storeList } from '#lib/db/list-count.ts';
+import { readItem } from '#lib/db/query.ts';
 import { packageKey } from '#lib/db/package.ts';
 import { queryAll, queryPage } from '#lib/db/query.ts';
 import { missingReference } from '#lib/db/references.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { check, putNewItem, remove, retrying, StaleRead, update, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { check, putNewItem, remove, retrying, StaleRead, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict } from '#lib/errors.ts';
-import { DISCOUNT_TYPES, EVERY_PACKAGE, LIMIT_CRITERIA, RESTRICTION_CRITERIA, type Discount, type DiscountPatch } from '#lib/schemas/discount.ts';
+import {
+  DISCOUNT_STATUSES,
+  DISCOUNT_TYPES,
+  EVERY_PACKAGE,
+  LIMIT_CRITERIA,
+  RESTRICTION_CRITERIA,
+  type Discount,
+  type DiscountPatch,
+  type DiscountStatus,
+} from '#lib/schemas/discount.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -20,24 +30,37 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * |                              | Put sentinel `STORE#<s> / COUPON#<lower code>`, ConditionCheck of     |                      |
  * |                              | each package in `applies_to`, count `DISCOUNT` +1                     |                      |
  * | get                          | GetItem `STORE#<s> / DISCOUNT#<id>`                                   | 1                    |
- * | update                       | GetItem + UpdateItem (ALL_NEW); TransactWrite instead when the code   | 2                    |
- * |                              | changes (sentinel moved) or `applies_to` names packages (checked)     |                      |
+ * | update                       | GetItem + TransactWrite (Update conditioned on the revision and the   | 2                    |
+ * |                              | uses read, the sentinel moved when the code changes, `applies_to`'s   |                      |
+ * |                              | packages checked, the status snapshot bumped)                         |                      |
  * | delete                       | GetItem (for the code) + TransactWrite deleting item and sentinel,    | 2                    |
- * |                              | count `DISCOUNT` -1                                                   |                      |
+ * |                              | count `DISCOUNT` -1, status snapshot bumped                           |                      |
  * | a page, no filter            | counter `DISCOUNT` + Query with Limit (lib/db/list-count.ts)          | 2 (+ skip)           |
+ * | a page by `status` alone     | GetItem of the status snapshot `COUNT#<s> / DISCOUNT#STATUS` + BatchGet | 2                  |
+ * |                              | of the page's ids; when a write or the clock made it old: the Query   | (1 per MB + 1)       |
+ * |                              | below + the snapshot's conditional write, once                        |                      |
  * | list, filtered, no code      | Query `STORE#<s>`, sk begins_with `DISCOUNT#`                         | 1 per MB             |
  * | list, `coupon` prefix filter | Query gsi1 `STORE#<s>#COUPON`, gsi1sk begins_with `<lower prefix>`    | 1 per MB             |
  * | discount by code (orders)    | GetItem sentinel `COUPON#<lower code>` (holds `discount_id`)          | 1 (+1 for the item)  |
  * | discount by code (storefront)| Query gsi1 `STORE#<s>#COUPON`, gsi1sk = `<lower code>`                | 1                    |
  *
  * The unfiltered list is counted (`total` a counter moved by create and delete) and a page reads
- * its own items. A filtered list reads every coupon of the store (or every coupon whose code
- * starts with the prefix: the prefix is the only filter in the key condition) and filters the rest
- * in memory: `status` depends on the clock and on `uses`, which orders move, so no write moves a
- * coupon into EXPIRED and it cannot be a counter or a key; `restricted_to` is a list, which no
- * index can key or count; a code prefix is any string, too many sets to count. A filtered page
- * therefore costs read capacity in proportion to the matching coupons (the code index) or the
- * store's coupons, the same for page 1 as for page 50.
+ * its own items. `status` depends on the clock and on `uses`, which orders move, so no write moves
+ * a coupon into EXPIRED and it cannot be a counter or a key: the list filtered by `status` alone is
+ * a snapshot (lib/db/list-count.ts `ListSnapshot`, one item holding the ids of each status in id
+ * order), valid from `at` until `until`, the next `expires_in` still ahead of it (the clock's next
+ * change), and at the `version` it was computed at. Every write that may move a coupon from one
+ * status to another ADDs 1 to `version` in its own transaction: create, PATCH and delete here, and
+ * among the orders only those that change whether a coupon is sold out, the use that reaches
+ * `max_uses` and the release of a use from a coupon at `max_uses` (lib/db/coupon-use.ts), so an
+ * ordinary order never touches it. A read whose snapshot is old reads every coupon once and stores
+ * the snapshot conditioned on the version it read; the others read it and their page. The totals
+ * are therefore exact at the request's time, and page 1 costs the same with 20 or 1,000 coupons
+ * (the snapshot holds a few bytes per coupon: about 5 KB at 1,000).
+ * A list filtered by `restricted_to` or a code prefix reads every coupon of the store (or every
+ * coupon whose code starts with the prefix: the prefix is the only filter in the key condition)
+ * and filters the rest in memory: `restricted_to` is a list, which no index can key or count; a
+ * code prefix is any string, too many sets to count.
  *
  * The list is answered in id order whichever query served it (the index returns code order).
  *
@@ -136,7 +159,13 @@ export async function insertDiscount(storeId: number, fields: DiscountFields): P
   const couponLower = fields.coupon.toLowerCase();
   const item: StoredDiscount = { id, store_id: storeId, ...fields, uses: 0, created_at: now, updated_at: now, coupon_lower: couponLower, revision: 0 };
   await retrying(() =>
-    writeGuarded([newItemWrite(discountItem(item)), claimCoupon(storeId, fields.coupon, id), ...packageChecks(storeId, fields.applies_to), countMove(storeId, DISCOUNT, 1)]),
+    writeGuarded([
+      newItemWrite(discountItem(item)),
+      claimCoupon(storeId, fields.coupon, id),
+      ...packageChecks(storeId, fields.applies_to),
+      countMove(storeId, DISCOUNT, 1),
+      discountStatusBump(storeId),
+    ]),
   );
   return item;
 }
@@ -155,7 +184,8 @@ export const storedDiscountPage = (storeId: number, page: number, limit: number)
 
 /**
  * Writes a PATCH read from `current` whose merged result the coupon rules accepted, conditioned
- * on the revision read (StaleRead otherwise: the caller reads again). Answers the stored discount.
+ * on the revision read (StaleRead otherwise: the caller reads again), in one transaction with the
+ * status snapshot's bump. Answers the stored discount.
  */
 export async function writeDiscountPatch(storeId: number, current: StoredDiscount, patch: DiscountPatch, accepted: DiscountFields): Promise<StoredDiscount> {
   const discountId = current.id;
@@ -169,18 +199,6 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
     ? [{ item: remove({ Key: couponKey(storeId, current.coupon_lower) }), onConditionFailed: () => new StaleRead() }, claimCoupon(storeId, merged.coupon, discountId)]
     : [];
   const checks = patch.applies_to ? packageChecks(storeId, patch.applies_to) : [];
-
-  if (sentinelMoves.length === 0 && checks.length === 0) {
-    return patchOne(key, 'Discount', { ...patch, revision: merged.revision }, [...PATCHABLE, 'revision'], discountFromItem, {
-      // Changed or deleted since the read: the next round reads it again (and answers 404 if it is gone).
-      condition: {
-        expression: '#expected_revision = :expected_revision',
-        names: { '#expected_revision': 'revision' },
-        values: { ':expected_revision': current.revision },
-        failure: () => new StaleRead(),
-      },
-    });
-  }
 
   const parts = setExpression(
     { ...patch, updated_at: merged.updated_at, revision: merged.revision, ...(renamed ? { coupon_lower: merged.coupon_lower, gsi1sk: merged.coupon_lower } : {}) },
@@ -204,6 +222,8 @@ export async function writeDiscountPatch(storeId: number, current: StoredDiscoun
     },
     ...sentinelMoves,
     ...checks,
+    // `expires_in` or `max_uses` may move the coupon to another status: whichever field changed, the snapshot is computed again.
+    discountStatusBump(storeId),
   ]);
   return merged;
 }
@@ -224,6 +244,7 @@ export function deleteDiscount(storeId: number, discountId: number): Promise<voi
       },
       { item: remove({ Key: couponKey(storeId, current.coupon_lower) }), onConditionFailed: () => new StaleRead() },
       countMove(storeId, DISCOUNT, -1),
+      discountStatusBump(storeId),
     ]);
   });
 }
@@ -240,4 +261,67 @@ export async function findDiscountByCode(storeId: number, code: string): Promise
   });
   const item = page.Items?.[0];
   return item ? discountFromItem(item) : undefined;
+}
+
+/** The snapshot of the status lists: `COUNT#<s> / DISCOUNT#STATUS` (in the counters' partition, so the list route may store it). */
+const STATUS_SNAPSHOT = `${DISCOUNT}#STATUS`;
+
+/** The ADD to the status snapshot's version, for the transaction of a write that may move a coupon between statuses. */
+export const discountStatusBump = (storeId: number): GuardedWrite => snapshotBump(storeId, STATUS_SNAPSHOT);
+
+/** The ids of each status, in id order, as computed at `at`, holding until `until` (null: until a write), at version `of`. */
+export interface DiscountStatusSnapshot {
+  ids: Record<DiscountStatus, number[]>;
+  at: string | null;
+  until: string | null;
+  of: number;
+  version: number;
+}
+
+const statusAttribute = (status: DiscountStatus) => `ids_${status.toLowerCase()}`;
+
+/** The status snapshot as stored (never computed: no ids, `of` -1); one consistent GetItem. */
+export async function readDiscountStatusSnapshot(storeId: number): Promise<DiscountStatusSnapshot> {
+  const item = await readItem(listCounterKey(storeId, STATUS_SNAPSHOT), true);
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  const idsOf = (value: unknown) => (Array.isArray(value) ? value.map(Number) : []);
+  return {
+    ids: Object.fromEntries(DISCOUNT_STATUSES.map((status) => [status, idsOf(item?.[statusAttribute(status)])])) as Record<DiscountStatus, number[]>,
+    at: text(item?.at),
+    until: text(item?.until),
+    of: typeof item?.of === 'number' ? item.of : -1,
+    version: typeof item?.version === 'number' ? item.version : 0,
+  };
+}
+
+/** Stores the snapshot computed at `snapshot.version`, unless a write landed meanwhile (false: nothing stored, the next read computes again). */
+export const storeDiscountStatusSnapshot = (storeId: number, snapshot: Omit<DiscountStatusSnapshot, 'of'>): Promise<boolean> =>
+  writeIf(
+    update({
+      Key: listCounterKey(storeId, STATUS_SNAPSHOT),
+      UpdateExpression: `SET ${DISCOUNT_STATUSES.map((status) => `${statusAttribute(status)} = :${statusAttribute(status)}`).join(', ')}, #at = :at, #until = :until, #of = :version, store_id = :store`,
+      ConditionExpression: snapshot.version === 0 ? 'attribute_not_exists(#version) OR #version = :version' : '#version = :version',
+      ExpressionAttributeNames: { '#at': 'at', '#until': 'until', '#of': 'of', '#version': 'version' },
+      ExpressionAttributeValues: {
+        ...Object.fromEntries(DISCOUNT_STATUSES.map((status) => [`:${statusAttribute(status)}`, snapshot.ids[status]])),
+        ':at': snapshot.at,
+        ':until': snapshot.until,
+        ':version': snapshot.version,
+        ':store': storeId,
+      },
+    }),
+  );
+
+/**
+ * Discounts by id, in the order asked, those deleted since left out; one BatchGet per 100,
+ * eventually consistent as the unfiltered page's Query is (half the read units: a BatchGet counts
+ * each item apart). Which ids a page holds comes from the snapshot, read consistently.
+ */
+export async function getStoredDiscounts(storeId: number, discountIds: readonly number[]): Promise<StoredDiscount[]> {
+  if (discountIds.length === 0) return [];
+  const items = await getMany(
+    discountIds.map((id) => discountKey(storeId, id)),
+    { consistent: false },
+  );
+  return items.flatMap((item) => (item ? [discountFromItem(item)] : []));
 }

@@ -179,9 +179,16 @@ async function countRange(range: CountedList['count']): Promise<number> {
 
 /** The list's total: its counter, or (once per list, for data older than counters) a count written to it. */
 async function listTotal(storeId: number, list: CountedList): Promise<number> {
+  return listTotalOf(storeId, list, await readItem(listCounterKey(storeId, list.counter), true));
+}
+
+/**
+ * The same from the counter item as the caller read it (consistently, `listCounterKey`), in a
+ * BatchGet with other items its answer needs.
+ */
+export async function listTotalOf(storeId: number, list: CountedList, stored: Record<string, unknown> | undefined): Promise<number> {
   const key = listCounterKey(storeId, list.counter);
   const names = countAttributes(list.field);
-  const stored = await readItem(key, true);
   if (stored?.[names.counted] === true) return Number(stored[names.n]);
   const seen = stored?.[names.n] === undefined ? undefined : Number(stored[names.n]);
   const seenMoves = stored?.[names.moves] === undefined ? undefined : Number(stored[names.moves]);
@@ -249,12 +256,14 @@ export async function countedPage<T>(
   limit: number,
   present: (item: Record<string, unknown>) => T,
 ): Promise<{ total: number; data: T[] }> {
-  const readPage = async () => {
-    const startKey = page === 1 ? undefined : await skipTo(list.page, (page - 1) * limit);
-    return startKey === null ? [] : readItems(list.page, limit, startKey);
-  };
-  const [total, items] = await Promise.all([listTotal(storeId, list), readPage()]);
-  return { total, data: items.map(present) };
+  const [total, data] = await Promise.all([listTotal(storeId, list), listPageItems(list, page, limit, present)]);
+  return { total, data };
+}
+
+/** Page `page` of a counted list without its total: for a caller that reads the counter with other items (`listTotalOf`). */
+export async function listPageItems<T>(list: CountedList, page: number, limit: number, present: (item: Record<string, unknown>) => T): Promise<T[]> {
+  const startKey = page === 1 ? undefined : await skipTo(list.page, (page - 1) * limit);
+  return startKey === null ? [] : (await readItems(list.page, limit, startKey)).map(present);
 }
 
 /** The list of every `entity` item of a store (`STORE#<s> / <ENTITY>#<id>`), in id order, counted under the entity's name. */

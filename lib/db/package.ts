@@ -1,12 +1,22 @@
-import { referrerIds } from '#lib/db/cart-index.ts';
-import { fieldsOf, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
+import { cartIndexFromItem, cartIndexKey, referrerIds, type CartIndex } from '#lib/db/cart-index.ts';
+import { fieldsOf, getMany, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
-import { countedPage, countMove, enabledInCategoryCounter, snapshotBump, STOREFRONT_CATEGORIES, storeList, type CountedList } from '#lib/db/list-count.ts';
+import {
+  countMove,
+  enabledInCategoryCounter,
+  listCounterKey,
+  listPageItems,
+  listTotalOf,
+  snapshotBump,
+  STOREFRONT_CATEGORIES,
+  storeList,
+  type CountedList,
+} from '#lib/db/list-count.ts';
 import { missingReference, plural, referableKey, unreferencedCondition, type ReferableKind } from '#lib/db/references.ts';
 import { rawNumber, remove, retrying, StaleRead, update, writeGuarded, writeReturning, type GuardedWrite, type RawItem } from '#lib/db/transact.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { serverMentions, serverReferenceWrites } from '#lib/db/server.ts';
-import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
+import { applyAllKey, applyAllTagIds, applyAllTagIdsOf, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { setExpression } from '#lib/db/update.ts';
 import { conflict, HttpError, notFound, unprocessable, type ErrorDetail } from '#lib/errors.ts';
 import { CATALOG_DEFAULTS, COMMAND_STAGES, type Package, type PackageCreate, type PackagePatch } from '#lib/schemas/package.ts';
@@ -21,10 +31,11 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | create                                    | apply-all tag ids, then a BatchGet of those and the tags sent (none      | 3-4      |
  * |                                           | without any; 422 `tags.N`), sequence ADD, TransactWrite (Put             |          |
  * |                                           | `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)         |          |
- * | get                                       | GetItem `STORE#<s> / PACKAGE#<id>` + GetItem of the apply-all tag ids,   | 2-3      |
- * |                                           | in parallel, then a BatchGet of the tags it shows (none without any)     |          |
- * | a page (id order)                         | counter `PACKAGE` + Query with Limit (lib/db/list-count.ts) + apply-all  | 3-4 (+ skip) |
- * |                                           | tag ids, in parallel, then a BatchGet of the page's tag ids (per 100)    |          |
+ * | get                                       | one BatchGet: `STORE#<s> / PACKAGE#<id>` and the apply-all tag ids,      | 1-2      |
+ * |                                           | then a BatchGet of the tags it shows (none without any)                  |          |
+ * | a page (id order)                         | Query with Limit (lib/db/list-count.ts) + one BatchGet of the counter    | 2-3 (+ skip) |
+ * |                                           | `PACKAGE` and the apply-all tag ids, in parallel, then a BatchGet of the |          |
+ * |                                           | page's tag ids (per 100)                                                 |          |
  * | update of plain fields (name, price, ...) | UpdateItem conditioned on existence + apply-all tag ids, in parallel,    | 2-3      |
  * |                                           | then the BatchGet; sending `tags`: apply-all ids + BatchGet first (422)  |          |
  * | update sending category_id, parent_id,    | GetItem + TransactWrite(Update conditioned on what was read, + the       | 3-4      |
@@ -32,11 +43,13 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | delete                                    | GetItem + TransactWrite(Delete conditioned on `ref_count` 0 and on what  | 2        |
  * |                                           | was read, + the category's and parent's counts back)                     |          |
  * | set `image` to an upload                  | UpdateItem conditioned on existence, answering the replaced `image`      | 1        |
- * | storefront: enabled packages (id order)   | counter `PACKAGE#ENABLED` + Query gsi1 `STORE#<s>#STOREFRONT_PACKAGE`,   | 2 (+ skip) |
- * |                                           | gsi1sk `PACKAGE#<padded id>`, with Limit                                 |          |
- * | storefront: enabled packages of a category| counter `PACKAGE#ENABLED#CATEGORY#<c>` + Query gsi2                      | 2 (+ skip) |
- * |                                           | `STORE#<s>#CATEGORY#<c>#STOREFRONT_PACKAGE`, same sort key, with Limit   |          |
- * | storefront: one enabled package           | GetItem (a disabled one is answered as missing)                          | 1        |
+ * | storefront: enabled packages (id order)   | Query gsi1 `STORE#<s>#STOREFRONT_PACKAGE`, gsi1sk `PACKAGE#<padded id>`, | 2 (+ skip) |
+ * |                                           | with Limit + one BatchGet: counter `PACKAGE#ENABLED`, the apply-all tag  |          |
+ * |                                           | ids and the cart index                                                   |          |
+ * | storefront: enabled packages of a category| the same with Query gsi2 `STORE#<s>#CATEGORY#<c>#STOREFRONT_PACKAGE` and | 2 (+ skip) |
+ * |                                           | counter `PACKAGE#ENABLED#CATEGORY#<c>`                                   |          |
+ * | storefront: one enabled package           | one BatchGet with the apply-all tag ids and the cart index (a disabled   | 1        |
+ * |                                           | one is answered as missing)                                              |          |
  *
  * A package's category and parent are counted references (lib/db/references.ts): the referred
  * item gets `ADD ref_count` in the same transaction, and a referred category or package cannot
@@ -266,14 +279,26 @@ export async function getStoredPackage(storeId: number, packageId: number): Prom
   return getOne(packageKey(storeId, packageId), 'Package', packageFromItem);
 }
 
+/** The package and the apply-all tag ids in one consistent BatchGet, then the tags it shows. */
 export async function getPackage(storeId: number, packageId: number): Promise<Package> {
-  const [pkg, applyAll] = await Promise.all([getStoredPackage(storeId, packageId), applyAllTagIds(storeId)]);
-  return present(pkg, await tagsFor(storeId, pkg.tags, applyAll));
+  const [item, applyAllItem] = await getMany([packageKey(storeId, packageId), applyAllKey(storeId)]);
+  if (!item) throw notFound('Package');
+  const pkg = packageFromItem(item);
+  return present(pkg, await tagsFor(storeId, pkg.tags, await applyAllTagIdsOf(storeId, applyAllItem)));
 }
 
-/** A page of the store's packages, in id order, and their total (the apply-all tag ids read in parallel, then the tags the page shows). */
+/**
+ * A page of the store's packages, in id order, and their total: the page's Query and, in
+ * parallel, one BatchGet of the list's counter and the apply-all tag ids; then the tags the page
+ * shows.
+ */
 export async function packagePage(storeId: number, page: number, limit: number): Promise<{ total: number; data: Package[] }> {
-  const [{ total, data }, applyAll] = await Promise.all([countedPage(storeId, storeList(storeId, PACKAGE), page, limit, packageFromItem), applyAllTagIds(storeId)]);
+  const list = storeList(storeId, PACKAGE);
+  const [[counter, applyAllItem], data] = await Promise.all([
+    getMany([listCounterKey(storeId, list.counter), applyAllKey(storeId)]),
+    listPageItems(list, page, limit, packageFromItem),
+  ]);
+  const [total, applyAll] = await Promise.all([listTotalOf(storeId, list, counter), applyAllTagIdsOf(storeId, applyAllItem)]);
   const shown = await tagsFor(
     storeId,
     data.flatMap((pkg) => pkg.tags),
@@ -289,16 +314,37 @@ export interface ShownPackage {
 }
 const shownFromItem = (item: StoredItem): ShownPackage => ({ pkg: packageFromItem(item), variableIds: referrerIds(item, 'variable_ids') });
 
-/** A page of the enabled packages of the store, or of one category, in id order, from the sparse storefront index, and their total. */
-export function enabledPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: ShownPackage[] }> {
-  return countedPage(storeId, enabledPackageList(storeId, categoryId), page, limit, shownFromItem);
+/**
+ * A page of the enabled packages of the store, or of one category, in id order, from the sparse
+ * storefront index, and their total, with what the storefront shows them with: the page's Query
+ * and, in parallel, one consistent BatchGet of the list's counter, the apply-all tag ids and the
+ * cart index (lib/db/cart-index.ts).
+ */
+export async function enabledPackagePage(
+  storeId: number,
+  categoryId: number | undefined,
+  page: number,
+  limit: number,
+): Promise<{ total: number; data: ShownPackage[]; applyAll: number[]; index: CartIndex | null }> {
+  const list = enabledPackageList(storeId, categoryId);
+  const [[counter, applyAllItem, indexItem], data] = await Promise.all([
+    getMany([listCounterKey(storeId, list.counter), applyAllKey(storeId), cartIndexKey(storeId)]),
+    listPageItems(list, page, limit, shownFromItem),
+  ]);
+  const [total, applyAll] = await Promise.all([listTotalOf(storeId, list, counter), applyAllTagIdsOf(storeId, applyAllItem)]);
+  return { total, data, applyAll, index: cartIndexFromItem(indexItem) };
 }
 
-/** An enabled package; a disabled one is as missing as one that does not exist (404). */
-export async function getEnabledPackage(storeId: number, packageId: number): Promise<ShownPackage> {
-  const shown = await getOne(packageKey(storeId, packageId), 'Package', shownFromItem);
-  if (!shown.pkg.enabled) throw notFound('Package');
-  return shown;
+/**
+ * An enabled package (a disabled one is as missing as one that does not exist: 404), with what
+ * the storefront shows it with: the apply-all tag ids and the cart index (lib/db/cart-index.ts),
+ * all three in one consistent BatchGet.
+ */
+export async function getEnabledPackage(storeId: number, packageId: number): Promise<{ found: ShownPackage; applyAll: number[]; index: CartIndex | null }> {
+  const [item, applyAllItem, indexItem] = await getMany([packageKey(storeId, packageId), applyAllKey(storeId), cartIndexKey(storeId)]);
+  const found = item ? shownFromItem(item) : undefined;
+  if (!found?.pkg.enabled) throw notFound('Package');
+  return { found, applyAll: await applyAllTagIdsOf(storeId, applyAllItem), index: cartIndexFromItem(indexItem) };
 }
 
 const PATCHABLE = ['name', 'price', 'category_id', 'parent_id', 'image', 'commands', 'description', 'enabled', 'stock', 'per_customer_limit', 'tags', 'expiry_days'] as const;

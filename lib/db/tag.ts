@@ -19,7 +19,7 @@ import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
  * | update sending `apply_to_all_packages` | TransactWrite(Update conditioned on existence + apply-all ids ADD/DELETE) + GetItem | 2 |
  * | delete                | TransactWrite: Delete (conditional on existence), count -1, apply-all ids DELETE | 1 |
  * | a page (id order)     | counter `TAG` + Query with Limit (lib/db/list-count.ts) | 2 (+ skip) |
- * | apply-all ids (package reads) | GetItem `COUNT#<s> / TAG#APPLY_ALL`, consistent | 1     |
+ * | apply-all ids (package reads) | GetItem `COUNT#<s> / TAG#APPLY_ALL`, consistent; or its key in the BatchGet of a package read (`applyAllKey`) | 1 (0) |
  * | the tags packages show | BatchGetItem of the ids they hold + the apply-all ids, per 100 (none when there are no ids) | 0-1 per 100 |
  * | first apply-all ids (data older than them) | Query `STORE#<s>`, sk begins_with `TAG#` + UpdateItem | 1 per MB + 1 |
  *
@@ -118,7 +118,11 @@ export const deleteTag = (storeId: number, tagId: number) => deleteOneCounted(ta
  * GetItem; for a store older than them, derived once from its tags.
  */
 export async function applyAllTagIds(storeId: number): Promise<number[]> {
-  const item = await readItem(applyAllKey(storeId), true);
+  return applyAllTagIdsOf(storeId, await readItem(applyAllKey(storeId), true));
+}
+
+/** The same from the apply-all item already read (consistently) by the caller, in a BatchGet with what it reads anyway. */
+export async function applyAllTagIdsOf(storeId: number, item: StoredItem | undefined): Promise<number[]> {
   const held = item ? fieldsOf(item, TAG).numbers('ids') : [];
   if (item?.derived === true) return held;
   const flagged = (await listTags(storeId)).filter((tag) => tag.apply_to_all_packages).map((tag) => tag.id);

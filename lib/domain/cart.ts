@@ -91,7 +91,8 @@ export interface AssessedCart {
 
 /** A TransactWrite holds at most 100 items: the order, its internal_id sentinel, the list counts, one write per package, limits, coupon. */
 const TRANSACTION_ITEMS_MAX = 100;
-const COUPON_WRITES = 3;
+/** The use, the two per-client counters, and the status snapshot's bump when the use is the coupon's last (lib/db/coupon-use.ts). */
+const COUPON_WRITES = 4;
 
 function lineProblems(asked: AskedLine, pkg: Package | undefined, held: ReadonlyMap<number, number> | null): ErrorDetail[] {
   if (!pkg) return [{ message: `Package ${asked.package_id} does not exist in this store`, code: 'VALIDATION_FAILED', field: `${asked.field}.package_id` }];

@@ -119,20 +119,14 @@ export async function requestWithdrawal(storeId: number, customerId: number, amo
 }
 
 /**
- * A new link: 1 BatchGet (affiliate, customer, the code's sentinel), 1 sequence ADD, 1
- * TransactWrite. The count and the status are checked again by the write's condition, the
- * code's uniqueness by its sentinel.
+ * A new link: 1 sequence ADD + 1 TransactWrite, nothing read first. The write's own conditions
+ * are the rules, and each failed one names its answer (lib/db/affiliate-link.ts `addLink`): no
+ * affiliate 404, blocked 403, the code held by any affiliate or link 409, the 21st link 422, in
+ * that order when several fail. A read before it could only spare a doomed write, at the price
+ * of a call on every request that succeeds.
  */
 export async function createLink(storeId: number, customerId: number, storeDomain: string, body: { name: string; ref_code: string }): Promise<AffiliateLink> {
-  const { affiliate, customer, refHolder } = await loadMembership(storeId, customerId, { refCode: body.ref_code });
-  if (!customer) throw customerUnauthenticated();
-  if (!affiliate) throw affiliateNotFound();
-  assertActive(affiliate, 'add links');
-  if (refHolder) throw refCodeInUse();
-  if (Object.keys(affiliate.links).length >= AFFILIATE_LINKS_MAX) {
-    throw unprocessable(`An affiliate has at most ${AFFILIATE_LINKS_MAX} links besides the main code`, 'ref_code', 'LINK_LIMIT_REACHED');
-  }
-  const link = await addLink(affiliate, body.name, body.ref_code, AFFILIATE_LINKS_MAX);
+  const link = await addLink(storeId, customerId, body.name, body.ref_code, AFFILIATE_LINKS_MAX);
   return { id: link.id, name: link.name, ref_code: link.ref_code, url: linkUrl(storeDomain, link.ref_code), sales: 0, revenue: 0, d7_visits: 0 };
 }
 

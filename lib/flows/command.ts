@@ -1,5 +1,5 @@
 import { currentTimeMs } from '#lib/clock.ts';
-import { chainWrite, commandChanges, getChain, getCommandRecord, getCommandRecords, saveChange, commandResponse } from '#lib/db/command.ts';
+import { chainWrite, commandChanges, getChain, getCommandRecord, getCommandRecords, getCommandsWithChains, saveChange, commandResponse } from '#lib/db/command.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { decodeCommandCursor, encodeCommandCursor, listCommandsPage } from '#lib/db/command-list.ts';
 import { getOrderItem, type OrderItem } from '#lib/db/order.ts';
@@ -18,7 +18,7 @@ import type { Command, CommandCursorPage, CommandListQuery, CommandRecord, Comma
  * |--------------------------|----------------------------------------------------------------------------------------|
  * | report (PATCH), retry    | GetItem + PutItem: 2; finishing a command others wait on: GetItem + chain GetItem +    |
  * |                          | [BatchGet of the released commands] + TransactWrite: 3-4                                |
- * | resend                   | (order GetItem) + BatchGet commands + GetItem chain + TransactWrite: 3-4               |
+ * | resend                   | (order GetItem) + BatchGet (commands and their chain) + TransactWrite: 2 (3)           |
  * | get                      | GetItem: 1                                                                              |
  * | list                     | Query (up to 5 with status/server filters); `order` filter: order GetItem + BatchGet: 2 |
  * | order's commands         | GetItem order + BatchGet: 2                                                             |
@@ -91,12 +91,13 @@ export const getCommand = async (storeId: number, commandId: number) => commandR
  * transaction (an approval's commands and chain fit one, so a resend does too).
  */
 export function resendCommands(storeId: number, commandIds: readonly number[]): Promise<void> {
+  // An approval's chain is named after its first command: read with the commands, not after them.
+  const expectedChain = commandIds.length === 0 ? [] : [Math.min(...commandIds)];
   return retrying(async () => {
-    const records = await getCommandRecords(storeId, commandIds);
+    const { records, chains } = await getCommandsWithChains(storeId, commandIds, expectedChain);
     if (records.some((record) => !record)) throw new Error(`a command of ${commandIds.join(',')} in store ${storeId} is missing`);
-    const chainIds = [...new Set(records.flatMap((record) => (record!.chain === null ? [] : [record!.chain])))];
-    const chains = await Promise.all(chainIds.map((chainId) => getChain(storeId, chainId)));
-    const restarted = chains.map((chain) => ({ ...chain, entries: restartChain(chain.entries) }));
+    const used = new Set(records.flatMap((record) => (record!.chain === null ? [] : [record!.chain])));
+    const restarted = [...chains.values()].filter((chain) => used.has(chain.id)).map((chain) => ({ ...chain, entries: restartChain(chain.entries) }));
     const waiting = new Set(restarted.flatMap((chain) => chain.entries.filter((entry) => entry.state === 'WAITING').map((entry) => entry.id)));
     const now = currentTimeMs();
     await writeGuarded([

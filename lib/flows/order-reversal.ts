@@ -3,12 +3,13 @@ import { allocateCommandIds, commandPuts, commandWrite, getCommandRecords } from
 import { reverseCommission } from '#lib/db/commission.ts';
 import { releaseCouponUse } from '#lib/db/coupon-use.ts';
 import { commandContext, getOrderItem, orderResponse, type OrderItem } from '#lib/db/order.ts';
-import { clearCommissionReversal, finishCommandReversal, markReversed } from '#lib/db/order-reversal.ts';
+import { clearCommissionReversal, finishCommandReversal, markReversed, type CommandReversal } from '#lib/db/order-reversal.ts';
 import { releasePackages } from '#lib/db/reservation.ts';
 import { retrying, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { canceled, newChain, planCommands } from '#lib/domain/delivery.ts';
 import { reversal, type ReversalStatus } from '#lib/domain/order.ts';
 import { settleCommission } from '#lib/flows/order.ts';
+import type { CommandRecord } from '#lib/schemas/command.ts';
 import type { Order } from '#lib/schemas/order.ts';
 
 /**
@@ -17,10 +18,11 @@ import type { Order } from '#lib/schemas/order.ts';
  *
  * | step                     | calls                                                                                     |
  * |--------------------------|-------------------------------------------------------------------------------------------|
- * | 1. status change         | GetItem order + [command ids ADD, when the package has commands of the stage] +           |
- * |                          | TransactWrite (order conditioned on APPROVED + coupon use, stock and limit units given back) |
- * | 2. commands              | [BatchGet the order's commands] + TransactWrite (flag removed + not-DONE commands CANCELED  |
- * |                          | + the stage's commands queued + their chain); skipped when the order has no commands at all |
+ * | 1. status change         | GetItem order + [command ids ADD, when the package has commands of the stage] and         |
+ * |                          | [BatchGet the order's commands], in parallel + TransactWrite (order conditioned on        |
+ * |                          | APPROVED + coupon use, stock and limit units given back + step 2's writes when they fit)  |
+ * | 2. commands (when step 1 | [BatchGet the order's commands] + TransactWrite (flag removed + not-DONE commands CANCELED  |
+ * |    could not hold them)  | + the stage's commands queued + their chain); skipped when the order has no commands at all |
  * | 3. commission (ref_code) | [credit still owed by the approval: 1-4 + 1] + reverseCommission (1 when nothing was       |
  * |                          | credited, else 4) + UpdateItem clearing the flag                                           |
  * | already in that state    | GetItem: 1                                                                                 |
@@ -55,18 +57,43 @@ export interface ReversalReserve {
   gone: Set<string>;
 }
 
+/** A TransactWrite holds at most 100 items. */
+const TRANSACTION_ITEMS_MAX = 100;
+
 /**
  * Step 1 over the order as read (APPROVED): the status change and the releases, with `writes`
- * in the same transaction (a payment's decision: section 13 rules 5 and 6). StaleRead when the
- * order or the payment changed since read.
+ * in the same transaction (a payment's decision: section 13 rules 5 and 6), and step 2 too when
+ * everything fits one transaction: the order's commands are then read beside the id allocation,
+ * and no second transaction follows. StaleRead when the order, the payment or a command changed
+ * since read.
  */
 export async function reverseRound(read: OrderItem, target: ReversalStatus, reserve: ReversalReserve, writes: readonly GuardedWrite[] = []): Promise<OrderItem> {
   const storeId = read.store_id;
-  // Ids allocated by a lost round are kept for the next one (the stage's deliveries never change).
   const stage = planCommands(read.deliveries, target);
-  reserve.firstCommandId ??= stage.length > 0 ? await allocateCommandIds(storeId, stage.length) : 0;
-  const owed = { at: new Date(currentTimeMs()).toISOString(), commands: stage.length > 0 || read.command_ids.length > 0, firstCommandId: reserve.firstCommandId };
-  return markReversed(read, target, owed, [...releaseCouponUse(storeId, read, reserve.gone), ...releasePackages(storeId, read, reserve.gone), ...writes]);
+  const releases = [...releaseCouponUse(storeId, read, reserve.gone), ...releasePackages(storeId, read, reserve.gone), ...writes];
+  const owesCommands = stage.length > 0 || read.command_ids.length > 0;
+  // At most: the order, the releases, the counts, a cancel per command, each queued command with
+  // its player's queue entry, their chain. Past 100, step 2 stays a transaction of its own.
+  const together = owesCommands && 1 + releases.length + 1 + read.command_ids.length + 2 * stage.length + 1 <= TRANSACTION_ITEMS_MAX;
+  const [firstCommandId, commands] = await Promise.all([
+    // Ids allocated by a lost round are kept for the next one (the stage's deliveries never change).
+    reserve.firstCommandId ?? (stage.length > 0 ? allocateCommandIds(storeId, stage.length) : 0),
+    together && read.command_ids.length > 0 ? getCommandRecords(storeId, read.command_ids) : [],
+  ]);
+  reserve.firstCommandId = firstCommandId;
+  const at = new Date(currentTimeMs()).toISOString();
+  const owed = { at, commands: owesCommands, firstCommandId };
+  return markReversed(read, target, owed, releases, together ? commandReversal(read, stage, firstCommandId, at, commands) : undefined);
+}
+
+/** The commands' writes of a reversal: the order's commands not DONE become CANCELED, the stage's are queued (from `firstId`) with their chain. */
+function commandReversal(order: OrderItem, stage: ReturnType<typeof planCommands>, firstId: number, at: string, commands: readonly (CommandRecord | undefined)[]): CommandReversal {
+  const ids = stage.map((_, index) => firstId + index);
+  // A leased one too: its lease_id stays, so the holder's later ack is recorded and changes nothing.
+  const cancels = commands.flatMap((command) =>
+    command && command.status !== 'DONE' && command.status !== 'CANCELED' ? [commandWrite(canceled(command, Date.parse(at)), command.rev)] : [],
+  );
+  return { queuedIds: ids, writes: [...cancels, ...commandPuts(order.store_id, order.id, commandContext(order), stage, newChain(ids, stage), firstId, at)] };
 }
 
 /** Steps 2 and 3, each once (their flags): a repeated call finishes what a crash left. */
@@ -84,22 +111,17 @@ export async function finishReversal(order: OrderItem, target: ReversalStatus): 
 
 const reversedAt = (order: OrderItem, target: ReversalStatus) => (target === 'REFUNDED' ? order.refunded_at : order.chargeback_at) ?? order.updated_at;
 
-/** Step 2: the order's commands that are not DONE become CANCELED, the stage's are queued, in one write. */
+/** Step 2 apart (an order too large for one transaction, or a crash after step 1): the commands' writes in a transaction of their own. */
 async function reverseCommands(order: OrderItem, target: ReversalStatus): Promise<void> {
   const storeId = order.store_id;
   const at = reversedAt(order, target);
   const stage = planCommands(order.deliveries, target);
   const firstId = order.reversal_first_command_id ?? 0;
-  const ids = stage.map((_, index) => firstId + index);
-  const chain = newChain(ids, stage);
   try {
     await retrying(async () => {
       const commands = order.command_ids.length > 0 ? await getCommandRecords(storeId, order.command_ids) : [];
-      // A leased one too: its lease_id stays, so the holder's later ack is recorded and changes nothing.
-      const cancels = commands.flatMap((command) =>
-        command && command.status !== 'DONE' && command.status !== 'CANCELED' ? [commandWrite(canceled(command, Date.parse(at)), command.rev)] : [],
-      );
-      await finishCommandReversal(order, ids, [...cancels, ...commandPuts(storeId, order.id, commandContext(order), stage, chain, firstId, at)]);
+      const { queuedIds, writes } = commandReversal(order, stage, firstId, at, commands);
+      await finishCommandReversal(order, queuedIds, writes);
     });
   } catch (error) {
     // Another call for this order did step 2 first.

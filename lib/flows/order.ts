@@ -46,7 +46,7 @@ import { currentTimeMs } from '#lib/clock.ts';
  * |           | + UpdateItem (+2..5)                                                                       |
  * | approve an APPROVED order | GetItem: 1                                                                 |
  * | cancel    | GetItem + TransactWrite: 2                                                                 |
- * | resend    | GetItem + BatchGet (commands, chain) + TransactWrite (each command back, chain restarted): 3 |
+ * | resend    | GetItem + one BatchGet (the commands and their chain) + TransactWrite (each command back, chain restarted): 3 |
  *
  * A collision or a stale read (the order, a package or the coupon changed in between) reads
  * again and decides again (`retrying`); ids allocated by a lost round are kept for the next one.

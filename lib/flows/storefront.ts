@@ -1,13 +1,13 @@
 import { categoriesWithEnabledPackages, listCategoriesWithEnabledPackages } from '#lib/db/category.ts';
 import { findDiscountByCode } from '#lib/db/discount.ts';
 import { discountStatus } from '#lib/domain/coupon.ts';
-import { readCartIndex, type CartIndex } from '#lib/db/cart-index.ts';
+import type { CartIndex } from '#lib/db/cart-index.ts';
 import { enabledPackagePage, getEnabledPackage, type ShownPackage, type StoredPackage } from '#lib/db/package.ts';
 import { getPromosByIds, IN_FORCE_SNAPSHOT, listPromos } from '#lib/db/promo.ts';
 import { readSnapshot, snapshotHolds, STOREFRONT_CATEGORIES, storeSnapshot } from '#lib/db/list-count.ts';
 import type { Category } from '#lib/schemas/category.ts';
 import { getStoreOrThrow } from '#lib/db/store.ts';
-import { applyAllTagIds, tagsFor, tagsShownOn } from '#lib/db/tag.ts';
+import { tagsFor, tagsShownOn } from '#lib/db/tag.ts';
 import { getVariablesByIds, listVariables } from '#lib/db/variable.ts';
 import { inForceAt, toStorefrontPackage } from '#lib/domain/storefront.ts';
 import { notFound } from '#lib/errors.ts';
@@ -27,8 +27,8 @@ import { currentTimeMs } from '#lib/clock.ts';
  * | the store                | GetItem of the store                                                 | 1              |
  * | categories               | their snapshot + BatchGet of the page (after a package write moved   | 2 (1 per MB    |
  * |                          | an enabled count: Query of the categories, filtered on the count)   | when old)      |
- * | packages (of a category) | the list's counter + a Query of the sparse storefront index with Limit + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of the variables naming the page's packages or every package (lib/db/cart-index.ts) | 4-6 (+ skip) |
- * | one package              | GetItem of the package + the apply-all tag ids + the cart index, then a BatchGet of the tags shown and one of its variables | 3-5 |
+ * | packages (of a category) | a Query of the sparse storefront index with Limit + one BatchGet of the list's counter, the apply-all tag ids and the cart index, in parallel, then a BatchGet of the tags shown and one of the variables naming the page's packages or every package (lib/db/cart-index.ts) | 2-4 (+ skip) |
+ * | one package              | one BatchGet of the package, the apply-all tag ids and the cart index, then a BatchGet of the tags shown and one of its variables | 1-3 |
  * | a coupon by code         | Query of the code index (exact code)                                 | 1              |
  * | promos in force          | GetItem of the in-force snapshot + BatchGet of the page's promos;     | 2              |
  * |                          | when a promo write or a start/end passing made it old: Query of the  | (+1 per MB)    |
@@ -81,7 +81,7 @@ async function variablesOf(storeId: number, index: CartIndex | null, shown: read
 
 /** A page of the enabled packages (of a category) and their total. */
 export async function storefrontPackagePage(storeId: number, categoryId: number | undefined, page: number, limit: number): Promise<{ total: number; data: StorefrontPackage[] }> {
-  const [packages, applyAll, index] = await Promise.all([enabledPackagePage(storeId, categoryId, page, limit), applyAllTagIds(storeId), readCartIndex(storeId)]);
+  const { applyAll, index, ...packages } = await enabledPackagePage(storeId, categoryId, page, limit);
   const [shown, variables] = await Promise.all([
     tagsFor(
       storeId,
@@ -94,7 +94,7 @@ export async function storefrontPackagePage(storeId: number, categoryId: number 
 }
 
 export async function storefrontPackage(storeId: number, packageId: number): Promise<StorefrontPackage> {
-  const [found, applyAll, index] = await Promise.all([getEnabledPackage(storeId, packageId), applyAllTagIds(storeId), readCartIndex(storeId)]);
+  const { found, applyAll, index } = await getEnabledPackage(storeId, packageId);
   const [tags, variables] = await Promise.all([tagsFor(storeId, found.pkg.tags, applyAll), variablesOf(storeId, index, [found])]);
   return shape(found.pkg, tags, variables);
 }

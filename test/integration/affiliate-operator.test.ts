@@ -191,8 +191,8 @@ describe('operator affiliates: list, get, patch', () => {
     const all = await store.get('/v1/app/affiliate');
     expect(all.body.data.map((p: any) => p.ref_code)).toEqual(['AnaGames', 'annaplays', 'bob_x']);
     expect(all.body.data[0]).toEqual(ana.panel);
-    // credential + the list's counter + Query of the page (Limit) + Get store + BatchGet of the page's panels
-    expect(dynamoDbCalls(all)).toBe(5);
+    // credential + the list's counter + Query of the page (Limit) + one BatchGet of the store (its domain) and the page's panels
+    expect(dynamoDbCalls(all)).toBe(4);
     expect(all.body.meta.total).toBe(3);
     // The page costs what it holds: one affiliate read for a page of one, the total from the counter.
     const second = await store.get('/v1/app/affiliate?page=2&limit=1');
@@ -202,6 +202,8 @@ describe('operator affiliates: list, get, patch', () => {
     await db.send(new DeleteCommand({ TableName: TABLE, Key: listCounterKey(store.storeId, 'AFFILIATE') }));
     expect((await store.get('/v1/app/affiliate?limit=1')).body.meta.total).toBe(3);
     const prefixed = await store.get('/v1/app/affiliate?ref_code=AN');
+    // credential + Query of the code index + one BatchGet of the store and the panels
+    expect(dynamoDbCalls(prefixed)).toBe(3);
     expect(prefixed.body.data.map((p: any) => p.id)).toEqual([ana.panel.id, anna.panel.id]);
     expect(prefixed.body.meta.first_page_url).toBe('/v1/app/affiliate?page=1&limit=20&ref_code=AN');
     expect((await store.get('/v1/app/affiliate?ref_code=ana')).body.data.map((p: any) => p.id)).toEqual([ana.panel.id]);
@@ -217,11 +219,11 @@ describe('operator affiliates: list, get, patch', () => {
     const { buyer, panel } = await affiliateOf(store);
     const got = await store.get(`/v1/app/affiliate/${panel.id}`);
     expect(got.body).toEqual(panel);
-    expect(dynamoDbCalls(got)).toBe(4); // credential + id sentinel + BatchGet + Get store
+    expect(dynamoDbCalls(got)).toBe(3); // credential + id sentinel + BatchGet (the panel and the store's domain)
     const patched = await store.patch(`/v1/app/affiliate/${panel.id}`, { percent_commission: 25, min_withdraw: 30 });
     expect(patched.status).toBe(200);
     expect(patched.body).toEqual({ ...panel, percent_commission: 25, min_withdraw: 30 });
-    expect(dynamoDbCalls(patched)).toBe(5);
+    expect(dynamoDbCalls(patched)).toBe(4); // credential + id sentinel + UpdateItem and the BatchGet (panel and store), in parallel
     expect((await buyer.get('/v1/webstore/affiliate/me')).body).toEqual(patched.body);
     expect((await store.patch(`/v1/app/affiliate/${panel.id}`, { min_withdraw: null })).body.min_withdraw).toBeNull();
   });
@@ -315,7 +317,7 @@ describe('links', () => {
     const created = await buyer.post('/v1/webstore/affiliate/link', { name: 'YouTube', ref_code: 'Ana_YT' });
     expect(created.status).toBe(200);
     expect(created.body).toEqual({ id: panel.id + 1, name: 'YouTube', ref_code: 'Ana_YT', url: `https://${store.domain}/?ref=Ana_YT`, sales: 0, revenue: 0, d7_visits: 0 });
-    expect(dynamoDbCalls(created)).toBe(4); // credential + BatchGet + id ADD + TransactWrite
+    expect(dynamoDbCalls(created)).toBe(3); // credential + id ADD + TransactWrite: nothing read first, the conditions are the rules
     const order = await sale(store, 'ana_yt', 50);
     await store.post(`/v1/app/order/${order.id}/approve`);
     await sale(store, ref, 20);
@@ -347,6 +349,27 @@ describe('links', () => {
     expect(me.links[0].ref_code).toBe(ref);
     // The refused code was not claimed.
     expect((await other.buyer.post('/v1/webstore/affiliate/link', { name: 'x', ref_code: 'one-too-many' })).status).toBe(200);
+  });
+
+  it("answers from the write's own conditions, nothing read first: not an affiliate 404, blocked 403 before a taken code, a taken code 409 before the limit; nothing claimed", async () => {
+    const store = await newStore();
+    const { buyer, panel, ref } = await affiliateOf(store);
+    const stranger = await buyerLogin(store.domain);
+    const notJoined = await stranger.post('/v1/webstore/affiliate/link', { name: 'x', ref_code: 'stranger_code' });
+    expect(notJoined.status).toBe(404);
+    expect(firstError(notJoined).message).toBe('Affiliate not found');
+    // The refused code was not claimed: an affiliate may take it.
+    const claimed = await buyer.post('/v1/webstore/affiliate/link', { name: 'x', ref_code: 'stranger_code' });
+    expect(claimed.status).toBe(200);
+    await Promise.all(Array.from({ length: 19 }, (_, i) => buyer.post('/v1/webstore/affiliate/link', { name: `L${i}`, ref_code: uniqueRef('full') })));
+    // At the limit with a code in use: the code's 409, as when the read came first.
+    expect((await buyer.post('/v1/webstore/affiliate/link', { name: 'x', ref_code: ref })).status).toBe(409);
+    await store.patch(`/v1/app/affiliate/${panel.id}`, { status: 'blocked' });
+    // Blocked, at the limit, with a code in use: the block's 403.
+    const blocked = await buyer.post('/v1/webstore/affiliate/link', { name: 'x', ref_code: ref });
+    expect(blocked.status).toBe(403);
+    expect(firstError(blocked)).toMatchObject({ code: 'AFFILIATE_BLOCKED' });
+    expect((await buyer.get('/v1/webstore/affiliate/me')).body.links).toHaveLength(21);
   });
 
   it('deletes a link: its code becomes unknown (orders 422, visits 404) and free', async () => {

@@ -123,8 +123,8 @@ describe('a cart reads the promos and variables that can apply to it', () => {
       }),
     );
     expect(smallList.fields).toEqual(['server']);
-    // counter + storefront Query + apply-all ids + cart index, then BatchGet of the page's variables
-    expect(smallList.usage.calls).toBe(5);
+    // storefront Query + one BatchGet (counter, apply-all ids, cart index), then BatchGet of the page's variables
+    expect(smallList.usage.calls).toBe(3);
     expect(largeList).toEqual(smallList);
   });
 

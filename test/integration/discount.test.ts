@@ -573,13 +573,92 @@ describe('DynamoDB calls per request (credential GetItem included)', () => {
     expect(calls(await store.get(path))).toBe(2);
     // unfiltered: the list's counter and its page, in parallel
     expect(calls(await store.get('/v1/app/discount'))).toBe(3);
-    // filtered (status depends on the clock): one Query, on the table or (prefix filter) on gsi1, whatever the other filters
+    // by status alone, after the writes above: the snapshot's GetItem, the Query of every coupon, the snapshot's write
+    expect(calls(await store.get('/v1/app/discount?status=ACTIVE'))).toBe(4);
+    // then the snapshot's GetItem and a BatchGet of the page
+    expect(calls(await store.get('/v1/app/discount?status=ACTIVE'))).toBe(3);
+    // other filters (a list, a code prefix): one Query, on the table or (prefix filter) on gsi1, whatever the other filters
     expect(calls(await store.get('/v1/app/discount?status=ACTIVE&restricted_to=x'))).toBe(2);
     expect(calls(await store.get('/v1/app/discount?coupon=c'))).toBe(2);
-    // GetItem + an UpdateItem conditioned on the revision read; a rename moves the sentinel in a TransactWrite instead
+    // GetItem + a TransactWrite: the update conditioned on the revision read (a rename moves the sentinel too) and the status snapshot's bump
     expect(calls(await store.patch(path, { value: 2 }))).toBe(3);
     expect(calls(await store.patch(path, { coupon: 'C2' }))).toBe(3);
     expect(calls(await store.delete(path))).toBe(3);
     expect(calls(await store.post('/v1/app/discount', { coupon: 'C3', type: 'VALUE', value: 0 }))).toBe(1);
+  });
+});
+
+describe('GET /v1/app/discount?status=: a snapshot the writes that move a status keep, and the clock', () => {
+  const T0 = '2026-06-01T12:00:00.000Z';
+  const T1 = '2026-06-01T13:00:00.000Z';
+  const T2 = '2026-06-01T14:00:00.000Z';
+  const listed = async (store: Store, status: string, at = T0) => {
+    const res = await store.get(`/v1/app/discount?status=${status}&limit=100`, { headers: atTime(at) });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.meta.total).toBe(res.body.data.length);
+    expect(res.body.data.every((discount: { status: string }) => discount.status === status)).toBe(true);
+    return coupons(res);
+  };
+  const byStatus = async (store: Store, at = T0) => ({
+    ACTIVE: await listed(store, 'ACTIVE', at),
+    SOLD_OUT: await listed(store, 'SOLD_OUT', at),
+    EXPIRED: await listed(store, 'EXPIRED', at),
+  });
+  const orderWith = async (store: Store, packageId: number, coupon: string, at = T0) =>
+    store.post(
+      '/v1/app/order',
+      { client_identifier: 'Steve', client_email: 'steve@example.com', client_name: 'Steve', packages: [{ package_id: packageId, quantity: 1 }], coupon },
+      { headers: atTime(at) },
+    );
+
+  it('follows the clock (an expiry passing), the last use, a release from max_uses, a PATCH and a delete; page 1 costs the same however many coupons', async () => {
+    const store = await newStore();
+    const packageId = await createPackage(store);
+    await createDiscount(store, { coupon: 'SOON', expires_in: T1 });
+    await createDiscount(store, { coupon: 'TWICE', max_uses: 2 });
+    await createDiscount(store, { coupon: 'OLD', expires_in: PAST });
+    expect(await byStatus(store)).toEqual({ ACTIVE: ['SOON', 'TWICE'], SOLD_OUT: [], EXPIRED: ['OLD'] });
+    // The clock alone: SOON expires at T1, no write in between.
+    expect(await byStatus(store, T2)).toEqual({ ACTIVE: ['TWICE'], SOLD_OUT: [], EXPIRED: ['SOON', 'OLD'] });
+    // A use short of the last leaves the statuses (and the snapshot) as they are; the last one moves TWICE to SOLD_OUT.
+    expect(await byStatus(store)).toEqual({ ACTIVE: ['SOON', 'TWICE'], SOLD_OUT: [], EXPIRED: ['OLD'] });
+    const first = await orderWith(store, packageId, 'TWICE');
+    expect(first.status, first.text).toBe(200);
+    const warm = await store.get('/v1/app/discount?status=ACTIVE', { headers: atTime(T0) });
+    // the snapshot's GetItem and the page's BatchGet: the use did not touch the snapshot
+    expect(dynamoDbCalls(warm)).toBe(3);
+    const last = await orderWith(store, packageId, 'TWICE');
+    expect(last.status, last.text).toBe(200);
+    expect(await byStatus(store)).toEqual({ ACTIVE: ['SOON'], SOLD_OUT: ['TWICE'], EXPIRED: ['OLD'] });
+    // A cancel gives a use back from max_uses: usable again.
+    expect((await store.post(`/v1/app/order/${last.body.id}/cancel`)).status).toBe(200);
+    expect(await byStatus(store)).toEqual({ ACTIVE: ['SOON', 'TWICE'], SOLD_OUT: [], EXPIRED: ['OLD'] });
+    // A PATCH moving the expiry into the past, then a delete.
+    const old = (await store.get('/v1/app/discount?coupon=old')).body.data[0];
+    expect((await store.patch(`/v1/app/discount/${old.id}`, { expires_in: null })).status).toBe(200);
+    expect(await byStatus(store)).toEqual({ ACTIVE: ['SOON', 'TWICE', 'OLD'], SOLD_OUT: [], EXPIRED: [] });
+    expect((await store.delete(`/v1/app/discount/${old.id}`)).status).toBe(204);
+    expect(await byStatus(store)).toEqual({ ACTIVE: ['SOON', 'TWICE'], SOLD_OUT: [], EXPIRED: [] });
+
+    // Page 1 of a warm snapshot: the credential, the snapshot, the page's BatchGet, with 3 coupons or 60.
+    await store.get('/v1/app/discount?status=ACTIVE', { headers: atTime(T0) });
+    const small = await store.get('/v1/app/discount?status=ACTIVE&limit=2', { headers: atTime(T0) });
+    await Promise.all(Array.from({ length: 57 }, (_, i) => createDiscount(store, { coupon: `MANY${i}` })));
+    await store.get('/v1/app/discount?status=ACTIVE', { headers: atTime(T0) });
+    const large = await store.get('/v1/app/discount?status=ACTIVE&limit=2', { headers: atTime(T0) });
+    expect(large.body.meta.total).toBe(59);
+    expect([dynamoDbCalls(small), dynamoDbCalls(large)]).toEqual([3, 3]);
+  });
+
+  it('20 orders racing for the last 3 uses of a coupon: 3 placed, and the list shows it SOLD_OUT', async () => {
+    const store = await newStore();
+    const packageId = await createPackage(store);
+    await createDiscount(store, { coupon: 'THREE', max_uses: 3 });
+    expect(await listed(store, 'ACTIVE')).toEqual(['THREE']);
+    const placed = await Promise.all(Array.from({ length: 20 }, () => orderWith(store, packageId, 'three')));
+    expect(placed.filter((res) => res.status === 200)).toHaveLength(3);
+    expect(placed.every((res) => res.status === 200 || res.status === 422 || res.status === 503)).toBe(true);
+    expect(await byStatus(store)).toEqual({ ACTIVE: [], SOLD_OUT: ['THREE'], EXPIRED: [] });
+    expect((await store.get('/v1/app/discount?coupon=three')).body.data[0].uses).toBe(3);
   });
 });

@@ -173,8 +173,8 @@ describe('POST /v1/app/order/{id}/refund of an order paid through a provider', (
     expect(res.status, res.text).toBe(200);
     expect(res.body.status).toBe('REFUNDED');
     // credential + order, payment, account GetItems + the TEST ledger's refund (GetItem + conditional Put) + order and store
-    // GetItems + the REFUNDED-stage command's id ADD + section 10 step 1's TransactWrite with the payment + step 2's BatchGet and TransactWrite
-    expect(dynamoDbCalls(res)).toBe(12);
+    // GetItems + the REFUNDED-stage command's id ADD and the commands' BatchGet + section 10's one TransactWrite (status, commands, payment)
+    expect(dynamoDbCalls(res)).toBe(11);
     expect((await testChargeOf(test, payment)).status).toBe('REFUNDED');
     expect((await stored(store, order, payment)).payment).toMatchObject({ status: 'REFUNDED', order_role: 'ORDER' });
   });

@@ -374,11 +374,13 @@ describe('DynamoDB calls per storefront request (the domain GetItem included)', 
     expect(await calls('/v1/webstore/category')).toBe(4);
     // then the snapshot and a BatchGet of the page
     expect(await calls('/v1/webstore/category')).toBe(3);
-    // the list's counter, the storefront index (Query with Limit), the apply-all tag ids, the variables
-    // (in parallel); no package here holds a tag and none applies to all: no BatchGet
-    expect(await calls('/v1/webstore/package')).toBe(5);
-    expect(await calls(`/v1/webstore/package?category_id=${category.id}`)).toBe(5);
-    expect(await calls(`/v1/webstore/package/${pkg.id}`)).toBe(4);
+    // the storefront index (Query with Limit) and, in parallel, one BatchGet of the list's counter, the
+    // apply-all tag ids and the cart index; no package here holds a tag and none applies to all, no
+    // variable names one: no further BatchGet
+    expect(await calls('/v1/webstore/package')).toBe(3);
+    expect(await calls(`/v1/webstore/package?category_id=${category.id}`)).toBe(3);
+    // one BatchGet of the package, the apply-all tag ids and the cart index
+    expect(await calls(`/v1/webstore/package/${pkg.id}`)).toBe(2);
     expect(await calls('/v1/webstore/discount/NOPE')).toBe(2);
     // the in-force snapshot's GetItem (a new store's was never computed: it is, from its promos, once)
     expect(await calls('/v1/webstore/promo')).toBe(4);

@@ -49,13 +49,13 @@ describe('apply-all tag ids', () => {
       const expected = [kept.id, old.id, ...(fresh ? [fresh.id] : [])].sort((a, b) => a - b);
       const first = await store.get(`/v1/app/package/${pkg.id}`);
       expect(first.body.tags, before).toEqual(expected);
-      // The credential, GetItem of the package and of the ids, the Query of the tags and the derived write, the BatchGet.
-      expect(dynamoDbCalls(first), before).toBe(6);
+      // The credential, one BatchGet of the package and the ids, the Query of the tags and the derived write, the BatchGet.
+      expect(dynamoDbCalls(first), before).toBe(5);
       expect(await applyAllItem(store.storeId), before).toMatchObject({ derived: true });
       expect(idsOf(await applyAllItem(store.storeId)), before).toEqual([old.id, ...(fresh ? [fresh.id] : [])]);
       const again = await store.get(`/v1/app/package/${pkg.id}`);
       expect(again.body.tags, before).toEqual(expected);
-      expect(dynamoDbCalls(again), before).toBe(4);
+      expect(dynamoDbCalls(again), before).toBe(3);
       // The storefront's one-package read (access read) may derive them too.
       await db.send(new DeleteCommand({ TableName: TABLE, Key: applyAllKey(store.storeId) }));
       const shown = await storefront(store.domain, `/v1/webstore/package/${pkg.id}`);
@@ -110,17 +110,17 @@ describe('apply-all tag ids', () => {
     const store = await newStore();
     const few = await createPackage(store);
     const bare = await store.get(`/v1/app/package/${few.id}`);
-    // No tag anywhere: the credential, GetItem of the package and of the apply-all ids, nothing to BatchGet.
-    expect(dynamoDbCalls(bare)).toBe(3);
+    // No tag anywhere: the credential, one BatchGet of the package and the apply-all ids, nothing more.
+    expect(dynamoDbCalls(bare)).toBe(2);
     const tags = [];
     for (let i = 0; i < 120; i += 20) tags.push(...(await Promise.all(Array.from({ length: 20 }, (_, j) => createTag(store, { name: `t${i + j}` })))));
     const pkg = await createPackage(store, { tags: [tags[5]!.id, tags[110]!.id] });
     const read = await store.get(`/v1/app/package/${pkg.id}`);
     expect(read.body.tags).toEqual([tags[5]!.id, tags[110]!.id]);
-    expect(dynamoDbCalls(read)).toBe(4);
+    expect(dynamoDbCalls(read)).toBe(3);
     const page = await store.get('/v1/app/package');
-    // The credential; counter, page Query and apply-all ids in parallel, then one BatchGet.
-    expect(dynamoDbCalls(page)).toBe(5);
+    // The credential; the page Query and one BatchGet (counter, apply-all ids) in parallel, then one BatchGet of the tags.
+    expect(dynamoDbCalls(page)).toBe(4);
     const bad = await store.patch(`/v1/app/package/${pkg.id}`, { tags: [tags[0]!.id, 999999] });
     expect(bad.status).toBe(422);
     expect(bad.body.errors).toEqual([expect.objectContaining({ field: 'tags.1' })]);
