@@ -2,7 +2,7 @@ import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
-import { countedPage, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
+import { countedPage, ORDER_COUNT_SHARD_NAMES, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
 import { allOrdersPk, buyerPk, clientPk, internalIdFromItem, listSk, orderFromItem, orderKey, orderResponse, statusPk, type OrderItem } from '#lib/db/order.ts';
 import { queryPages, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
@@ -200,6 +200,7 @@ function countedOrders(storeId: number, status: OrderStatus | undefined): Counte
   const entity = { names: { '#entity': 'entity' }, values: { ':order': ENTITY.ORDER } };
   return {
     counter: ORDER_COUNTER,
+    shards: ORDER_COUNT_SHARD_NAMES,
     field: status,
     page: status ? { index: 'gsi2', pk: statusPk(storeId, status), descending: true } : { index: 'gsi1', pk: allOrdersPk(storeId), descending: true },
     count: {

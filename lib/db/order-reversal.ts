@@ -54,7 +54,7 @@ export async function markReversed(
 ): Promise<OrderItem> {
   const storeId = order.store_id;
   const commission = order.ref_code !== null;
-  const countMove = orderCountMove(storeId, order.count_owed ?? 'APPROVED', target);
+  const countMove = orderCountMove(storeId, order.id, order.count_owed ?? 'APPROVED', target);
   // The order's update, the releases, the counts and the commands' writes.
   const together = commands !== undefined && 1 + releases.length + 1 + commands.writes.length <= TRANSACTION_ITEMS_MAX ? commands : undefined;
   const marks: ReversalMarks = {

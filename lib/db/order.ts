@@ -2,7 +2,7 @@ import { commandPuts } from '#lib/db/command.ts';
 import { customerKey } from '#lib/db/customer.ts';
 import { fieldsOf, getMany, newItemWrite, readItem, type Fields, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, padId, storePk } from '#lib/db/keys.ts';
-import { countMoves, ORDER_COUNTER } from '#lib/db/list-count.ts';
+import { countMoves, orderCountShard } from '#lib/db/list-count.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { putNewItem, StaleRead, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
@@ -82,11 +82,14 @@ export const buyerPk = (storeId: number, email: string) => `${storePk(storeId)}#
 export const clientPk = (storeId: number, clientIdentifier: string) => `${storePk(storeId)}#CLIENT#${clientIdentifier}`;
 export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${padId(orderId)}`;
 
-/** An order enters the lists (`from` null) or moves from one status's list to another's: the counts' write, for its transaction. */
-export const orderCountMove = (storeId: number, from: OrderStatus | null, to: OrderStatus): GuardedWrite =>
+/**
+ * An order enters the lists (`from` null) or moves from one status's list to another's: the counts'
+ * write, for its transaction, on the order's own shard of the counts (see the header).
+ */
+export const orderCountMove = (storeId: number, orderId: number, from: OrderStatus | null, to: OrderStatus): GuardedWrite =>
   countMoves(
     storeId,
-    ORDER_COUNTER,
+    orderCountShard(orderId),
     from === null
       ? [{ delta: 1 }, { field: to, delta: 1 }]
       : [
@@ -280,7 +283,7 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
       }),
       onConditionFailed: () => new Error('internal_id collision'),
     },
-    orderCountMove(storeId, null, 'PENDING'),
+    orderCountMove(storeId, item.id, null, 'PENDING'),
     ...writes,
   ]);
 }
@@ -444,7 +447,7 @@ export async function markApproved(
       onConditionFailed: orderChanged,
     },
     ...puts,
-    ...(countsFit ? [orderCountMove(storeId, 'PENDING', 'APPROVED')] : []),
+    ...(countsFit ? [orderCountMove(storeId, order.id, 'PENDING', 'APPROVED')] : []),
     ...extra,
   ]);
   return {
@@ -479,7 +482,7 @@ export async function settleOrderCount(order: OrderItem): Promise<void> {
         }),
         onConditionFailed: () => new StaleRead(),
       },
-      orderCountMove(order.store_id, order.count_owed, order.status),
+      orderCountMove(order.store_id, order.id, order.count_owed, order.status),
     ]);
   } catch (error) {
     // Settled by another call, or the order moved on since and that move settled it.
@@ -537,7 +540,7 @@ export async function markCanceled(storeId: number, order: OrderItem, releases: 
       }),
       onConditionFailed: orderChanged,
     },
-    orderCountMove(storeId, 'PENDING', 'CANCELED'),
+    orderCountMove(storeId, order.id, 'PENDING', 'CANCELED'),
     ...releases,
   ]);
   return { ...order, status: 'CANCELED', canceled_at: canceledAt, updated_at: canceledAt };
