@@ -168,6 +168,16 @@ export function countMoves(storeId: number, counter: string, moves: readonly { f
 /** A new store's order counts, all exact at 0. */
 export const startOrderCounts = (storeId: number): GuardedWrite => startCounted(storeId, ORDER_COUNTER, ORDER_COUNT_FIELDS);
 
+/**
+ * Forgets that the order counts are exact (the base's `counted` flags, not the counts): the next
+ * read of each total counts the orders once, as for a store older than the counts, and stores
+ * the base from it (the admin command `order recount`, for a total left wrong, docs/operations.md).
+ */
+export async function forgetOrderCounts(storeId: number): Promise<void> {
+  const flags = ORDER_COUNT_FIELDS.map((field) => countAttributes(field).counted);
+  await writeIf(update({ Key: listCounterKey(storeId, ORDER_COUNTER), UpdateExpression: `REMOVE ${flags.join(', ')}` }));
+}
+
 function keyCondition(range: ListRange): QueryInput & { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> } {
   const pkName = range.index ? `${range.index}pk` : 'pk';
   const skName = range.index ? `${range.index}sk` : 'sk';

@@ -2,12 +2,12 @@ import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
-import { countedPage, ORDER_COUNT_SHARD_NAMES, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
+import { countedPage, forgetOrderCounts, ORDER_COUNT_SHARD_NAMES, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
 import { allOrdersPk, buyerPk, clientPk, internalIdFromItem, listSk, orderFromItem, orderKey, orderResponse, statusPk, type OrderItem } from '#lib/db/order.ts';
 import { queryPages, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { customerUnauthenticated } from '#lib/errors.ts';
-import { type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
+import { ORDER_STATUSES, type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /*
@@ -228,6 +228,15 @@ export async function orderPage(storeId: number, filters: OrderFilters, page: nu
   }
   const orders = await listOrders(storeId, filters);
   return { total: orders.length, data: orders.slice((page - 1) * limit, page * limit) };
+}
+
+/** The page-mode totals, all orders and each status, counted once from the orders themselves (lib/db/list-count.ts `forgetOrderCounts`). */
+export async function recountOrders(storeId: number): Promise<{ total: number; by_status: Record<OrderStatus, number> }> {
+  await forgetOrderCounts(storeId);
+  const totals: number[] = [];
+  // One list after the other: each first count's transaction holds the base and every shard, so at once they would cancel each other.
+  for (const status of [undefined, ...ORDER_STATUSES]) totals.push((await orderPage(storeId, { status }, 1, 1)).total);
+  return { total: totals[0]!, by_status: Object.fromEntries(ORDER_STATUSES.map((status, index) => [status, totals[index + 1]!])) as Record<OrderStatus, number> };
 }
 
 /** Orders examined per Query when some are checked after the read. */
