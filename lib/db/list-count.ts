@@ -13,8 +13,8 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  *
  * | access pattern                         | key / index                                                     | calls             |
  * |----------------------------------------|-----------------------------------------------------------------|-------------------|
- * | move a count (create, delete, a move    | UpdateItem `COUNT#<s> / <LIST>` `ADD n :delta`, one write of    | 0 (joins the      |
- * | between filtered sets)                 | the writer's own TransactWrite                                  | transaction)      |
+ * | move a count (create, delete, a move    | UpdateItem `COUNT#<s> / <LIST>` `ADD n :delta` (a sharded list: | 0 (joins the      |
+ * | between filtered sets)                 | the writer's shard), one write of its own TransactWrite         | transaction)      |
  * | a page's total                         | GetItem `COUNT#<s> / <LIST>`, consistent (a sharded list:       | 1                 |
  * |                                        | BatchGet of it and its shards, consistent)                      |                   |
  * | a page (page 1)                        | Query of the list's key range, `Limit` = limit                  | 1                 |
@@ -36,8 +36,8 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * itself, consistently, never from an index that lags.
  *
  * One counter item may hold several counts, one attribute each (`field`): the order list keeps
- * all orders (`n`) and each status (`n_<STATUS>`, flag `counted_<STATUS>`) in one item, so that a
- * status change adds one item to its transaction, not two (an approval's transaction has room for
+ * all orders (`n`) and each status (`n_<STATUS>`, flag `counted_<STATUS>`) in one item (each of its
+ * shards likewise), so that a status change adds one item to its transaction, not two (an approval's transaction has room for
  * one, lib/domain/order.ts). Each field is counted, flagged and its moves kept on its own
  * (`counted_<STATUS>`, `moves_<STATUS>`).
  *
@@ -54,7 +54,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * so a move landing during the count (on any shard) stores nothing, as for one item.
  *
  * Counters live in a partition of their own per store, `COUNT#<s>`, so that the list routes,
- * whose access is `read`, may be granted that one-time write on those partitions only
+ * whose access is `read`, may be granted that one-time write (and the shards' ConditionChecks) on those partitions only
  * (`listCountTableActions`, IAM dynamodb:LeadingKeys), never a write to the store's data.
  */
 export const listCounterKey = (storeId: number, list: string) => ({ pk: `${LIST_COUNT_PK_PREFIX}${storeId}`, sk: list });

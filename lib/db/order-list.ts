@@ -23,6 +23,8 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * |                                 | sentinels, lib/db/order.ts) + BatchGet of those orders                      |       |
  * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
  * | `package`                       | FilterExpression `contains(package_ids, :id)` after the read                 |       |
+ * | recount (admin `order recount`) | UpdateItem REMOVE the base counter's `counted` flags, then each of the 6     | 1 + 6 x   |
+ * |                                 | totals read in turn: its first count (lib/db/list-count.ts)                 | (3 + 1/MB) |
  *
  * Filters combine. One partition answers: the buyer's when `email` is given (then `status` and
  * `client_identifier` are FilterExpressions on it), else the client's (then `status` and `package`
@@ -39,9 +41,10 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * a whole store's history, and only `next_cursor: null` says the list is over.
  *
  * Page mode needs `total`. Unfiltered or filtered by `status` alone, the total is a count kept
- * with the orders (lib/db/list-count.ts; moved by every create and status change, lib/db/order.ts)
- * and a page is one Query of gsi1 / gsi2 with `Limit` (page N > 1 first skips (N-1)*limit entries
- * with `Select COUNT`): 1 GetItem + 1 Query for page 1, whatever the store holds. With any other
+ * with the orders (lib/db/list-count.ts; moved by every create and status change, lib/db/order.ts,
+ * on the order's shard) and a page is one Query of gsi1 / gsi2 with `Limit` (page N > 1 first skips
+ * (N-1)*limit entries with `Select COUNT`): 1 BatchGet (the base counter and its 16 shards, 17
+ * small items: 17 read units, consistent) + 1 Query for page 1, whatever the store holds. With any other
  * filter (`from`, `to`, `package`, `email`, `client_identifier`) the total is that of a set no
  * count follows (a time range, a package among the lines, one client's orders), so page mode
  * reads every order of the filtered partition and range (one Query per MB) and slices the page in

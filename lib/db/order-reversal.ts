@@ -10,9 +10,10 @@ import { notFound } from '#lib/errors.ts';
  * |--------------------------------|-----------------------------------------------------------------------------------------|-------|
  * | the status change (commit)     | TransactWrite: order update conditioned on APPROVED, setting the flags of what is still | 1     |
  * |                                | owed (`reversal_commands`, `reversal_commission`) and the first id of the stage's       |       |
- * |                                | commands, + the coupon's and the packages' releases (as a cancel), + the status counts; |       |
- * |                                | when everything fits 100 items, the commands' writes below ride in it too, and the     |       |
- * |                                | order takes the queued ids at once instead of `reversal_commands`                      |       |
+ * |                                | commands, + the coupon's and the packages' releases (as a cancel), + the status counts  |       |
+ * |                                | (the order's shard, lib/db/order.ts); when everything fits 100 items, the commands'     |       |
+ * |                                | writes below ride in it too, and the order takes the queued ids at once instead of     |       |
+ * |                                | `reversal_commands`                                                                     |       |
  * | the commands (larger orders)   | TransactWrite: order update removing `reversal_commands` (conditioned on it) and adding | 1     |
  * |                                | the queued ids to `command_ids`, + one Put                                              |       |
  * |                                | per command canceled (on its rev) or queued (the stage's), + their chain item           |       |

@@ -21,7 +21,8 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * | read for a new order            | lib/db/cart.ts                                                              | 3-4   |
  * | next order id                   | ADD on `#SEQ#ORDER` (lib/db/sequence.ts)                                    | 1     |
  * | create                          | TransactWrite: Put `STORE#<s> / ORDER#<id>`, Put sentinel                   | 1     |
- * |                                 | `ORDER_INTERNAL#<internal_id>`, the list counts (`COUNT#<s> / ORDER`),      |       |
+ * |                                 | `ORDER_INTERNAL#<internal_id>`, the list counts (the order's shard,         |       |
+ * |                                 | `COUNT#<s> / ORDER#SHARD#<id mod 16>`),                                     |       |
  * |                                 | the packages' stock and limits                                              |       |
  * |                                 | (lib/db/reservation.ts), the coupon's reservation (lib/db/coupon-use.ts),   |       |
  * |                                 | a checkout's due item (lib/db/unpaid.ts)                                    |       |
@@ -30,13 +31,13 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
  * | approve                         | TransactWrite: order update conditioned on PENDING (lines gain expires_at)  | 1     |
  * |                                 | + one Put per command and the chain item that orders them (lib/db/command.ts) |     |
- * |                                 | + the status counts                                                         |       |
+ * |                                 | + the status counts (the order's shard)                                     |       |
  * | (an order of 98 commands placed | the same without the counts, the order marked `count_owed`; then            | +1    |
  * | before the counts)              | TransactWrite: order REMOVE count_owed (conditioned on it) + the counts     |       |
  * | refund, chargeback              | lib/db/order-reversal.ts                                                    |       |
  * | commission credited             | UpdateItem clearing `commission_pending`                                    | 1     |
  * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's and the          | 1     |
- * |                                 | packages' releases + the status counts                                      |       |
+ * |                                 | packages' releases + the status counts (the order's shard)                  |       |
  * | status by internal_id (public)  | GetItem sentinel + GetItem order                                            | 2     |
  * | a buyer's order by internal_id  | BatchGet (sentinel, customer: e-mails must match) + GetItem order           | 2     |
  * | index an older order's client   | UpdateItem sentinel SET gsi3pk/gsi3sk if absent (`indexOrderClient`)        | 1     |
@@ -59,10 +60,15 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * index rather than an index item per order because it costs no write of its own and follows the
  * order's status changes for free (its projection is the order itself).
  *
- * The page-mode totals of the list (all orders, and each status) are counts in one counter item
- * (lib/db/list-count.ts), moved in the same transaction as each status change, so a total never
- * disagrees with the orders. One item, not one per list: an approval's transaction holds the
- * order, up to 97 commands and their chain item, and one count item. Orders placed before that
+ * The page-mode totals of the list (all orders, and each status) are counts (lib/db/list-count.ts),
+ * moved in the same transaction as each status change, so a total never disagrees with the orders.
+ * Each order moves the counts of one shard, `COUNT#<s> / ORDER#SHARD#<id mod 16>`, always the same
+ * for that order: no item is written by all of a store's order writes, so on AWS two of them meet
+ * on a counter (TransactionConflict, retried) only when their orders share a shard, and the
+ * modelled ceiling of one store's order writes is about 16 times that of one counter item
+ * (docs/decisions.md, test/bench/contention.ts). One item per order write, not one per list: an
+ * approval's transaction holds the order, up to 97 commands and their chain item, and one count
+ * item (all the statuses' counts of that shard). Orders placed before that
  * bound with 98 commands would need 101 items: their approval writes the order with `count_owed`
  * (the status still counted for it) and then moves the counts in a second transaction that
  * removes the mark; if the process dies in between, the next approval call of that order (which
