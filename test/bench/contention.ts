@@ -1,3 +1,5 @@
+import { seededRandom } from '../chaos/proxy.ts';
+
 /**
  * `npm run bench` (last part), or `npx tsx test/bench/contention.ts`: where one store's concurrent
  * order writes start to fail on AWS because their transactions meet on one item (issue 24 item 4).
@@ -47,18 +49,6 @@ const SCENARIOS: Scenario[] = [
   { label: `${SHARDS} shards + 1 package`, items: (random) => [`COUNT#SHARD#${Math.floor(random() * SHARDS)}`, 'PACKAGE'] },
 ];
 
-/** A small seeded generator (mulberry32): the same figures on every run and machine. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Attempt {
   at: number;
   write: number;
@@ -106,7 +96,7 @@ interface Outcome {
 }
 
 function simulate(scenario: Scenario, rate: number, profile: (typeof HOLD_PROFILES)[number], seed: number): Outcome {
-  const random = seeded(rate * 7919 + seed);
+  const random = seededRandom(rate * 7919 + seed);
   const arrivals: number[] = [];
   const itemsOf: string[][] = [];
   const holdOf: number[] = [];
