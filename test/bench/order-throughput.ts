@@ -16,13 +16,15 @@ import { freePort } from '../support/ports.ts';
  *
  * BENCH_ORDER_REFS (default `177d681`: the last commit before the order list counts) names the
  * commits, comma-separated; BENCH_ORDER_SECONDS (10) the length of one measured window,
- * BENCH_ORDER_ROUNDS (3) the rounds. Each version first answers a warm-up window of 2 s, not counted.
+ * BENCH_ORDER_ROUNDS (3) the rounds, BENCH_ORDER_WARMUP (15) the seconds of load each version first
+ * answers, not counted.
  */
 const REFS = (process.env.BENCH_ORDER_REFS ?? '177d681').split(',').filter(Boolean);
 const SECONDS = Number(process.env.BENCH_ORDER_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ORDER_ROUNDS ?? 3);
 const CONNECTIONS = 50;
-const WARM_UP_SECONDS = 2;
+/** DynamoDB Local's JVM and the server compile their hot paths in the first seconds: the first windows of a cold stack ran at a third of the later ones. */
+const WARM_UP_SECONDS = Number(process.env.BENCH_ORDER_WARMUP ?? 15);
 const root = resolve('.');
 const benchDir = resolve('.local/bench-orders');
 
