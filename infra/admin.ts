@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
  *   key rotate --key KEY [--store ID]          -> {store_id, key, credential_id, scopes, replaced}  (the old key revoked in the same transaction)
  *   key revoke --key KEY [--store ID]          -> {revoked: true}  (likewise)
  *   order index-clients --store ID             -> {store_id, orders, indexed}  (once, for orders written before the client_identifier filter)
+ *   order recount --store ID                   -> {store_id, total, by_status}  (a repair: the order list totals counted again from the orders)
  *
  * Without TABLE_NAME it talks to the local stack (`npm start`, DynamoDB Local on DYNAMODB_PORT
  * or 8000). With TABLE_NAME and AWS_REGION (and credentials) it talks to a deployed table.

@@ -40,8 +40,15 @@ function isWriteOn(prefix: string, actions: readonly string[], action: string, i
 /** An update that sets the "last used" mark and nothing else (IAM `dynamodb:Attributes`). */
 const setsOnlyLastUse = (input: unknown) => new RegExp(`^SET ${CREDENTIAL_USE_ATTRIBUTE} = :\\w+$`).test(String((input as { UpdateExpression?: unknown }).UpdateExpression ?? ''));
 
-/** IAM authorizes TransactWriteItems item by item; any write action stands for it here. */
-const actionOf = (commandName: string) => (commandName === 'TransactWriteItemsCommand' ? 'PutItem' : commandName.replace(/Command$/, ''));
+/** The action IAM checks for each kind of write of a TransactWriteItems. */
+const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' };
+
+/** What IAM authorizes of a call: a TransactWriteItems item by item (each its action, on its key), any other call as one. */
+function requestsOf(commandName: string, input: unknown): { action: string; input: unknown }[] {
+  if (commandName !== 'TransactWriteItemsCommand') return [{ action: commandName.replace(/Command$/, ''), input }];
+  const items = ((input ?? {}) as { TransactItems?: Record<string, unknown>[] }).TransactItems ?? [];
+  return items.flatMap((item) => Object.entries(item).map(([kind, write]) => ({ action: TRANSACT_ACTIONS[kind] ?? kind, input: write })));
+}
 
 const policed = new WeakSet<DynamoDBDocumentClient>();
 
@@ -52,15 +59,15 @@ export function enforceRouteAccess(db: DynamoDBDocumentClient): void {
   db.middlewareStack.add(
     (next, context) => async (args) => {
       const grant = routeAccess.getStore();
-      const action = actionOf(context.commandName ?? '');
-      const allowed =
+      const allowed = ({ action, input }: { action: string; input: unknown }) =>
         !grant ||
         (tableActions[grant.access] as readonly string[]).includes(action) ||
-        (grant.idempotencyWrites && isWriteOn(IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, action, args.input)) ||
-        (grant.listCountWrites && isWriteOn(LIST_COUNT_PK_PREFIX, listCountTableActions, action, args.input)) ||
-        (grant.credentialUseWrites && isWriteOn(CREDENTIAL_PK_PREFIX, credentialUseTableActions, action, args.input) && setsOnlyLastUse(args.input));
-      if (!allowed) {
-        throw Object.assign(new Error(`Not authorized to perform dynamodb:${action} (route access: ${grant.access})`), { name: 'AccessDeniedException' });
+        (grant.idempotencyWrites && isWriteOn(IDEMPOTENCY_PK_PREFIX, idempotencyTableActions, action, input)) ||
+        (grant.listCountWrites && isWriteOn(LIST_COUNT_PK_PREFIX, listCountTableActions, action, input)) ||
+        (grant.credentialUseWrites && isWriteOn(CREDENTIAL_PK_PREFIX, credentialUseTableActions, action, input) && setsOnlyLastUse(input));
+      const refused = requestsOf(context.commandName ?? '', args.input).find((request) => !allowed(request));
+      if (refused && grant) {
+        throw Object.assign(new Error(`Not authorized to perform dynamodb:${refused.action} (route access: ${grant.access})`), { name: 'AccessDeniedException' });
       }
       return next(args);
     },

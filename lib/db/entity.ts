@@ -1,11 +1,9 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client.ts';
 import { nowIso } from '#lib/db/keys.ts';
 import { countMove } from '#lib/db/list-count.ts';
-import { readItem } from '#lib/db/query.ts';
+import { getMany, readItem } from '#lib/db/query.ts';
 import { putNewItem, remove, retrying, update, writeGuarded, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { setExpression } from '#lib/db/update.ts';
-import { notFound, unavailable } from '#lib/errors.ts';
+import { notFound } from '#lib/errors.ts';
 import type { EntityName } from '#lib/schemas/entity.ts';
 
 /**
@@ -124,8 +122,8 @@ export function fieldsOf(item: StoredItem, entity: EntityName): Fields {
   };
 }
 
-// The read of one item lives with the Query helpers, below lib/db/list-count.ts, which this module's counted writes use.
-export { readItem };
+// The reads by key live with the Query helpers, below lib/db/list-count.ts, which this module's counted writes use (and whose sharded totals BatchGet).
+export { getMany, readItem };
 
 export async function getOne<T>(key: Key, what: string, read: ItemReader<T>): Promise<T> {
   const item = await readItem(key);
@@ -201,27 +199,4 @@ export function patchWrite(key: Key, what: string, patch: Record<string, unknown
 /** `patchWrite` alone, answering the item as it now is. */
 export async function patchOne<T>(key: Key, what: string, patch: Record<string, unknown>, allowed: readonly string[], read: ItemReader<T>, options: PatchOptions = {}): Promise<T> {
   return read((await writeReturning(patchWrite(key, what, patch, allowed, options), 'ALL_NEW')) ?? {});
-}
-
-/** BatchGetItem takes at most 100 keys a call. */
-const BATCH_GET_MAX = 100;
-
-/**
- * Items by key, in key order (undefined where absent): one consistent BatchGetItem per 100 keys
- * (eventually consistent, at half the read units, with `consistent: false`), asking again for the
- * keys DynamoDB leaves unprocessed under throttling. Still unprocessed after five tries: 503, like
- * any throttled call. Items are raw (keys included).
- */
-export async function getMany(keys: readonly Key[], { consistent = true } = {}): Promise<(StoredItem | undefined)[]> {
-  const found = new Map<string, StoredItem>();
-  for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
-    let pending: StoredItem[] = keys.slice(start, start + BATCH_GET_MAX);
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt === 5) throw unavailable();
-      const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: consistent } } }));
-      for (const item of result.Responses?.[TABLE] ?? []) found.set(`${String(item.pk)}|${String(item.sk)}`, item);
-      pending = result.UnprocessedKeys?.[TABLE]?.Keys ?? [];
-    }
-  }
-  return keys.map((key) => found.get(`${key.pk}|${key.sk}`));
 }

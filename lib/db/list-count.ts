@@ -1,8 +1,9 @@
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { storePk } from '#lib/db/keys.ts';
-import { queryPages, readItem, type QueryInput, type StartKey } from '#lib/db/query.ts';
+import { isTransactionConflict } from '#lib/db/errors.ts';
+import { getMany, queryPages, readItem, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import { LIST_COUNT_PK_PREFIX, type IndexName } from '#lib/db/table.ts';
-import { putNewItem, update, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
+import { check, putNewItem, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { ORDER_STATUSES } from '#lib/schemas/order.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
@@ -12,14 +13,16 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  *
  * | access pattern                         | key / index                                                     | calls             |
  * |----------------------------------------|-----------------------------------------------------------------|-------------------|
- * | move a count (create, delete, a move    | UpdateItem `COUNT#<s> / <LIST>` `ADD n :delta`, one write of    | 0 (joins the      |
- * | between filtered sets)                 | the writer's own TransactWrite                                  | transaction)      |
- * | a page's total                         | GetItem `COUNT#<s> / <LIST>`, consistent                        | 1                 |
+ * | move a count (create, delete, a move    | UpdateItem `COUNT#<s> / <LIST>` `ADD n :delta` (a sharded list: | 0 (joins the      |
+ * | between filtered sets)                 | the writer's shard), one write of its own TransactWrite         | transaction)      |
+ * | a page's total                         | GetItem `COUNT#<s> / <LIST>`, consistent (a sharded list:       | 1                 |
+ * |                                        | BatchGet of it and its shards, consistent)                      |                   |
  * | a page (page 1)                        | Query of the list's key range, `Limit` = limit                  | 1                 |
  * | a page (page N > 1)                    | Query `Select COUNT`, `Limit` = (N-1)*limit (the skip, 1 per MB)| 1 + skip calls    |
  * |                                        | + Query `Limit` = limit from where the skip ended               |                   |
  * | first count of a list (data older than | Query `Select COUNT` of the list (consistent, 1 per MB) +       | 1 per MB + 1      |
- * | its counter)                           | UpdateItem SET n, counted if no move landed meanwhile           |                   |
+ * | its counter)                           | UpdateItem SET n, counted if no move landed meanwhile (a sharded |                   |
+ * |                                        | list: TransactWrite of that update + a ConditionCheck per shard) |                   |
  *
  * A counter item is `{n, counted, moves}`. Every write that adds an item to a list or takes one
  * out (a create, a delete, a status change) ADDs to `n` in its own transaction, so the count and
@@ -33,13 +36,25 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * itself, consistently, never from an index that lags.
  *
  * One counter item may hold several counts, one attribute each (`field`): the order list keeps
- * all orders (`n`) and each status (`n_<STATUS>`, flag `counted_<STATUS>`) in one item, so that a
- * status change adds one item to its transaction, not two (an approval's transaction has room for
+ * all orders (`n`) and each status (`n_<STATUS>`, flag `counted_<STATUS>`) in one item (each of its
+ * shards likewise), so that a status change adds one item to its transaction, not two (an approval's transaction has room for
  * one, lib/domain/order.ts). Each field is counted, flagged and its moves kept on its own
  * (`counted_<STATUS>`, `moves_<STATUS>`).
  *
+ * A counter item is one item every writer of the list updates, and on AWS two transactions on one
+ * item at once cancel each other (TransactionConflict): retried, they queue, but a list written
+ * many times a second (a store's orders in its busy hour) meets a ceiling (docs/decisions.md,
+ * test/bench/contention.ts). Such a list is sharded (`shards`): each write moves the count in one
+ * of N shard items (`<LIST>#SHARD#<k>`, chosen by the writer from its item's id, so a status
+ * change moves the same shard the create did), and the total is the base item (`<LIST>`) plus
+ * the shards, read in one consistent BatchGet. The base keeps what was counted or moved before the
+ * shards (a store older than them answers right with no migration) and is the one that carries
+ * `counted`: shards hold deltas only. A first count of a sharded list stores `counted - sum of the
+ * shards` in the base, in one transaction with a ConditionCheck of every shard's `moves` as read,
+ * so a move landing during the count (on any shard) stores nothing, as for one item.
+ *
  * Counters live in a partition of their own per store, `COUNT#<s>`, so that the list routes,
- * whose access is `read`, may be granted that one-time write on those partitions only
+ * whose access is `read`, may be granted that one-time write (and the shards' ConditionChecks) on those partitions only
  * (`listCountTableActions`, IAM dynamodb:LeadingKeys), never a write to the store's data.
  */
 export const listCounterKey = (storeId: number, list: string) => ({ pk: `${LIST_COUNT_PK_PREFIX}${storeId}`, sk: list });
@@ -62,6 +77,8 @@ export interface CountedList {
   counter: string;
   /** The count's attribute when the counter item holds several (absent: the item's only count, `n`). */
   field?: string;
+  /** The shard counters whose counts add to `counter`'s (absent: `counter` alone; see the header). */
+  shards?: readonly string[];
   page: ListRange;
   count: ListRange & { index?: undefined; filter?: Pick<QueryCommandInput, 'FilterExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> };
 }
@@ -94,8 +111,16 @@ export const enabledInCategoryCounter = (categoryId: number) => `${ENTITY.PACKAG
 /** The storefront's categories with enabled packages, a snapshot (`ListSnapshot`) made old by every package write that moves a category's enabled count. */
 export const STOREFRONT_CATEGORIES = `${ENTITY.CATEGORY}#STOREFRONT`;
 
-/** The order list's counter item: all orders and each status (see the header). */
+/**
+ * The order list's counts, all orders and each status (see the header): the base item, and the
+ * shards every order write moves (16: the modelled ceiling of one store's order writes is 16 times
+ * that of one item, test/bench/contention.ts; a total reads 17 small items, 17 read units).
+ */
 export const ORDER_COUNTER = ENTITY.ORDER;
+export const ORDER_COUNT_SHARDS = 16;
+/** The shard an order's moves go to: its id's, so its create and every later status change move the same one, and consecutive orders spread over all. */
+export const orderCountShard = (orderId: number) => `${ORDER_COUNTER}#SHARD#${orderId % ORDER_COUNT_SHARDS}`;
+export const ORDER_COUNT_SHARD_NAMES = Array.from({ length: ORDER_COUNT_SHARDS }, (_, shard) => orderCountShard(shard));
 const ORDER_COUNT_FIELDS = [undefined, ...ORDER_STATUSES];
 
 /** The attributes of one count in its counter item: the count and the flag saying it is exact. */
@@ -143,6 +168,16 @@ export function countMoves(storeId: number, counter: string, moves: readonly { f
 /** A new store's order counts, all exact at 0. */
 export const startOrderCounts = (storeId: number): GuardedWrite => startCounted(storeId, ORDER_COUNTER, ORDER_COUNT_FIELDS);
 
+/**
+ * Forgets that the order counts are exact (the base's `counted` flags, not the counts): the next
+ * read of each total counts the orders once, as for a store older than the counts, and stores
+ * the base from it (the admin command `order recount`, for a total left wrong, docs/operations.md).
+ */
+export async function forgetOrderCounts(storeId: number): Promise<void> {
+  const flags = ORDER_COUNT_FIELDS.map((field) => countAttributes(field).counted);
+  await writeIf(update({ Key: listCounterKey(storeId, ORDER_COUNTER), UpdateExpression: `REMOVE ${flags.join(', ')}` }));
+}
+
 function keyCondition(range: ListRange): QueryInput & { ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> } {
   const pkName = range.index ? `${range.index}pk` : 'pk';
   const skName = range.index ? `${range.index}sk` : 'sk';
@@ -177,40 +212,77 @@ async function countRange(range: CountedList['count']): Promise<number> {
   return count;
 }
 
-/** The list's total: its counter, or (once per list, for data older than counters) a count written to it. */
+/** The counter items of a list, its base first: one consistent GetItem, or one BatchGet with its shards. */
+async function readCounters(storeId: number, list: CountedList): Promise<[Record<string, unknown> | undefined, ...(Record<string, unknown> | undefined)[]]> {
+  const base = listCounterKey(storeId, list.counter);
+  if (!list.shards?.length) return [await readItem(base, true)];
+  const [stored, ...shards] = await getMany([base, ...list.shards.map((shard) => listCounterKey(storeId, shard))]);
+  return [stored, ...shards];
+}
+
+/** The failed condition of a first count's store: a move landed meanwhile. */
+class MovedMeanwhile extends Error {}
+
+/** `attribute = :value` as read, or absent as read: the condition that nothing moved since. */
+const asRead = (attribute: string, value: unknown, placeholder: string) =>
+  value === undefined ? { condition: `attribute_not_exists(${attribute})`, values: {} } : { condition: `${attribute} = ${placeholder}`, values: { [placeholder]: value } };
+
+/** The list's total: its counter (plus its shards), or (once per list, for data older than counters) a count written to it. */
 async function listTotal(storeId: number, list: CountedList): Promise<number> {
-  return listTotalOf(storeId, list, await readItem(listCounterKey(storeId, list.counter), true));
+  const [stored, ...shards] = await readCounters(storeId, list);
+  return listTotalOf(storeId, list, stored, shards);
 }
 
 /**
  * The same from the counter item as the caller read it (consistently, `listCounterKey`), in a
- * BatchGet with other items its answer needs.
+ * BatchGet with other items its answer needs; a sharded list's caller passes its shards as read too.
  */
-export async function listTotalOf(storeId: number, list: CountedList, stored: Record<string, unknown> | undefined): Promise<number> {
-  const key = listCounterKey(storeId, list.counter);
+export async function listTotalOf(
+  storeId: number,
+  list: CountedList,
+  stored: Record<string, unknown> | undefined,
+  shards: readonly (Record<string, unknown> | undefined)[] = [],
+): Promise<number> {
   const names = countAttributes(list.field);
-  if (stored?.[names.counted] === true) return Number(stored[names.n]);
+  const moved = shards.reduce((sum, shard) => sum + Number(shard?.[names.n] ?? 0), 0);
+  if (stored?.[names.counted] === true) return Number(stored[names.n]) + moved;
   const seen = stored?.[names.n] === undefined ? undefined : Number(stored[names.n]);
   const seenMoves = stored?.[names.moves] === undefined ? undefined : Number(stored[names.moves]);
   const counted = await countRange(list.count);
   // Unchanged since the read: no move at all (`moves`), nor one by a writer older than `moves` (`n`).
-  const unchanged = [seenMoves === undefined ? 'attribute_not_exists(#moves)' : '#moves = :moves', seen === undefined ? 'attribute_not_exists(#n)' : '#n = :seen'];
+  const movesAsRead = asRead('#moves', seenMoves, ':moves');
+  const nAsRead = asRead('#n', seen, ':seen');
+  const store = update({
+    Key: listCounterKey(storeId, list.counter),
+    UpdateExpression: 'SET #n = :base, #counted = :true, store_id = :store',
+    ConditionExpression: ['attribute_not_exists(#counted)', movesAsRead.condition, nAsRead.condition].join(' AND '),
+    ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted, '#moves': names.moves },
+    // The shards keep their deltas: the base holds the rest.
+    ExpressionAttributeValues: { ':base': counted - moved, ':true': true, ':store': storeId, ...movesAsRead.values, ...nAsRead.values },
+  });
   // A failed condition: a write moved the counter while we counted (or another reader counted first): keep the answer, store nothing.
-  await writeIf(
-    update({
-      Key: key,
-      UpdateExpression: 'SET #n = :counted, #counted = :true, store_id = :store',
-      ConditionExpression: ['attribute_not_exists(#counted)', ...unchanged].join(' AND '),
-      ExpressionAttributeNames: { '#n': names.n, '#counted': names.counted, '#moves': names.moves },
-      ExpressionAttributeValues: {
-        ':counted': counted,
-        ':true': true,
-        ':store': storeId,
-        ...(seen === undefined ? {} : { ':seen': seen }),
-        ...(seenMoves === undefined ? {} : { ':moves': seenMoves }),
-      },
-    }),
-  );
+  if (!list.shards?.length) {
+    await writeIf(store);
+    return counted;
+  }
+  const shardsUnmoved = list.shards.map((shard, index): GuardedWrite => {
+    const shardMoves = asRead('#moves', shards[index]?.[names.moves], ':moves');
+    return {
+      item: check({
+        Key: listCounterKey(storeId, shard),
+        ConditionExpression: shardMoves.condition,
+        ExpressionAttributeNames: { '#moves': names.moves },
+        ...(Object.keys(shardMoves.values).length > 0 ? { ExpressionAttributeValues: shardMoves.values } : {}),
+      }),
+      onConditionFailed: () => new MovedMeanwhile(),
+    };
+  });
+  try {
+    await writeGuarded([{ item: store, onConditionFailed: () => new MovedMeanwhile() }, ...shardsUnmoved]);
+  } catch (error) {
+    // A move in flight on a shard (TransactionConflict) is a move meanwhile too.
+    if (!(error instanceof MovedMeanwhile) && !isTransactionConflict(error)) throw error;
+  }
   return counted;
 }
 

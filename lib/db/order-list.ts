@@ -2,12 +2,12 @@ import { cursorCodec, invalidCursor, isId } from '#lib/db/cursor.ts';
 import { findCustomer } from '#lib/db/customer.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
-import { countedPage, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
+import { countedPage, forgetOrderCounts, ORDER_COUNT_SHARD_NAMES, ORDER_COUNTER, type CountedList } from '#lib/db/list-count.ts';
 import { allOrdersPk, buyerPk, clientPk, internalIdFromItem, listSk, orderFromItem, orderKey, orderResponse, statusPk, type OrderItem } from '#lib/db/order.ts';
 import { queryPages, type QueryInput, type StartKey } from '#lib/db/query.ts';
 import type { ServerKeys } from '#lib/crypto.ts';
 import { customerUnauthenticated } from '#lib/errors.ts';
-import { type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
+import { ORDER_STATUSES, type Order, type OrderCursorPage, type OrderFilters, type OrderStatus } from '#lib/schemas/order.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /*
@@ -23,6 +23,8 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * |                                 | sentinels, lib/db/order.ts) + BatchGet of those orders                      |       |
  * | `from` / `to`                   | range on that sort key (BETWEEN / >= / <=): never reads outside the range    |       |
  * | `package`                       | FilterExpression `contains(package_ids, :id)` after the read                 |       |
+ * | recount (admin `order recount`) | UpdateItem REMOVE the base counter's `counted` flags, then each of the 6     | 1 + 6 x   |
+ * |                                 | totals read in turn: its first count (lib/db/list-count.ts)                 | (3 + 1/MB) |
  *
  * Filters combine. One partition answers: the buyer's when `email` is given (then `status` and
  * `client_identifier` are FilterExpressions on it), else the client's (then `status` and `package`
@@ -39,9 +41,10 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * a whole store's history, and only `next_cursor: null` says the list is over.
  *
  * Page mode needs `total`. Unfiltered or filtered by `status` alone, the total is a count kept
- * with the orders (lib/db/list-count.ts; moved by every create and status change, lib/db/order.ts)
- * and a page is one Query of gsi1 / gsi2 with `Limit` (page N > 1 first skips (N-1)*limit entries
- * with `Select COUNT`): 1 GetItem + 1 Query for page 1, whatever the store holds. With any other
+ * with the orders (lib/db/list-count.ts; moved by every create and status change, lib/db/order.ts,
+ * on the order's shard) and a page is one Query of gsi1 / gsi2 with `Limit` (page N > 1 first skips
+ * (N-1)*limit entries with `Select COUNT`): 1 BatchGet (the base counter and its 16 shards, 17
+ * small items: 17 read units, consistent) + 1 Query for page 1, whatever the store holds. With any other
  * filter (`from`, `to`, `package`, `email`, `client_identifier`) the total is that of a set no
  * count follows (a time range, a package among the lines, one client's orders), so page mode
  * reads every order of the filtered partition and range (one Query per MB) and slices the page in
@@ -200,6 +203,7 @@ function countedOrders(storeId: number, status: OrderStatus | undefined): Counte
   const entity = { names: { '#entity': 'entity' }, values: { ':order': ENTITY.ORDER } };
   return {
     counter: ORDER_COUNTER,
+    shards: ORDER_COUNT_SHARD_NAMES,
     field: status,
     page: status ? { index: 'gsi2', pk: statusPk(storeId, status), descending: true } : { index: 'gsi1', pk: allOrdersPk(storeId), descending: true },
     count: {
@@ -227,6 +231,15 @@ export async function orderPage(storeId: number, filters: OrderFilters, page: nu
   }
   const orders = await listOrders(storeId, filters);
   return { total: orders.length, data: orders.slice((page - 1) * limit, page * limit) };
+}
+
+/** The page-mode totals, all orders and each status, counted once from the orders themselves (lib/db/list-count.ts `forgetOrderCounts`). */
+export async function recountOrders(storeId: number): Promise<{ total: number; by_status: Record<OrderStatus, number> }> {
+  await forgetOrderCounts(storeId);
+  const totals: number[] = [];
+  // One list after the other: each first count's transaction holds the base and every shard, so at once they would cancel each other.
+  for (const status of [undefined, ...ORDER_STATUSES]) totals.push((await orderPage(storeId, { status }, 1, 1)).total);
+  return { total: totals[0]!, by_status: Object.fromEntries(ORDER_STATUSES.map((status, index) => [status, totals[index + 1]!])) as Record<OrderStatus, number> };
 }
 
 /** Orders examined per Query when some are checked after the read. */

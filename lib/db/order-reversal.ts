@@ -10,9 +10,10 @@ import { notFound } from '#lib/errors.ts';
  * |--------------------------------|-----------------------------------------------------------------------------------------|-------|
  * | the status change (commit)     | TransactWrite: order update conditioned on APPROVED, setting the flags of what is still | 1     |
  * |                                | owed (`reversal_commands`, `reversal_commission`) and the first id of the stage's       |       |
- * |                                | commands, + the coupon's and the packages' releases (as a cancel), + the status counts; |       |
- * |                                | when everything fits 100 items, the commands' writes below ride in it too, and the     |       |
- * |                                | order takes the queued ids at once instead of `reversal_commands`                      |       |
+ * |                                | commands, + the coupon's and the packages' releases (as a cancel), + the status counts  |       |
+ * |                                | (the order's shard, lib/db/order.ts); when everything fits 100 items, the commands'     |       |
+ * |                                | writes below ride in it too, and the order takes the queued ids at once instead of     |       |
+ * |                                | `reversal_commands`                                                                     |       |
  * | the commands (larger orders)   | TransactWrite: order update removing `reversal_commands` (conditioned on it) and adding | 1     |
  * |                                | the queued ids to `command_ids`, + one Put                                              |       |
  * |                                | per command canceled (on its rev) or queued (the stage's), + their chain item           |       |
@@ -54,7 +55,7 @@ export async function markReversed(
 ): Promise<OrderItem> {
   const storeId = order.store_id;
   const commission = order.ref_code !== null;
-  const countMove = orderCountMove(storeId, order.count_owed ?? 'APPROVED', target);
+  const countMove = orderCountMove(storeId, order.id, order.count_owed ?? 'APPROVED', target);
   // The order's update, the releases, the counts and the commands' writes.
   const together = commands !== undefined && 1 + releases.length + 1 + commands.writes.length <= TRANSACTION_ITEMS_MAX ? commands : undefined;
   const marks: ReversalMarks = {

@@ -2,7 +2,7 @@ import { commandPuts } from '#lib/db/command.ts';
 import { customerKey } from '#lib/db/customer.ts';
 import { fieldsOf, getMany, newItemWrite, readItem, type Fields, type StoredItem } from '#lib/db/entity.ts';
 import { entitySk, padId, storePk } from '#lib/db/keys.ts';
-import { countMoves, ORDER_COUNTER } from '#lib/db/list-count.ts';
+import { countMoves, orderCountShard } from '#lib/db/list-count.ts';
 import { nextId } from '#lib/db/sequence.ts';
 import { putNewItem, StaleRead, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
@@ -21,7 +21,8 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * | read for a new order            | lib/db/cart.ts                                                              | 3-4   |
  * | next order id                   | ADD on `#SEQ#ORDER` (lib/db/sequence.ts)                                    | 1     |
  * | create                          | TransactWrite: Put `STORE#<s> / ORDER#<id>`, Put sentinel                   | 1     |
- * |                                 | `ORDER_INTERNAL#<internal_id>`, the list counts (`COUNT#<s> / ORDER`),      |       |
+ * |                                 | `ORDER_INTERNAL#<internal_id>`, the list counts (the order's shard,         |       |
+ * |                                 | `COUNT#<s> / ORDER#SHARD#<id mod 16>`),                                     |       |
  * |                                 | the packages' stock and limits                                              |       |
  * |                                 | (lib/db/reservation.ts), the coupon's reservation (lib/db/coupon-use.ts),   |       |
  * |                                 | a checkout's due item (lib/db/unpaid.ts)                                    |       |
@@ -30,13 +31,13 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * |                                 | (the sentinel also holds `client_email`: the chat checks a buyer with it)   |       |
  * | approve                         | TransactWrite: order update conditioned on PENDING (lines gain expires_at)  | 1     |
  * |                                 | + one Put per command and the chain item that orders them (lib/db/command.ts) |     |
- * |                                 | + the status counts                                                         |       |
+ * |                                 | + the status counts (the order's shard)                                     |       |
  * | (an order of 98 commands placed | the same without the counts, the order marked `count_owed`; then            | +1    |
  * | before the counts)              | TransactWrite: order REMOVE count_owed (conditioned on it) + the counts     |       |
  * | refund, chargeback              | lib/db/order-reversal.ts                                                    |       |
  * | commission credited             | UpdateItem clearing `commission_pending`                                    | 1     |
  * | cancel                          | TransactWrite: order conditioned on PENDING + the coupon's and the          | 1     |
- * |                                 | packages' releases + the status counts                                      |       |
+ * |                                 | packages' releases + the status counts (the order's shard)                  |       |
  * | status by internal_id (public)  | GetItem sentinel + GetItem order                                            | 2     |
  * | a buyer's order by internal_id  | BatchGet (sentinel, customer: e-mails must match) + GetItem order           | 2     |
  * | index an older order's client   | UpdateItem sentinel SET gsi3pk/gsi3sk if absent (`indexOrderClient`)        | 1     |
@@ -59,10 +60,15 @@ import { COMMAND_STAGES } from '#lib/schemas/package.ts';
  * index rather than an index item per order because it costs no write of its own and follows the
  * order's status changes for free (its projection is the order itself).
  *
- * The page-mode totals of the list (all orders, and each status) are counts in one counter item
- * (lib/db/list-count.ts), moved in the same transaction as each status change, so a total never
- * disagrees with the orders. One item, not one per list: an approval's transaction holds the
- * order, up to 97 commands and their chain item, and one count item. Orders placed before that
+ * The page-mode totals of the list (all orders, and each status) are counts (lib/db/list-count.ts),
+ * moved in the same transaction as each status change, so a total never disagrees with the orders.
+ * Each order moves the counts of one shard, `COUNT#<s> / ORDER#SHARD#<id mod 16>`, always the same
+ * for that order: no item is written by all of a store's order writes, so on AWS two of them meet
+ * on a counter (TransactionConflict, retried) only when their orders share a shard, and the
+ * modelled ceiling of one store's order writes is about 16 times that of one counter item
+ * (docs/decisions.md, test/bench/contention.ts). One item per order write, not one per list: an
+ * approval's transaction holds the order, up to 97 commands and their chain item, and one count
+ * item (all the statuses' counts of that shard). Orders placed before that
  * bound with 98 commands would need 101 items: their approval writes the order with `count_owed`
  * (the status still counted for it) and then moves the counts in a second transaction that
  * removes the mark; if the process dies in between, the next approval call of that order (which
@@ -82,11 +88,14 @@ export const buyerPk = (storeId: number, email: string) => `${storePk(storeId)}#
 export const clientPk = (storeId: number, clientIdentifier: string) => `${storePk(storeId)}#CLIENT#${clientIdentifier}`;
 export const listSk = (createdAt: string, orderId: number) => `${createdAt}#${padId(orderId)}`;
 
-/** An order enters the lists (`from` null) or moves from one status's list to another's: the counts' write, for its transaction. */
-export const orderCountMove = (storeId: number, from: OrderStatus | null, to: OrderStatus): GuardedWrite =>
+/**
+ * An order enters the lists (`from` null) or moves from one status's list to another's: the counts'
+ * write, for its transaction, on the order's own shard of the counts (see the header).
+ */
+export const orderCountMove = (storeId: number, orderId: number, from: OrderStatus | null, to: OrderStatus): GuardedWrite =>
   countMoves(
     storeId,
-    ORDER_COUNTER,
+    orderCountShard(orderId),
     from === null
       ? [{ delta: 1 }, { field: to, delta: 1 }]
       : [
@@ -280,7 +289,7 @@ export async function putNewOrder(order: PlacedOrder, couponCounters: readonly s
       }),
       onConditionFailed: () => new Error('internal_id collision'),
     },
-    orderCountMove(storeId, null, 'PENDING'),
+    orderCountMove(storeId, item.id, null, 'PENDING'),
     ...writes,
   ]);
 }
@@ -444,7 +453,7 @@ export async function markApproved(
       onConditionFailed: orderChanged,
     },
     ...puts,
-    ...(countsFit ? [orderCountMove(storeId, 'PENDING', 'APPROVED')] : []),
+    ...(countsFit ? [orderCountMove(storeId, order.id, 'PENDING', 'APPROVED')] : []),
     ...extra,
   ]);
   return {
@@ -479,7 +488,7 @@ export async function settleOrderCount(order: OrderItem): Promise<void> {
         }),
         onConditionFailed: () => new StaleRead(),
       },
-      orderCountMove(order.store_id, order.count_owed, order.status),
+      orderCountMove(order.store_id, order.id, order.count_owed, order.status),
     ]);
   } catch (error) {
     // Settled by another call, or the order moved on since and that move settled it.
@@ -537,7 +546,7 @@ export async function markCanceled(storeId: number, order: OrderItem, releases: 
       }),
       onConditionFailed: orderChanged,
     },
-    orderCountMove(storeId, 'PENDING', 'CANCELED'),
+    orderCountMove(storeId, order.id, 'PENDING', 'CANCELED'),
     ...releases,
   ]);
   return { ...order, status: 'CANCELED', canceled_at: canceledAt, updated_at: canceledAt };

@@ -1,6 +1,7 @@
-import { GetCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import type { IndexName } from '#lib/db/table.ts';
+import { unavailable } from '#lib/errors.ts';
 
 /**
  * The one loop over a Query's pages (test/unit/layers.test.ts fails on `ExclusiveStartKey`
@@ -14,6 +15,29 @@ export async function readItem(key: { pk: string; sk: string }, consistent = fal
   const result = await db.send(new GetCommand({ TableName: TABLE, Key: key, ...(consistent ? { ConsistentRead: true } : {}) }));
   return result.Item;
 }
+/** BatchGetItem takes at most 100 keys a call. */
+const BATCH_GET_MAX = 100;
+
+/**
+ * Items by key, in key order (undefined where absent): one consistent BatchGetItem per 100 keys
+ * (eventually consistent, at half the read units, with `consistent: false`), asking again for the
+ * keys DynamoDB leaves unprocessed under throttling. Still unprocessed after five tries: 503, like
+ * any throttled call. Items are raw (keys included).
+ */
+export async function getMany(keys: readonly { pk: string; sk: string }[], { consistent = true } = {}): Promise<(Record<string, unknown> | undefined)[]> {
+  const found = new Map<string, Record<string, unknown>>();
+  for (let start = 0; start < keys.length; start += BATCH_GET_MAX) {
+    let pending: Record<string, unknown>[] = keys.slice(start, start + BATCH_GET_MAX);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === 5) throw unavailable();
+      const result = await db.send(new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending, ConsistentRead: consistent } } }));
+      for (const item of result.Responses?.[TABLE] ?? []) found.set(`${String(item.pk)}|${String(item.sk)}`, item);
+      pending = result.UnprocessedKeys?.[TABLE]?.Keys ?? [];
+    }
+  }
+  return keys.map((key) => found.get(`${key.pk}|${key.sk}`));
+}
+
 export type StartKey = Record<string, unknown>;
 
 export interface PagingOptions {

@@ -50,7 +50,8 @@ export const idempotencyTableActions = ['PutItem', 'UpdateItem', 'DeleteItem'] a
  * the first count of a list whose items are older than its counter, on exactly these partitions.
  */
 export const LIST_COUNT_PK_PREFIX = 'COUNT#';
-export const listCountTableActions = ['UpdateItem'] as const;
+/** The update of the count, and (a sharded list) the ConditionCheck of each shard in the same transaction. */
+export const listCountTableActions = ['UpdateItem', 'ConditionCheckItem'] as const;
 
 /**
  * The one write a request may make on its credential whatever its route's access: its "last used"

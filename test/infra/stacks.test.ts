@@ -108,7 +108,7 @@ function expectGrantsFollowRoutes(synthesized: Synthesized, areas: Areas) {
     const listCounts = onPartitions('COUNT#');
     if (writesCountPartitions(spec)) {
       expect(listCounts, name).toHaveLength(1);
-      expect([listCounts[0]!.Action].flat(), name).toEqual(['dynamodb:UpdateItem']);
+      expect([listCounts[0]!.Action].flat(), name).toEqual(['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem']);
       expect(listCounts[0]!.Condition, name).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['COUNT#*'] } });
     } else {
       expect(listCounts, name).toEqual([]);

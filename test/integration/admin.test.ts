@@ -117,6 +117,7 @@ describe('npm run admin', () => {
       'key rotate',
       'key revoke',
       'order index-clients',
+      'order recount',
       'cart-index',
     ]) {
       expect(overview.text).toContain(`  ${command} `);

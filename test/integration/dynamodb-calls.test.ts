@@ -86,6 +86,30 @@ describe("the route's table access, enforced on the local stack as IAM does on A
     expect((await asRoute('read', get)).Item).toMatchObject({ value: 1 });
     await expect(asRoute('none', get)).rejects.toMatchObject({ name: 'AccessDeniedException' });
   });
+
+  it("checks a transaction item by item: a list route's first count may update and check counters, nothing beside them", async () => {
+    enforceRouteAccess(db);
+    const counter = { pk: `COUNT#probe-${process.pid}`, sk: 'ORDER' };
+    const shard = { pk: counter.pk, sk: 'ORDER#SHARD#3' };
+    const asList = <T>(send: () => Promise<T>) => routeAccess.run({ access: 'read', listCountWrites: true }, send);
+    const firstCount = (also: Record<string, unknown>[] = []) =>
+      db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Update: { TableName: TABLE, Key: counter, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': 4 } } },
+            { ConditionCheck: { TableName: TABLE, Key: shard, ConditionExpression: 'attribute_not_exists(moves)' } },
+            ...also,
+          ],
+        }),
+      );
+    await asList(() => firstCount());
+    expect((await asRoute('read', () => db.send(new GetCommand({ TableName: TABLE, Key: counter })))).Item).toMatchObject({ n: 4 });
+    // A check outside the counters' partitions, or a Put on them: refused, nothing written.
+    await expect(asList(() => firstCount([{ ConditionCheck: { TableName: TABLE, Key: key, ConditionExpression: 'attribute_not_exists(pk)' } }]))).rejects.toMatchObject({
+      name: 'AccessDeniedException',
+    });
+    await expect(asList(() => firstCount([{ Put: { TableName: TABLE, Item: { pk: counter.pk, sk: 'OTHER' } } }]))).rejects.toMatchObject({ name: 'AccessDeniedException' });
+  });
 });
 
 describe('DynamoDB calls of a payment notification (extensions section 13)', () => {

@@ -1,7 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { adminCommands } from '#lib/admin/commands.ts';
 import { db, TABLE } from '#lib/db/client.ts';
-import { listCounterKey, ORDER_COUNTER } from '#lib/db/list-count.ts';
+import { listCounterKey, ORDER_COUNT_SHARD_NAMES, ORDER_COUNT_SHARDS, ORDER_COUNTER, orderCountShard } from '#lib/db/list-count.ts';
 import { orderKey } from '#lib/db/order.ts';
 import { orderPage } from '#lib/db/order-list.ts';
 import { ORDER_STATUSES, type OrderStatus } from '#lib/schemas/order.ts';
@@ -10,8 +11,9 @@ import { dynamoDbCalls, newStore } from '../support/client.ts';
 
 /**
  * The order list's page-mode totals (lib/db/order-list.ts, lib/db/order.ts): counts of all orders
- * and of each status in one counter item, moved by the same transaction as the create, approval,
- * cancel, refund or chargeback, and a page read with `Limit` instead of the whole store.
+ * and of each status in a base counter item and 16 shards, the order's shard moved by the same
+ * transaction as the create, approval, cancel, refund or chargeback, and a page read with `Limit`
+ * instead of the whole store.
  */
 
 type Totals = Record<'ALL' | OrderStatus, number>;
@@ -40,7 +42,22 @@ async function truth(store: Store, ids: readonly number[]): Promise<Totals> {
   return totals;
 }
 
-const counterItem = async (storeId: number) => (await db.send(new GetCommand({ TableName: TABLE, Key: listCounterKey(storeId, ORDER_COUNTER), ConsistentRead: true }))).Item;
+const counterItem = async (storeId: number, counter: string = ORDER_COUNTER) =>
+  (await db.send(new GetCommand({ TableName: TABLE, Key: listCounterKey(storeId, counter), ConsistentRead: true }))).Item;
+
+/** Each count (`n`, `n_<STATUS>`) summed over the base item and its shards: what a total adds up. */
+async function summedCounts(storeId: number): Promise<Record<string, number>> {
+  const items = await Promise.all([ORDER_COUNTER, ...ORDER_COUNT_SHARD_NAMES].map((counter) => counterItem(storeId, counter)));
+  const sums: Record<string, number> = {};
+  for (const name of ['n', ...ORDER_STATUSES.map((status) => `n_${status}`)]) sums[name] = items.reduce((sum, item) => sum + Number(item?.[name] ?? 0), 0);
+  return sums;
+}
+
+/** The state of a store from before the counts: no base item but `store_id`, no shard at all. */
+async function forgetCounts(storeId: number): Promise<void> {
+  await db.send(new PutCommand({ TableName: TABLE, Item: { ...listCounterKey(storeId, ORDER_COUNTER), store_id: storeId } }));
+  await db.send(new BatchWriteCommand({ RequestItems: { [TABLE]: ORDER_COUNT_SHARD_NAMES.map((shard) => ({ DeleteRequest: { Key: listCounterKey(storeId, shard) } })) } }));
+}
 
 const orderItem = async (storeId: number, orderId: number) => (await db.send(new GetCommand({ TableName: TABLE, Key: orderKey(storeId, orderId), ConsistentRead: true }))).Item!;
 
@@ -110,6 +127,67 @@ describe('order list totals', () => {
     expect((await store.post(`/v1/app/order/${d}/approve`)).status).toBe(409);
     expect(await listTotals(store)).toEqual(await truth(store, ids));
     expect(await listTotals(store)).toEqual({ ALL: 6, PENDING: 2, APPROVED: 1, CANCELED: 1, REFUNDED: 1, CHARGEBACK: 1 });
+  });
+
+  it("moves each order's counts on its own shard (id mod 16): consecutive orders spread over all of them, the base untouched", async () => {
+    const store = await newStore();
+    const ids = await ordersOf(store, ORDER_COUNT_SHARDS + 4);
+    const [approved, canceled] = ids as [number, number];
+    expect((await store.post(`/v1/app/order/${approved}/approve`)).status).toBe(200);
+    expect((await store.post(`/v1/app/order/${canceled}/cancel`)).status).toBe(200);
+    for (let shard = 0; shard < ORDER_COUNT_SHARDS; shard++) {
+      const mine = ids.filter((id) => id % ORDER_COUNT_SHARDS === shard);
+      const item = await counterItem(store.storeId, orderCountShard(shard));
+      expect(mine.length, `shard ${shard}`).toBeGreaterThan(0);
+      expect(Number(item?.n), `shard ${shard}`).toBe(mine.length);
+      expect(Number(item?.n_APPROVED ?? 0), `shard ${shard}`).toBe(mine.includes(approved) ? 1 : 0);
+      expect(Number(item?.n_CANCELED ?? 0), `shard ${shard}`).toBe(mine.includes(canceled) ? 1 : 0);
+    }
+    expect(await counterItem(store.storeId)).toMatchObject({ n: 0, n_PENDING: 0, n_APPROVED: 0, counted: true });
+    expect(await listTotals(store)).toEqual(await truth(store, ids));
+  });
+
+  it('a store counted in the one item of before the shards answers right once orders move the shards, with no migration', async () => {
+    const store = await newStore();
+    const ids = await ordersOf(store, 5);
+    for (const id of ids.slice(0, 2)) await store.post(`/v1/app/order/${id}/approve`);
+    // The one counter item as the single-item code left it: every count exact in it, no shard.
+    await forgetCounts(store.storeId);
+    const exact = { n: 5, n_PENDING: 3, n_APPROVED: 2, n_CANCELED: 0, n_REFUNDED: 0, n_CHARGEBACK: 0 };
+    const flags = Object.fromEntries(['counted', ...ORDER_STATUSES.map((status) => `counted_${status}`)].map((flag) => [flag, true]));
+    await db.send(new PutCommand({ TableName: TABLE, Item: { ...listCounterKey(store.storeId, ORDER_COUNTER), store_id: store.storeId, ...exact, ...flags, moves: 9 } }));
+    const later = await ordersOf(store, 3);
+    await store.post(`/v1/app/order/${later[0]}/approve`);
+    await store.post(`/v1/app/order/${ids[2]}/cancel`);
+    await store.post(`/v1/app/order/${ids[0]}/refund`);
+    const page = await store.get('/v1/app/order?limit=1&status=PENDING');
+    // The credential, the BatchGet of the base and the shards, the page: no count of the orders.
+    expect(dynamoDbCalls(page)).toBe(3);
+    expect(await listTotals(store)).toEqual(await truth(store, [...ids, ...later]));
+    expect(await listTotals(store)).toEqual({ ALL: 8, PENDING: 4, APPROVED: 2, CANCELED: 1, REFUNDED: 1, CHARGEBACK: 0 });
+    // The base is as it was left: the moves since are on the shards.
+    expect(await counterItem(store.storeId)).toMatchObject(exact);
+  });
+
+  it('the admin command `order recount` counts a total left wrong again from the orders, and the list answers from the counts after', async () => {
+    const store = await newStore();
+    const ids = await ordersOf(store, 6);
+    await store.post(`/v1/app/order/${ids[0]}/approve`);
+    // A base counted by a list function of before the shards while orders moved the shards: the moves counted twice.
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: listCounterKey(store.storeId, ORDER_COUNTER),
+        UpdateExpression: 'ADD n :four, n_PENDING :four',
+        ExpressionAttributeValues: { ':four': 4 },
+      }),
+    );
+    expect((await listTotals(store)).ALL).toBe(10);
+    const recounted = await adminCommands['order recount']!.run({ store: String(store.storeId) });
+    expect(recounted).toEqual({ store_id: store.storeId, total: 6, by_status: { PENDING: 5, APPROVED: 1, CANCELED: 0, REFUNDED: 0, CHARGEBACK: 0 } });
+    expect(await listTotals(store)).toEqual(await truth(store, ids));
+    const page = await store.get('/v1/app/order?limit=1');
+    expect(dynamoDbCalls(page)).toBe(3);
   });
 
   it('an order refused at create (422) counts nowhere', async () => {
@@ -209,15 +287,17 @@ describe('order list totals', () => {
     const ids = await ordersOf(store, 7);
     await store.post(`/v1/app/order/${ids[0]}/approve`);
     await store.post(`/v1/app/order/${ids[1]}/cancel`);
-    // Before the counts: no counter item at all; then an order created since moves an uncounted delta.
-    await db.send(new PutCommand({ TableName: TABLE, Item: { ...listCounterKey(store.storeId, ORDER_COUNTER), store_id: store.storeId } }));
+    // Before the counts: no counter item at all; then an order approved since moves an uncounted delta on its shard.
+    await forgetCounts(store.storeId);
     await store.post(`/v1/app/order/${ids[2]}/approve`);
-    expect(await counterItem(store.storeId)).toMatchObject({ n_PENDING: -1, n_APPROVED: 1 });
+    expect(await counterItem(store.storeId, orderCountShard(ids[2]!))).toMatchObject({ n_PENDING: -1, n_APPROVED: 1 });
     const first = await store.get('/v1/app/order?limit=2&status=APPROVED');
     expect(first.body.meta.total).toBe(2);
-    // The credential, the count's read, the page, the count of the table's orders and its write.
+    // The credential, the counts' BatchGet, the page, the count of the table's orders and its write (one transaction).
     expect(dynamoDbCalls(first)).toBe(5);
-    expect(await counterItem(store.storeId)).toMatchObject({ n_APPROVED: 2, counted_APPROVED: true });
+    // The base holds the count less the shard's delta.
+    expect(await counterItem(store.storeId)).toMatchObject({ n_APPROVED: 1, counted_APPROVED: true });
+    expect(await summedCounts(store.storeId)).toMatchObject({ n_APPROVED: 2 });
     expect(await counterItem(store.storeId)).not.toHaveProperty('counted_PENDING');
     const again = await store.get('/v1/app/order?limit=2&status=APPROVED');
     expect(again.body.meta.total).toBe(2);
@@ -225,7 +305,8 @@ describe('order list totals', () => {
     // Notes share the orders' key prefix and are not counted as orders.
     expect((await store.post(`/v1/app/order/${ids[3]}/note`, { content: 'call back' })).status).toBe(200);
     expect(await listTotals(store)).toEqual(await truth(store, ids));
-    expect(await counterItem(store.storeId)).toMatchObject({ n: 7, counted: true, n_PENDING: 4, counted_PENDING: true });
+    expect(await counterItem(store.storeId)).toMatchObject({ counted: true, counted_PENDING: true });
+    expect(await summedCounts(store.storeId)).toMatchObject({ n: 7, n_PENDING: 4 });
   });
 
   it('a first count that a create and an approval straddle (+1 and -1: the count unchanged) stores nothing, and the next read is exact', async () => {
@@ -233,7 +314,7 @@ describe('order list totals', () => {
     const ids = await ordersOf(store, 3);
     const pkg = await createPackage(store, { price: 2 });
     // An older store whose counts have moved since (n_PENDING exists, not counted).
-    await db.send(new PutCommand({ TableName: TABLE, Item: { ...listCounterKey(store.storeId, ORDER_COUNTER), store_id: store.storeId } }));
+    await forgetCounts(store.storeId);
     await store.post(`/v1/app/order/${ids[0]}/approve`);
     let straddled = false;
     // Around the first count's own Query (consistent, Select COUNT): an order placed before it, one approved after it.
@@ -256,10 +337,12 @@ describe('order list totals', () => {
       db.middlewareStack.remove('straddleFirstCount');
     }
     expect(straddled).toBe(true);
-    // The count missed the approval: storing it would have left PENDING one too high for good.
+    // The count missed the approval (a move on a shard, not on the base: the shards' ConditionChecks saw it): storing it
+    // would have left PENDING one too high for good.
     expect(await counterItem(store.storeId)).not.toHaveProperty('counted_PENDING');
     expect((await listTotals(store)).PENDING).toBe(2);
-    expect(await counterItem(store.storeId)).toMatchObject({ n_PENDING: 2, counted_PENDING: true });
+    expect(await counterItem(store.storeId)).toMatchObject({ counted_PENDING: true });
+    expect(await summedCounts(store.storeId)).toMatchObject({ n_PENDING: 2 });
   });
 
   it('a first count counts an order whose approval still owes its count move under the owed status, so the settle leaves it exact', async () => {
