@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type Store } from '../support/builders.ts';
+import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
+import { buyerLogin } from '../support/buyer.ts';
+import { createOrder, createTag, type Store } from '../support/builders.ts';
 import { dynamoDbCalls, firstError, newStore, type ApiResponse } from '../support/client.ts';
 
 /**
@@ -50,5 +52,60 @@ describe('a creation whose answer was lost is answered on the retry, and made on
     // as many calls as before its transaction also recorded the key (credential, claim, id, TransactWrite, keep).
     expect(dynamoDbCalls(retried)).toBe(4);
     expect(dynamoDbCalls(await store.post('/v1/app/tag', body, { headers: { 'idempotency-key': freshKey('tag-calls') } }))).toBe(5);
+  });
+
+  it('package: the retry answers the package created (its tags shown), and the store holds one', async () => {
+    const store = await newStore();
+    const tag = await createTag(store);
+    const body = { name: 'VIP', price: 10, tags: [tag.id], commands: [{ command: 'give {client_identifier} vip' }] };
+    const { retried } = await loseThenRetry((headers) => store.post('/v1/app/package', body, { headers }), 'package');
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({ name: 'VIP', price: 10, tags: [tag.id] });
+    expect(retried.body).toEqual((await store.get(`/v1/app/package/${retried.body.id}`)).body);
+    expect(await ids(store, '/v1/app/package')).toEqual([retried.body.id]);
+  });
+
+  it('withdrawal of the whole balance: the retry answers the line written (not 422 on the emptied balance), and the balance is debited once', async () => {
+    const store = await newStore();
+    const ref = `wd${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+    const buyer = await buyerLogin(store.domain);
+    expect((await buyer.post('/v1/webstore/affiliate/join', { ref_code: ref })).status).toBe(200);
+    await creditOrderCommission(store.storeId, { id: 1, ref_code: ref, total: 500, client_email: 'someone.else@example.com', packages: [] });
+    await buyer.patch('/v1/webstore/affiliate/me', {
+      withdraw_settings: { full_name: 'Ana Souza', pix_key: 'ana@example.com', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' },
+    });
+    const balance = (await buyer.get('/v1/webstore/affiliate/me')).body.balance as number;
+    expect(balance).toBeGreaterThan(0);
+    const { retried } = await loseThenRetry((headers) => buyer.post('/v1/webstore/affiliate/withdraw', { amount: balance }, headers), 'withdraw');
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toMatchObject({ operation: 'WITHDRAW_PENDING', amount: balance, withdraw_info: { full_name: 'Ana Souza' } });
+    expect((await buyer.get('/v1/webstore/affiliate/me')).body.balance).toBe(0);
+    expect(await ids(store, '/v1/app/affiliate/withdrawal')).toEqual([retried.body.id]);
+    // The retry read the line back: credential, claim, GetItem, keep.
+    expect(dynamoDbCalls(retried)).toBe(4);
+  });
+
+  it('chat, from the store and from the buyer: each retry answers the message posted, and the chat holds one of each', async () => {
+    const store = await newStore();
+    const buyer = await buyerLogin(store.domain);
+    const order = await createOrder(store, { client_email: buyer.email, client_name: 'Steve' });
+    const app = `/v1/app/order/${order.internal_id}/chat/messages`;
+    const web = `/v1/webstore/order/${order.internal_id}/chat/messages`;
+    const fromStore = (await loseThenRetry((headers) => store.post(app, { message: 'Your rank is active' }, { headers }), 'chat-store')).retried;
+    expect(fromStore.status, fromStore.text).toBe(200);
+    expect(fromStore.body).toMatchObject({ message: 'Your rank is active', user_type: 'store' });
+    const fromBuyer = (await loseThenRetry((headers) => buyer.post(web, { message: 'Thanks!' }, headers), 'chat-buyer')).retried;
+    expect(fromBuyer.status, fromBuyer.text).toBe(200);
+    expect(fromBuyer.body).toMatchObject({ message: 'Thanks!', user_type: 'buyer' });
+    // Each retry read the message back: credential, claim, GetItem, keep.
+    expect(dynamoDbCalls(fromStore)).toBe(4);
+    expect(dynamoDbCalls(fromBuyer)).toBe(4);
+    const chat = (await store.get(app)).body.data as { id: string; message: string }[];
+    expect(chat.map((message) => [message.id, message.message])).toEqual([
+      [fromStore.body.id, 'Your rank is active'],
+      [fromBuyer.body.id, 'Thanks!'],
+    ]);
+    // A fresh keyed post makes as many calls as before it recorded its key: credential, claim, BatchGet, TransactWrite, keep.
+    expect(dynamoDbCalls(await store.post(app, { message: 'One more' }, { headers: { 'idempotency-key': freshKey('chat-calls') } }))).toBe(5);
   });
 });
