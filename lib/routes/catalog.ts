@@ -6,7 +6,7 @@ import { packageCreateBody, packagePatchBody, packageResource } from '#lib/schem
 /** Catalog routes: categories and packages. */
 export const catalogRoutes = {
   'category-create': route({
-    method: 'POST', path: '/v1/app/category', api: 'api', credential: 'operator', access: 'write', tag: 'Category',
+    method: 'POST', path: '/v1/app/category', api: 'api', credential: 'operator', access: 'write', tag: 'Category', rerunsAfterLostAnswer: true,
     summary: 'Create a category', body: categoryCreateBody, response: categoryResource,
     example: { body: { name: 'Cosmetics' } },
   }),

@@ -14,7 +14,7 @@ import {
 /** Webhooks (operator): the subscriptions, their delivery log, and redelivery. Delivery itself runs off the table's stream (lib/flows/webhook-router.ts). */
 export const webhookRoutes = {
   'webhook-create': route({
-    method: 'POST', path: '/v1/app/webhook', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook',
+    method: 'POST', path: '/v1/app/webhook', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook', rerunsAfterLostAnswer: true,
     summary: 'Subscribe a URL to events; the answer carries the signing secret, shown only here',
     body: webhookCreateBody, response: webhookCreatedResource,
     // Created disabled, as a receiver not yet ready would be: webhook-update enables it.

@@ -108,4 +108,54 @@ describe('a creation whose answer was lost is answered on the retry, and made on
     // A fresh keyed post makes as many calls as before it recorded its key: credential, claim, BatchGet, TransactWrite, keep.
     expect(dynamoDbCalls(await store.post(app, { message: 'One more' }, { headers: { 'idempotency-key': freshKey('chat-calls') } }))).toBe(5);
   });
+
+  /** The operator's other creations: what each sends, where the store lists them, and what the retry's answer must hold. */
+  const operatorCreations = [
+    { what: 'category', path: '/v1/app/category', body: { name: 'Ranks' }, list: '/v1/app/category' },
+    { what: 'server', path: '/v1/app/server', body: { name: 'Survival' }, list: '/v1/app/server' },
+    {
+      what: 'promo',
+      path: '/v1/app/promo',
+      body: {
+        name: 'Two for less',
+        type: 'PROGRESSIVE',
+        condition_mode: 'QUANTITY',
+        starts_at: '2020-01-01T00:00:00.000Z',
+        targets: [{ type: 'STORE' }],
+        tiers: [{ min_amount: 2, reward_type: 'PERCENTAGE', reward_value: 10 }],
+      },
+      list: '/v1/app/promo',
+    },
+    // A rerun would be 409 for the name the first attempt now holds.
+    { what: 'variable', path: '/v1/app/variable', body: { name: 'nick', type: 'TEXT', description: 'Asked at checkout' }, list: '/v1/app/variable' },
+  ];
+  for (const creation of operatorCreations) {
+    it(`${creation.what}: the retry answers the ${creation.what} created, and the store holds one`, async () => {
+      const store = await newStore();
+      const { retried } = await loseThenRetry((headers) => store.post(creation.path, creation.body, { headers }), creation.what);
+      expect(retried.status, retried.text).toBe(200);
+      expect(retried.body).toMatchObject({ name: creation.body.name });
+      expect(retried.body).toEqual((await store.get(`${creation.path}/${retried.body.id}`)).body);
+      expect(await ids(store, creation.list)).toEqual([retried.body.id]);
+    });
+  }
+
+  it('webhook: the retry answers the webhook created with the very signing secret it was given, and the store holds one', async () => {
+    const store = await newStore();
+    const { retried } = await loseThenRetry((headers) => store.post('/v1/app/webhook', { url: 'https://example.com/hooks', events: ['order.approved'] }, { headers }), 'webhook');
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body.secret).toEqual(expect.any(String));
+    const { secret, ...shown } = retried.body;
+    expect(shown).toEqual((await store.get(`/v1/app/webhook/${retried.body.id}`)).body);
+    expect(await ids(store, '/v1/app/webhook')).toEqual([retried.body.id]);
+  });
+
+  it('order note: the retry answers the note written, and the order holds one', async () => {
+    const store = await newStore();
+    const order = await createOrder(store);
+    const path = `/v1/app/order/${order.id}/note`;
+    const { retried } = await loseThenRetry((headers) => store.post(path, { content: 'Called the buyer' }, { headers }), 'note');
+    expect(retried.status, retried.text).toBe(200);
+    expect((await store.get(path)).body).toEqual([retried.body]);
+  });
 });
