@@ -141,6 +141,7 @@ async function main() {
           claims_failed: snapshot.claimsFailed,
           commands: snapshot.commands.length,
           commissions: snapshot.affiliate.transactions.length,
+          created: Object.fromEntries(Object.entries(snapshot.created ?? {}).map(([kind, ids]) => [kind, ids.length])),
           rules: rules.map((rule) => `${rule.problems.length === 0 ? 'ok    ' : 'BROKEN'} ${rule.rule}`),
           problems: broken.flatMap((rule) => rule.problems.slice(0, 5).map((problem) => `${rule.rule}: ${problem}`)),
         },
