@@ -115,6 +115,15 @@ export function answersPages(spec: Pick<RouteSpec, 'response'>): boolean {
 export const writesCountPartitions = (spec: Pick<RouteSpec, 'response' | 'access' | 'uses'>) =>
   spec.access !== 'write' && (answersPages(spec) || (spec.uses?.includes('counters') ?? false));
 
+/**
+ * The time each route's function is given (Lambda's timeout, infra/constructs/endpoint-function.ts;
+ * API Gateway gives up after 30 s, and a request that takes 10 s is already a bug). One budget for
+ * every route: the table sets none per route. The local server gives each request the same
+ * (infra/local/server.ts `lambdaContext`), so the per-request deadline (lib/http/handler.ts) fires
+ * there as it would on AWS.
+ */
+export const ROUTE_TIMEOUT_SECONDS = 10;
+
 /** Identity function that keeps each route's literal types (its schemas) for the handler. */
 export const route = <const R extends RouteSpec>(spec: R): R => spec;
 
