@@ -43,7 +43,7 @@ export const buyerRoutes = {
     example: { body: { name: 'Ana Souza', avatar: null } },
   }),
   'affiliate-join': route({
-    method: 'POST', path: '/v1/webstore/affiliate/join', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate',
+    method: 'POST', path: '/v1/webstore/affiliate/join', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate', rerunsAfterLostAnswer: true,
     summary: "Join the store's affiliate program (an affiliate already gets the panel)", body: joinBody, response: affiliatePanel,
     example: { body: { ref_code: 'ana_games' } },
   }),

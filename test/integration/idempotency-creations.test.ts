@@ -5,10 +5,11 @@ import { createOrder, createTag, type Store } from '../support/builders.ts';
 import { dynamoDbCalls, firstError, newStore, type ApiResponse } from '../support/client.ts';
 
 /**
- * A POST that creates something, whose write landed while its answer was lost (issue 28, Deliver
- * item 2): the creation's own transaction records what it created on the Idempotency-Key
- * (lib/db/idempotency.ts `createOnce`), so the careful client's retry (the same key and body,
- * faults off) answers that very thing, once, and never creates a second one. Faults are injected
+ * A POST whose write landed while its answer was lost (issue 28, Deliver item 2). A creation's
+ * own transaction records what it created on the Idempotency-Key (lib/db/idempotency.ts
+ * `createOnce`), so the careful client's retry (the same key and body, faults off) answers that
+ * very thing, once, and never creates a second one; joining as an affiliate and settling a
+ * withdrawal run again safely (the membership is shown, the settled line answered unchanged). Faults are injected
  * by the local stack (`x-local-dynamodb-fault`, infra/local/dynamodb-faults.ts): `lose-answer` on
  * every attempt of the creation's TransactWriteItems (the SDK's retries included) lands the write
  * and loses every answer, so the first request is a 503.
@@ -39,7 +40,20 @@ async function loseThenRetry(send: Send, label: string) {
 
 const ids = async (store: Store, path: string) => ((await store.get(path)).body.data as { id: number | string }[]).map((thing) => thing.id);
 
-describe('a creation whose answer was lost is answered on the retry, and made once', () => {
+/** An affiliate of a new store with a balance from one commission, and its withdraw settings saved. */
+async function fundedAffiliate() {
+  const store = await newStore();
+  const ref = `wd${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+  const buyer = await buyerLogin(store.domain);
+  expect((await buyer.post('/v1/webstore/affiliate/join', { ref_code: ref })).status).toBe(200);
+  await creditOrderCommission(store.storeId, { id: 1, ref_code: ref, total: 500, client_email: 'someone.else@example.com', packages: [] });
+  await buyer.patch('/v1/webstore/affiliate/me', { withdraw_settings: { full_name: 'Ana Souza', pix_key: 'ana@example.com', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' } });
+  const balance = (await buyer.get('/v1/webstore/affiliate/me')).body.balance as number;
+  expect(balance).toBeGreaterThan(0);
+  return { store, buyer, balance };
+}
+
+describe('a POST whose effect landed and whose answer was lost is answered on the retry, and done once', () => {
   it('tag: the retry answers the tag created, and the store holds one', async () => {
     const store = await newStore();
     const body = { name: 'Sale', color: '#ef4444' };
@@ -66,16 +80,7 @@ describe('a creation whose answer was lost is answered on the retry, and made on
   });
 
   it('withdrawal of the whole balance: the retry answers the line written (not 422 on the emptied balance), and the balance is debited once', async () => {
-    const store = await newStore();
-    const ref = `wd${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
-    const buyer = await buyerLogin(store.domain);
-    expect((await buyer.post('/v1/webstore/affiliate/join', { ref_code: ref })).status).toBe(200);
-    await creditOrderCommission(store.storeId, { id: 1, ref_code: ref, total: 500, client_email: 'someone.else@example.com', packages: [] });
-    await buyer.patch('/v1/webstore/affiliate/me', {
-      withdraw_settings: { full_name: 'Ana Souza', pix_key: 'ana@example.com', pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' },
-    });
-    const balance = (await buyer.get('/v1/webstore/affiliate/me')).body.balance as number;
-    expect(balance).toBeGreaterThan(0);
+    const { store, buyer, balance } = await fundedAffiliate();
     const { retried } = await loseThenRetry((headers) => buyer.post('/v1/webstore/affiliate/withdraw', { amount: balance }, headers), 'withdraw');
     expect(retried.status, retried.text).toBe(200);
     expect(retried.body).toMatchObject({ operation: 'WITHDRAW_PENDING', amount: balance, withdraw_info: { full_name: 'Ana Souza' } });
@@ -84,6 +89,34 @@ describe('a creation whose answer was lost is answered on the retry, and made on
     // The retry read the line back: credential, claim, GetItem, keep.
     expect(dynamoDbCalls(retried)).toBe(4);
   });
+
+  it('affiliate join: the retry answers the membership made (joining again shows it), and the store holds one affiliate', async () => {
+    const store = await newStore();
+    const buyer = await buyerLogin(store.domain);
+    const ref = `jn${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+    const { retried } = await loseThenRetry((headers) => buyer.post('/v1/webstore/affiliate/join', { ref_code: ref }, headers), 'join');
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toMatchObject({ ref_code: ref, balance: 0 });
+    expect(retried.body).toEqual((await buyer.get('/v1/webstore/affiliate/me')).body);
+    expect((await store.get('/v1/app/affiliate')).body.meta.total).toBe(1);
+  });
+
+  for (const action of ['pay', 'reject'] as const) {
+    it(`withdrawal ${action}: the retry answers the line settled, settled once (the balance given back once when rejected)`, async () => {
+      const { store, buyer, balance } = await fundedAffiliate();
+      const withdrawn = await buyer.post('/v1/webstore/affiliate/withdraw', { amount: balance });
+      expect(withdrawn.status, withdrawn.text).toBe(200);
+      const path = `/v1/app/affiliate/withdrawal/${withdrawn.body.id}/${action}`;
+      const body = action === 'reject' ? { message: 'Wrong PIX key' } : {};
+      const { retried } = await loseThenRetry((headers) => store.post(path, body, { headers }), `withdrawal-${action}`);
+      expect(retried.status, retried.text).toBe(200);
+      expect(retried.body).toMatchObject({ id: withdrawn.body.id, operation: action === 'pay' ? 'WITHDRAW_PAID' : 'WITHDRAW_REJECTED' });
+      expect((await buyer.get('/v1/webstore/affiliate/me')).body.balance).toBe(action === 'pay' ? 0 : balance);
+      const settled = action === 'pay' ? 'PAID' : 'REJECTED';
+      expect((await store.get(`/v1/app/affiliate/withdrawal?status=${settled}`)).body.meta.total).toBe(1);
+      expect((await store.get('/v1/app/affiliate/withdrawal?status=PENDING')).body.meta.total).toBe(0);
+    });
+  }
 
   it('chat, from the store and from the buyer: each retry answers the message posted, and the chat holds one of each', async () => {
     const store = await newStore();
