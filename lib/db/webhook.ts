@@ -329,7 +329,14 @@ export async function getDelivery(storeId: number, webhookId: number, deliveryId
  * (lib/flows/webhook-router.ts), which queues it: the API function needs no queue permission,
  * and the stream stays the one way into the queue.
  */
-export async function putRedeliveryRequest(storeId: number, webhookId: number, delivery: WebhookDelivery, requestId: string, expiresEpoch: number): Promise<void> {
+export async function putRedeliveryRequest(
+  storeId: number,
+  webhookId: number,
+  delivery: WebhookDelivery,
+  requestId: string,
+  expiresEpoch: number,
+  alsoWrite: readonly GuardedWrite[] = [],
+): Promise<void> {
   await writeGuarded([
     {
       item: put({
@@ -344,5 +351,6 @@ export async function putRedeliveryRequest(storeId: number, webhookId: number, d
         },
       }),
     },
+    ...alsoWrite,
   ]);
 }

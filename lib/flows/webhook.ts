@@ -5,7 +5,7 @@ import { createWebhook, getDelivery, getWebhookItem, putRedeliveryRequest, webho
 import { webhookUrlProblem } from '#lib/domain/webhook.ts';
 import { unprocessable } from '#lib/errors.ts';
 import { resolvesToPublic } from '#lib/flows/webhook-post.ts';
-import type { Webhook, WebhookCreate, WebhookPatch } from '#lib/schemas/webhook.ts';
+import type { Webhook, WebhookCreate, WebhookDelivery, WebhookPatch } from '#lib/schemas/webhook.ts';
 import { createOnce } from '#lib/db/idempotency.ts';
 
 /*
@@ -53,10 +53,20 @@ export async function updateStoreWebhook(storeId: number, webhookId: number, pat
   return updateWebhook(storeId, webhookId, patch);
 }
 
-/** The same event, sent again soon (one attempt outside the schedule), through the stream and the queue. */
+/**
+ * The same event, sent again soon (one attempt outside the schedule), through the stream and the
+ * queue. The retry of a request whose answer was lost (the same Idempotency-Key) answers the
+ * redelivery it queued, and queues none more.
+ */
 export async function redeliver(storeId: number, webhookId: number, deliveryId: number, requestId: string) {
-  const delivery = await getDelivery(storeId, webhookId, deliveryId);
-  // The request only has to live until the router has read it from the stream.
-  await putRedeliveryRequest(storeId, webhookId, delivery, requestId, Math.floor(currentTimeMs() / 1000) + 24 * 60 * 60);
-  return { delivery_id: delivery.id, event_id: delivery.event_id, queued: true };
+  const answer = (delivery: WebhookDelivery) => ({ delivery_id: delivery.id, event_id: delivery.event_id, queued: true });
+  return createOnce(
+    async (_queuedBy: string) => answer(await getDelivery(storeId, webhookId, deliveryId)),
+    async (recordOnKey) => {
+      const delivery = await getDelivery(storeId, webhookId, deliveryId);
+      // The request only has to live until the router has read it from the stream.
+      await putRedeliveryRequest(storeId, webhookId, delivery, requestId, Math.floor(currentTimeMs() / 1000) + 24 * 60 * 60, recordOnKey(requestId));
+      return answer(delivery);
+    },
+  );
 }

@@ -46,7 +46,7 @@ export const webhookRoutes = {
     example: { params: { webhookId: '1' }, query: { page_cursor: '', page_size: '50' } },
   }),
   'webhook-redeliver': route({
-    method: 'POST', path: '/v1/app/webhook/{webhookId}/delivery/{deliveryId}/redeliver', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook',
+    method: 'POST', path: '/v1/app/webhook/{webhookId}/delivery/{deliveryId}/redeliver', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook', rerunsAfterLostAnswer: true,
     summary: "Send an attempt's event again soon (the same body, freshly signed); 202",
     params: v.object({ webhookId: idString, deliveryId: idString }), response: redeliveryResource, status: 202,
     example: { params: { webhookId: '1', deliveryId: '1' } },
