@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { storePk } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import { buyerLogin } from '../support/buyer.ts';
-import { createOrder, createTag, type Store } from '../support/builders.ts';
-import { dynamoDbCalls, firstError, newStore, type ApiResponse } from '../support/client.ts';
+import { createOrder, createPackage, createTag, type Store } from '../support/builders.ts';
+import { call, dynamoDbCalls, firstError, newStore, type ApiResponse } from '../support/client.ts';
 
 /**
  * A POST whose write landed while its answer was lost (issue 28, Deliver item 2). A creation's
@@ -190,5 +193,16 @@ describe('a POST whose effect landed and whose answer was lost is answered on th
     const { retried } = await loseThenRetry((headers) => store.post(path, { content: 'Called the buyer' }, { headers }), 'note');
     expect(retried.status, retried.text).toBe(200);
     expect((await store.get(path)).body).toEqual([retried.body]);
+  });
+
+  it('storefront quote: the retry answers the quote issued, its prices and expiry, and the store holds one', async () => {
+    const store = await newStore();
+    const pkg = await createPackage(store, { price: 10 });
+    const body = { cart: [{ package_id: pkg.id, quantity: 2 }] };
+    const { retried } = await loseThenRetry((headers) => call('POST', '/v1/webstore/cart/quote', { json: body, headers: { 'x-store-domain': store.domain, ...headers } }), 'quote');
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toMatchObject({ quote_id: expect.any(String), expires_at: expect.any(String), subtotal: 20, total: 20 });
+    const quotes = await queryAll({ pk: storePk(store.storeId), skPrefix: `${ENTITY.QUOTE}#` });
+    expect(quotes.map((quote) => quote.quote_id)).toEqual([retried.body.quote_id]);
   });
 });
