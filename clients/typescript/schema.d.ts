@@ -6232,7 +6232,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;

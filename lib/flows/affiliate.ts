@@ -131,11 +131,28 @@ export async function requestWithdrawal(storeId: number, customerId: number, amo
  * are the rules, and each failed one names its answer (lib/db/affiliate-link.ts `addLink`): no
  * affiliate 404, blocked 403, the code held by any affiliate or link 409, the 21st link 422, in
  * that order when several fail. A read before it could only spare a doomed write, at the price
- * of a call on every request that succeeds.
+ * of a call on every request that succeeds. The retry of a request whose answer was lost (the
+ * same Idempotency-Key) answers the link it added, as it was answered (1 BatchGet): not 409 for
+ * the code the link now holds.
  */
 export async function createLink(storeId: number, customerId: number, storeDomain: string, body: { name: string; ref_code: string }): Promise<AffiliateLink> {
-  const link = await addLink(storeId, customerId, body.name, body.ref_code, AFFILIATE_LINKS_MAX);
-  return { id: link.id, name: link.name, ref_code: link.ref_code, url: linkUrl(storeDomain, link.ref_code), sales: 0, revenue: 0, d7_visits: 0 };
+  const answer = (link: { id: number; name: string; ref_code: string }) => ({
+    id: link.id,
+    name: link.name,
+    ref_code: link.ref_code,
+    url: linkUrl(storeDomain, link.ref_code),
+    sales: 0,
+    revenue: 0,
+    d7_visits: 0,
+  });
+  return createOnce(
+    async (linkId: number) => {
+      const link = (await loadMembership(storeId, customerId)).affiliate?.links[String(linkId)];
+      if (!link) throw notFound('Link');
+      return answer(link);
+    },
+    async (recordOnKey) => answer(await addLink(storeId, customerId, body.name, body.ref_code, AFFILIATE_LINKS_MAX, recordOnKey)),
+  );
 }
 
 /** 1 BatchGet (affiliate, customer) + 1 TransactWrite. The main link is the affiliate's code itself: it cannot be deleted. */

@@ -53,7 +53,7 @@ export const affiliateRoutes = {
     example: { params: { transactionId: '6' }, body: { message: 'The PIX key does not match the CPF' } },
   }),
   'affiliate-link-create': route({
-    method: 'POST', path: '/v1/webstore/affiliate/link', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate',
+    method: 'POST', path: '/v1/webstore/affiliate/link', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate', rerunsAfterLostAnswer: true,
     summary: 'Add a link with its own code (at most 20 besides the main code; the code unique in the store)', body: linkBody, response: affiliateLink,
     example: { body: { name: 'YouTube', ref_code: 'ana_yt' } },
   }),

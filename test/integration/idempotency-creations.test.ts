@@ -104,6 +104,20 @@ describe('a POST whose effect landed and whose answer was lost is answered on th
     expect((await store.get('/v1/app/affiliate')).body.meta.total).toBe(1);
   });
 
+  it('affiliate link: the retry answers the link added (not 409 for the code it now holds), and the affiliate holds one more link', async () => {
+    const store = await newStore();
+    const buyer = await buyerLogin(store.domain);
+    const ref = `lk${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+    expect((await buyer.post('/v1/webstore/affiliate/join', { ref_code: ref })).status).toBe(200);
+    const code = `${ref}yt`;
+    const { retried } = await loseThenRetry((headers) => buyer.post('/v1/webstore/affiliate/link', { name: 'YouTube', ref_code: code }, headers), 'link');
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toEqual({ id: expect.any(Number), name: 'YouTube', ref_code: code, url: `https://${store.domain}/?ref=${code}`, sales: 0, revenue: 0, d7_visits: 0 });
+    const links = (await buyer.get('/v1/webstore/affiliate/me')).body.links as { id: number; ref_code: string }[];
+    expect(links.filter((link) => link.ref_code === code).map((link) => link.id)).toEqual([retried.body.id]);
+    expect(links).toHaveLength(2);
+  });
+
   for (const action of ['pay', 'reject'] as const) {
     it(`withdrawal ${action}: the retry answers the line settled, settled once (the balance given back once when rejected)`, async () => {
       const { store, buyer, balance } = await fundedAffiliate();
