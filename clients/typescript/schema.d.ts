@@ -3414,7 +3414,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4567,7 +4567,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5083,7 +5083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5956,7 +5956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6099,7 +6099,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6232,7 +6232,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6654,7 +6654,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7230,7 +7230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7827,7 +7827,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7951,7 +7951,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8257,7 +8257,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9487,7 +9487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11623,7 +11623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11980,7 +11980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12244,7 +12244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13038,7 +13038,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13980,7 +13980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15243,7 +15243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15778,7 +15778,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); carried out by an earlier request whose answer was lost in a fault, not run again (IDEMPOTENCY_ANSWER_LOST); or a uniqueness conflict */
+            /** @description A request with this Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_USE); or a uniqueness conflict */
             409: {
                 headers: {
                     [name: string]: unknown;

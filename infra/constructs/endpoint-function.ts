@@ -5,6 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ROUTE_TIMEOUT_SECONDS } from '#lib/http/route.ts';
 
 /** Newest Node.js runtime aws-cdk-lib offers; infra/build.ts targets the same version. */
 export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -29,7 +30,7 @@ export interface EndpointFunctionProps {
   description: string;
   environment: Record<string, string>;
   logRemovalPolicy: RemovalPolicy;
-  /** 10 s unless said: a request that takes longer is a bug; a background consumer may need more. */
+  /** ROUTE_TIMEOUT_SECONDS (10 s) unless said: a request that takes longer is a bug; a background consumer may need more. */
   timeout?: Duration;
 }
 
@@ -56,8 +57,8 @@ export class EndpointFunction extends Construct {
       // Lambda allots CPU in proportion to memory: 1024 MB keeps the cold start (parsing a
       // ~360 KB bundle) short, at a negligible price for requests that last tens of ms.
       memorySize: 1024,
-      // API Gateway gives up after 30 s; a request that takes 10 s is already a bug.
-      timeout: props.timeout ?? Duration.seconds(10),
+      // API Gateway gives up after 30 s; a request that takes 10 s is already a bug (the local server gives the same).
+      timeout: props.timeout ?? Duration.seconds(ROUTE_TIMEOUT_SECONDS),
       description: props.description,
       role: this.role,
       logGroup: this.logGroup,

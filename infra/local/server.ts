@@ -5,7 +5,7 @@ import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { notesCredentialUse, takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
+import { notesCredentialUse, ROUTE_TIMEOUT_SECONDS, takesIdempotencyKey, writesCountPartitions, type RouteSpec } from '#lib/http/route.ts';
 import { routeEntries } from '#lib/routes/index.ts';
 import { BASE_HEADERS, JSON_CONTENT_TYPE } from '#lib/http/reply.ts';
 import type { ErrorCode } from '#lib/errors.ts';
@@ -190,7 +190,13 @@ export function watchSourcesForReload(): () => void {
   );
 }
 
-export function lambdaContext(name: string, requestId: string): Context {
+/**
+ * The context Lambda gives a handler. Its remaining time counts down from the route's budget on
+ * AWS (`ROUTE_TIMEOUT_SECONDS`, from when the context is made), so the per-request deadline
+ * (lib/http/handler.ts) fires locally as it would there: past it, a 503 with Retry-After.
+ */
+export function lambdaContext(name: string, requestId: string, budgetMs = ROUTE_TIMEOUT_SECONDS * 1000): Context {
+  const endsAt = Date.now() + budgetMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
@@ -200,7 +206,7 @@ export function lambdaContext(name: string, requestId: string): Context {
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${name}`,
     logStreamName: 'local',
-    getRemainingTimeInMillis: () => 30_000,
+    getRemainingTimeInMillis: () => Math.max(0, endsAt - Date.now()),
     done: () => undefined,
     fail: () => undefined,
     succeed: () => undefined,

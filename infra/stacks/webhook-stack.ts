@@ -8,6 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { bundleDirOf, EndpointFunction } from '#infra/constructs/endpoint-function.ts';
+import { ROUTE_TIMEOUT_SECONDS } from '#lib/http/route.ts';
 import type { DataExports } from '#infra/stacks/data-stack.ts';
 import { toPascalCase } from '#infra/stacks/area-stack.ts';
 import { removalPolicyOf, type StageStackProps } from '#infra/stacks/stage.ts';
@@ -15,7 +16,7 @@ import { tableAccessStatement } from '#infra/stacks/table-grant.ts';
 import { consumers, isStreamSource, queues, type ConsumerSpec, type QueueName, type TableStreamSource } from '#lib/routes/consumers.ts';
 
 /** EndpointFunction's timeout unless said, in seconds. */
-const DEFAULT_TIMEOUT_SECONDS = 10;
+const DEFAULT_TIMEOUT_SECONDS = ROUTE_TIMEOUT_SECONDS;
 
 /** Lambda filter criteria passing a stream record only when its new image's `entity` is listed (infra/local/webhooks.ts applies the same test). */
 export const streamEntityFilter = (entities: readonly string[]) => lambda.FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: lambda.FilterRule.or(...entities) } } } });

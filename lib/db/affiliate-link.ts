@@ -2,7 +2,7 @@ import { affiliateKey, affiliateNotFound, refCodeInUse, refCodeKey, visitCounter
 import { nowIso } from '#lib/db/keys.ts';
 import type { RateWindow } from '#lib/db/rate-limit.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { putNewItem, remove, retrying, update, writeGuarded, WrittenConcurrently } from '#lib/db/transact.ts';
+import { putNewItem, remove, retrying, update, writeGuarded, WrittenConcurrently, type GuardedWrite } from '#lib/db/transact.ts';
 import { forbidden, notFound, unprocessable } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
@@ -25,7 +25,14 @@ export const visitAttribute = (linkId: number | undefined) => (linkId === undefi
  * write's conditions: no affiliate 404, a blocked one 403, the code held by any affiliate or link
  * 409, `linksMax` links already 422 (the first of these that failed, in that order).
  */
-export async function addLink(storeId: number, customerId: number, name: string, refCode: string, linksMax: number): Promise<StoredLink> {
+export async function addLink(
+  storeId: number,
+  customerId: number,
+  name: string,
+  refCode: string,
+  linksMax: number,
+  recordOnKey: (linkId: number) => GuardedWrite[],
+): Promise<StoredLink> {
   const id = await nextId(storeId, ENTITY.AFFILIATE);
   const link: StoredLink = { id, name, ref_code: refCode, sales: 0, revenue: 0, created_at: nowIso() };
   await retrying(() =>
@@ -50,6 +57,7 @@ export async function addLink(storeId: number, customerId: number, name: string,
         item: putNewItem({ ...refCodeKey(storeId, refCode), entity: ENTITY.AFFILIATE_REF, store_id: storeId, customer_id: customerId, link_id: id, ref_code: refCode }),
         onConditionFailed: refCodeInUse,
       },
+      ...recordOnKey(id),
     ]),
   );
   return link;

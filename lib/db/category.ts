@@ -8,6 +8,7 @@ import { rawNumber, remove, retrying, writeGuarded } from '#lib/db/transact.ts';
 import { conflict, notFound } from '#lib/errors.ts';
 import type { Category, CategoryCreate, CategoryPatch } from '#lib/schemas/category.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 
 /**
  * Categories.
@@ -36,12 +37,17 @@ export function categoryFromItem(item: StoredItem): Category {
 }
 
 export async function createCategory(storeId: number, input: CategoryCreate): Promise<Category> {
-  const id = await nextId(storeId, CATEGORY);
-  const now = nowIso();
-  const category: Category = { id, store_id: storeId, name: input.name, created_at: now, updated_at: now };
-  // Its storefront list of enabled packages starts empty, counted (ids are never reused).
-  await putNewCounted(categoryItem(category), storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id))]);
-  return category;
+  return createOnce(
+    (categoryId: number) => getCategory(storeId, categoryId),
+    async (recordOnKey) => {
+      const id = await nextId(storeId, CATEGORY);
+      const now = nowIso();
+      const category: Category = { id, store_id: storeId, name: input.name, created_at: now, updated_at: now };
+      // Its storefront list of enabled packages starts empty, counted (ids are never reused).
+      await putNewCounted(categoryItem(category), storeId, CATEGORY, [startCounted(storeId, enabledInCategoryCounter(id)), ...recordOnKey(id)]);
+      return category;
+    },
+  );
 }
 
 export const getCategory = (storeId: number, categoryId: number) => getOne(categoryKey(storeId, categoryId), 'Category', categoryFromItem);

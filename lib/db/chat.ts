@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { currentTimeMs } from '#lib/clock.ts';
 import { customerKey, findCustomer } from '#lib/db/customer.ts';
-import { fieldsOf, getMany, putNew, type StoredItem } from '#lib/db/entity.ts';
+import { fieldsOf, getMany, newItemWrite, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { assertBuyerOwns, internalIdSk } from '#lib/db/order.ts';
 import { queryBetween } from '#lib/db/query.ts';
 import { storeKey } from '#lib/db/store.ts';
-import { update, writeIf } from '#lib/db/transact.ts';
+import { update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import { USER_TYPES, type ChatMessage, type Reader } from '#lib/schemas/chat.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
@@ -31,9 +32,10 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | request       | calls after the credential                                                                  | calls |
  * |---------------|---------------------------------------------------------------------------------------------|-------|
  * | operator list | Query (1 per MB) + UpdateItem of the mark when the page shows unread buyer messages         | 1-2   |
- * | operator post | BatchGet (sentinel, store for sender_name) + Put                                            | 2     |
+ * | operator post | BatchGet (sentinel, store for sender_name) + Put (with an Idempotency-Key, a TransactWrite: the Put and the key's record of it) | 2 |
+ * | post again after a lost answer (same key) | GetItem of the message recorded on the key (lib/db/idempotency.ts `createOnce`) | 1 |
  * | buyer list    | Query + GetItem customer (e-mails must match) + UpdateItem of the mark when needed          | 2-3   |
- * | buyer post    | BatchGet (sentinel, customer) + Put                                                         | 2     |
+ * | buyer post    | BatchGet (sentinel, customer) + Put (with a key: TransactWrite, as above)                   | 2     |
  *
  * A buyer reaches only the orders whose `client_email` is the customer's e-mail (ignoring case);
  * any other order is a 404, exactly like a missing one. The sentinel carries the order's
@@ -195,27 +197,47 @@ async function putMessage(
   internalId: string,
   orderId: number,
   fields: Pick<MessageItem, 'message' | 'user_type' | 'sender_name' | 'source'>,
+  recordOnKey: (messageId: string) => GuardedWrite[],
 ): Promise<ChatMessage> {
   const now = currentTimeMs();
   const item: MessageItem = { id: newMessageId(now), store_id: storeId, order_id: orderId, attachments: [], timestamp: new Date(now).toISOString(), ...fields };
-  await putNew(messageItem(internalId, item));
+  await writeGuarded([newItemWrite(messageItem(internalId, item)), ...recordOnKey(item.id)]);
   return messageResponse(item, {});
+}
+
+/** The message a post of this request wrote, as the post answered it (read marks aside). */
+async function postedMessage(storeId: number, internalId: string, messageId: string): Promise<ChatMessage> {
+  const item = await readItem(messageKey(storeId, internalId, messageId), true);
+  if (!item) throw notFound('Message');
+  return messageResponse(messageFromItem(item), {});
 }
 
 /** A store message (`source` `api`): its sender_name is the store's name. */
 export async function postStoreMessage(storeId: number, internalId: string, message: string): Promise<ChatMessage> {
-  const sentinelKey = { pk: storePk(storeId), sk: internalIdSk(internalId) };
-  const [sentinel, store] = await getMany([sentinelKey, storeKey(storeId)]);
-  if (!sentinel) throw notFound('Order');
-  const senderName = typeof store?.name === 'string' ? store.name : null;
-  return putMessage(storeId, internalId, sentinelFromItem(sentinel).orderId, { message, user_type: 'store', sender_name: senderName, source: 'api' });
+  return createOnce(
+    (messageId: string) => postedMessage(storeId, internalId, messageId),
+    async (recordOnKey) => {
+      const sentinelKey = { pk: storePk(storeId), sk: internalIdSk(internalId) };
+      const [sentinel, store] = await getMany([sentinelKey, storeKey(storeId)]);
+      if (!sentinel) throw notFound('Order');
+      const senderName = typeof store?.name === 'string' ? store.name : null;
+      const fields = { message, user_type: 'store', sender_name: senderName, source: 'api' } as const;
+      return putMessage(storeId, internalId, sentinelFromItem(sentinel).orderId, fields, recordOnKey);
+    },
+  );
 }
 
 /** A buyer message (`source` `web`) from the order's own customer: its sender_name is the customer's name. */
 export async function postBuyerMessage(storeId: number, customerId: number, internalId: string, message: string): Promise<ChatMessage> {
-  const [sentinel, customerItem] = await getMany([{ pk: storePk(storeId), sk: internalIdSk(internalId) }, customerKey(storeId, customerId)]);
-  if (!sentinel) throw notFound('Order');
-  const customer = assertBuyerOwns(customerItem, sentinelFromItem(sentinel).clientEmail);
-  const senderName = typeof customer.name === 'string' ? customer.name : null;
-  return putMessage(storeId, internalId, sentinelFromItem(sentinel).orderId, { message, user_type: 'buyer', sender_name: senderName, source: 'web' });
+  return createOnce(
+    (messageId: string) => postedMessage(storeId, internalId, messageId),
+    async (recordOnKey) => {
+      const [sentinel, customerItem] = await getMany([{ pk: storePk(storeId), sk: internalIdSk(internalId) }, customerKey(storeId, customerId)]);
+      if (!sentinel) throw notFound('Order');
+      const customer = assertBuyerOwns(customerItem, sentinelFromItem(sentinel).clientEmail);
+      const senderName = typeof customer.name === 'string' ? customer.name : null;
+      const fields = { message, user_type: 'buyer', sender_name: senderName, source: 'web' } as const;
+      return putMessage(storeId, internalId, sentinelFromItem(sentinel).orderId, fields, recordOnKey);
+    },
+  );
 }

@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DamagedItem, fieldsOf, type StoredItem } from '#lib/db/entity.ts';
 import type { RawItem } from '#lib/db/errors.ts';
-import type { HeldClaim } from '#lib/db/request-effects.ts';
+import { requestEffects, type HeldClaim } from '#lib/db/request-effects.ts';
 import { IDEMPOTENCY_PK_PREFIX } from '#lib/db/table.ts';
 import { remove, update, writeIf, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { HttpError } from '#lib/errors.ts';
@@ -16,6 +16,7 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * | claim a key, or read its record | UpdateItem `IDEMPOTENCY#<digest> / #IDEMPOTENCY`, conditioned on no live record, a dead claim of the same body, or our own claim; ALL_OLD gives what an earlier holder left, or on failure the record | 1 |
  * | keep the answer (status < 500)  | UpdateItem conditioned on the claim's owner                | 1     |
  * | record the order placed         | one Update inside the order's own TransactWrite (`orderPlacedWrite`) | 0 |
+ * | record what a POST created      | one Update inside the creation's own TransactWrite (`createOnce`) | 0 |
  * | settle a 5xx                    | DeleteItem conditioned on the owner and no recorded order, or UpdateItem marking it settled | 1 |
  *
  * `<digest>` is a SHA-256 of the caller, method, path and key, so each key is a partition of its
@@ -32,8 +33,10 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  *   all, and only while the claim is ours (a request that outlived its claim cannot place it).
  *   The retry that takes the key over reads it back and answers that order; without `order_id`
  *   it knows no order was placed and may place it.
+ * - Every other POST that creates something does the same with `created_id` (`createOnce`): the
+ *   id of what it created lands with it, and the retry answers that thing read again.
  * - A 5xx releases the key only when the request wrote nothing (lib/db/request-effects.ts) and no
- *   order is recorded; otherwise the record is marked settled (and `maybe_wrote` when it may have
+ *   order or creation is recorded; otherwise the record is marked settled (and `maybe_wrote` when it may have
  *   written) and opened to the retry at once. A holder that never settled (it died, or DynamoDB
  *   failed it then) may have written too. Where the effect is not recorded with the key, such a
  *   retry is answered 409 `IDEMPOTENCY_ANSWER_LOST` rather than run again (lib/http/idempotency.ts).
@@ -55,6 +58,9 @@ export interface IdempotencyRecord {
   /** Set with the order, in its own transaction (`orderPlacedWrite`). */
   order_id?: number;
   order_until?: number;
+  /** Set with what another POST created, in its own transaction (`createOnce`). */
+  created_id?: number | string;
+  created_until?: number;
   /** Set when a holder ended without an answer (`settleUnanswered`), and whether it may have written. */
   settled_until?: number;
   maybe_wrote_until?: number;
@@ -79,9 +85,18 @@ export function idempotencyFromItem(item: StoredItem): IdempotencyRecord {
     expires_epoch: field.number('expires_epoch'),
     order_id: field.optionalNumber('order_id'),
     order_until: field.optionalNumber('order_until'),
+    created_id: createdIdOf(item),
+    created_until: field.optionalNumber('created_until'),
     settled_until: field.optionalNumber('settled_until'),
     maybe_wrote_until: field.optionalNumber('maybe_wrote_until'),
   };
+}
+
+/** A created thing's id: a number, or a string for ids that are not (a chat message's). */
+function createdIdOf(item: StoredItem): number | string | undefined {
+  const id = item.created_id;
+  if (id === undefined || typeof id === 'number' || typeof id === 'string') return id;
+  throw new DamagedItem(`${IDEMPOTENCY} item ${String(item.pk)}: created_id is neither a number nor a string`);
 }
 
 export type Claim = HeldClaim;
@@ -105,6 +120,8 @@ const isAttributeMap = (item: unknown): item is Record<string, AttributeValue> =
 export interface EarlierAttempt {
   /** The order it placed (recorded in the order's own transaction). */
   orderId?: number;
+  /** What another POST created (recorded in the creation's own transaction). */
+  createdId?: number | string;
   /** It may have written: it said so when it settled, or it never settled (it died, or DynamoDB failed it then). */
   maybeWrote: boolean;
 }
@@ -154,7 +171,11 @@ export async function claimIdempotencyKey(
   const live = (until: number | undefined) => (until ?? 0) >= nowEpoch;
   return {
     claimed: true,
-    earlier: { orderId: live(old.order_until) ? old.order_id : undefined, maybeWrote: live(old.maybe_wrote_until) || !live(old.settled_until) },
+    earlier: {
+      orderId: live(old.order_until) ? old.order_id : undefined,
+      createdId: live(old.created_until) ? old.created_id : undefined,
+      maybeWrote: live(old.maybe_wrote_until) || !live(old.settled_until),
+    },
   };
 }
 
@@ -178,13 +199,13 @@ export async function keepAnswer(claim: Claim, answer: Uint8Array): Promise<void
  * over at once and finds the order or the mark. A claim taken over meanwhile is left alone.
  */
 export async function settleUnanswered(claim: Claim, nowEpoch: number, maybeWrote: boolean): Promise<void> {
-  // A failed delete: an order recorded by this claim (kept for the retry, below), or someone else's claim (left alone).
+  // A failed delete: an order or a creation recorded by this claim (kept for the retry, below), or someone else's claim (left alone).
   const forgotten =
     !maybeWrote &&
     (await writeIf(
       remove({
         Key: recordKey(claim),
-        ConditionExpression: '#owner = :owner AND attribute_not_exists(order_id)',
+        ConditionExpression: '#owner = :owner AND attribute_not_exists(order_id) AND attribute_not_exists(created_id)',
         ExpressionAttributeNames: { '#owner': 'owner' },
         ExpressionAttributeValues: { ':owner': claim.owner },
       }),
@@ -202,17 +223,36 @@ export async function settleUnanswered(claim: Claim, nowEpoch: number, maybeWrot
 }
 
 /** The write an order's transaction carries to record, with the order, which order this key placed. */
-export function orderPlacedWrite(claim: Claim, orderId: number): GuardedWrite {
+export const orderPlacedWrite = (claim: Claim, orderId: number): GuardedWrite => recordedOnKeyWrite(claim, 'order', orderId);
+
+/** The write that records on the key, in the effect's own transaction, what the effect was: it lands with it or not at all. */
+function recordedOnKeyWrite(claim: Claim, effect: 'order' | 'created', id: number | string): GuardedWrite {
   return {
     item: update({
       Key: recordKey(claim),
-      UpdateExpression: 'SET order_id = :order, order_until = :expires',
+      UpdateExpression: `SET ${effect}_id = :id, ${effect}_until = :expires`,
       ConditionExpression: '#owner = :owner',
       ExpressionAttributeNames: { '#owner': 'owner' },
-      ExpressionAttributeValues: { ':order': orderId, ':expires': claim.expiresEpoch, ':owner': claim.owner },
+      ExpressionAttributeValues: { ':id': id, ':expires': claim.expiresEpoch, ':owner': claim.owner },
     }),
-    // The claim was taken over (this request outlived its running window): its order must not land too.
+    // The claim was taken over (this request outlived its running window): its effect must not land too.
     onConditionFailed: () =>
       new HttpError(409, { message: 'A request with this Idempotency-Key is still running; retry shortly', code: 'IDEMPOTENCY_KEY_IN_USE' }, { 'retry-after': '1' }),
   };
+}
+
+/**
+ * Creates one thing once per Idempotency-Key (issue 28, like an order: `orderPlacedWrite`). When
+ * an earlier attempt of this request's key created it and lost its answer, the thing is read
+ * again (`readEarlier`) and answered, and nothing runs twice; otherwise `create` runs, and adds
+ * `recordOnKey(id)` to the creation's own transaction (no write without a key, and no extra call:
+ * it joins a transaction the creation sends anyway). Call it before any check the creation itself
+ * changes (a balance it debits, a limit it fills): the retry answers what was created.
+ */
+export async function createOnce<T, Id extends number | string>(readEarlier: (id: Id) => Promise<T>, create: (recordOnKey: (id: Id) => GuardedWrite[]) => Promise<T>): Promise<T> {
+  const effects = requestEffects();
+  // The record is scoped to the route and its path: an id recorded there is of the kind this route creates.
+  if (effects?.earlierCreatedId !== undefined) return readEarlier(effects.earlierCreatedId as Id);
+  const claim = effects?.claim;
+  return create((id) => (claim ? [recordedOnKeyWrite(claim, 'created', id)] : []));
 }

@@ -1,4 +1,5 @@
-import { deleteOne, fieldsOf, newItemWrite, type StoredItem } from '#lib/db/entity.ts';
+import { deleteOne, fieldsOf, newItemWrite, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import { orderKey } from '#lib/db/order.ts';
 import { queryBetween } from '#lib/db/query.ts';
@@ -14,7 +15,9 @@ import type { Note, NoteCreate } from '#lib/schemas/note.ts';
  *
  * | access pattern                    | key / calls                                                                         | calls    |
  * |-----------------------------------|-------------------------------------------------------------------------------------|----------|
- * | create                            | sequence ADD `#SEQ#NOTE` + TransactWrite(ConditionCheck order exists, Put the note) | 2        |
+ * | create                            | sequence ADD `#SEQ#NOTE` + TransactWrite(ConditionCheck order exists, Put the note, | 2        |
+ * |                                   | + the Idempotency-Key's record of it: lib/db/idempotency.ts `createOnce`)           |          |
+ * | create again after a lost answer  | GetItem of the note recorded on the key                                             | 1        |
  * | list of an order, oldest first    | one consistent Query `sk BETWEEN ORDER#<o> AND ORDER#<o>#NOTE#~`: the order item    | 1 per MB |
  * |                                   | (proves the order exists: 404 otherwise) and its notes                              |          |
  * | delete                            | DeleteItem conditioned on existence                                                 | 1        |
@@ -58,14 +61,27 @@ const noteResponse = (note: NoteRecord): Note => ({
 });
 
 export async function createNote(storeId: number, orderId: number, credentialId: number, input: NoteCreate): Promise<Note> {
-  const id = await nextId(storeId, NOTE);
-  const now = nowIso();
-  const note: NoteRecord = { id, store_id: storeId, order_id: orderId, user_id: credentialId, content: input.content, created_at: now, updated_at: now };
-  await writeGuarded([
-    { item: check({ Key: orderKey(storeId, orderId), ConditionExpression: 'attribute_exists(pk)' }), onConditionFailed: () => notFound('Order') },
-    newItemWrite(noteItem(note)),
-  ]);
-  return noteResponse(note);
+  return createOnce(
+    (noteId: number) => getNote(storeId, orderId, noteId),
+    async (recordOnKey) => {
+      const id = await nextId(storeId, NOTE);
+      const now = nowIso();
+      const note: NoteRecord = { id, store_id: storeId, order_id: orderId, user_id: credentialId, content: input.content, created_at: now, updated_at: now };
+      await writeGuarded([
+        { item: check({ Key: orderKey(storeId, orderId), ConditionExpression: 'attribute_exists(pk)' }), onConditionFailed: () => notFound('Order') },
+        newItemWrite(noteItem(note)),
+        ...recordOnKey(id),
+      ]);
+      return noteResponse(note);
+    },
+  );
+}
+
+/** One note of an order (consistent; 404 when missing): what its creation answered. */
+async function getNote(storeId: number, orderId: number, noteId: number): Promise<Note> {
+  const item = await readItem(noteKey(storeId, orderId, noteId), true);
+  if (!item) throw notFound('Note');
+  return noteResponse(noteFromItem(item));
 }
 
 /** The notes of an order, oldest first; 404 when the order is not in this store. */

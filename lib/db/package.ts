@@ -1,5 +1,6 @@
 import { cartIndexFromItem, cartIndexKey, referrerIds, type CartIndex } from '#lib/db/cart-index.ts';
 import { fieldsOf, getMany, getOne, newItemWrite, patchOne, type StoredItem } from '#lib/db/entity.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 import { entitySk, nowIso, padId, storePk } from '#lib/db/keys.ts';
 import {
   countMove,
@@ -30,7 +31,9 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  * |-------------------------------------------|--------------------------------------------------------------------------|----------|
  * | create                                    | apply-all tag ids, then a BatchGet of those and the tags sent (none      | 3-4      |
  * |                                           | without any; 422 `tags.N`), sequence ADD, TransactWrite (Put             |          |
- * |                                           | `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts)         |          |
+ * |                                           | `STORE#<s> / PACKAGE#<id>` + the category's and parent's counts, + the   |          |
+ * |                                           | Idempotency-Key's record of it: lib/db/idempotency.ts `createOnce`)      |          |
+ * | create again after a lost answer (same key)| get, of the package recorded on the key                                 | 1-2      |
  * | get                                       | one BatchGet: `STORE#<s> / PACKAGE#<id>` and the apply-all tag ids,      | 1-2      |
  * |                                           | then a BatchGet of the tags it shows (none without any)                  |          |
  * | a page (id order)                         | Query with Limit (lib/db/list-count.ts) + one BatchGet of the counter    | 2-3 (+ skip) |
@@ -242,36 +245,42 @@ async function sentTags(storeId: number, ids: readonly number[]): Promise<Tag[]>
 }
 
 export async function createPackage(storeId: number, input: PackageCreate): Promise<Package> {
-  const storeTags = await sentTags(storeId, input.tags);
-  const id = await nextId(storeId, PACKAGE);
-  const now = nowIso();
-  const pkg: StoredPackage = {
-    id,
-    store_id: storeId,
-    name: input.name,
-    price: input.price,
-    category_id: input.category_id,
-    parent_id: input.parent_id,
-    image: null,
-    commands: input.commands,
-    description: input.description,
-    enabled: input.enabled,
-    stock: input.stock,
-    per_customer_limit: input.per_customer_limit,
-    tags: input.tags,
-    expiry_days: input.expiry_days,
-    created_at: now,
-    updated_at: now,
-  };
-  await retrying(() =>
-    writeGuarded([
-      newItemWrite(packageItem(pkg)),
-      ...linkWrites(storeId, UNPLACED, pkg),
-      ...serverReferenceWrites(storeId, id, new Map(), serverMentions(input.commands)),
-      countMove(storeId, PACKAGE, 1),
-    ]),
+  return createOnce(
+    (packageId: number) => getPackage(storeId, packageId),
+    async (recordOnKey) => {
+      const storeTags = await sentTags(storeId, input.tags);
+      const id = await nextId(storeId, PACKAGE);
+      const now = nowIso();
+      const pkg: StoredPackage = {
+        id,
+        store_id: storeId,
+        name: input.name,
+        price: input.price,
+        category_id: input.category_id,
+        parent_id: input.parent_id,
+        image: null,
+        commands: input.commands,
+        description: input.description,
+        enabled: input.enabled,
+        stock: input.stock,
+        per_customer_limit: input.per_customer_limit,
+        tags: input.tags,
+        expiry_days: input.expiry_days,
+        created_at: now,
+        updated_at: now,
+      };
+      await retrying(() =>
+        writeGuarded([
+          newItemWrite(packageItem(pkg)),
+          ...linkWrites(storeId, UNPLACED, pkg),
+          ...serverReferenceWrites(storeId, id, new Map(), serverMentions(input.commands)),
+          countMove(storeId, PACKAGE, 1),
+          ...recordOnKey(id),
+        ]),
+      );
+      return present(pkg, storeTags);
+    },
   );
-  return present(pkg, storeTags);
 }
 
 /** The package as stored (one GetItem, 404 when missing): enough to know it exists. */

@@ -4,7 +4,7 @@ import { countedPage, countMove, snapshotBump, storeList } from '#lib/db/list-co
 import { queryAll } from '#lib/db/query.ts';
 import { storeWideWrites } from '#lib/db/cart-index.ts';
 import { referenceWrites } from '#lib/db/references.ts';
-import { put, remove, retrying, StaleRead, update, writeGuarded, writeReturning } from '#lib/db/transact.ts';
+import { put, remove, retrying, StaleRead, update, writeGuarded, writeReturning, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import type { Reference } from '#lib/schemas/common.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
@@ -121,9 +121,9 @@ function placementWrites(
 }
 
 /** Stores a new promo (judged by the rules) and counts its references. */
-export async function insertPromo(storeId: number, promo: Promo, references: readonly Reference[]): Promise<void> {
+export async function insertPromo(storeId: number, promo: Promo, references: readonly Reference[], alsoWrite: readonly GuardedWrite[] = []): Promise<void> {
   await retrying(() =>
-    writeGuarded([newItemWrite(promoItem(storeId, promo, 1)), ...placementWrites(storeId, promo.id, null, { promo, references }), countMove(storeId, PROMO, 1)]),
+    writeGuarded([newItemWrite(promoItem(storeId, promo, 1)), ...placementWrites(storeId, promo.id, null, { promo, references }), countMove(storeId, PROMO, 1), ...alsoWrite]),
   );
 }
 

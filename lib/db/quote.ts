@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { keyedHash, macMatches, type ServerKeys } from '#lib/crypto.ts';
-import { fieldsOf, putNew, type StoredItem } from '#lib/db/entity.ts';
+import { fieldsOf, newItemWrite, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
+import { writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { notFound } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 
 /**
@@ -46,8 +48,17 @@ export interface StoredQuote<P = unknown> {
   prices: P;
 }
 
-export async function putQuote(storeId: number, quote: StoredQuote): Promise<void> {
-  await putNew({ ...quoteKey(storeId, quote.quote_id), entity: ENTITY.QUOTE, store_id: storeId, ...quote, expires_epoch: Math.ceil(Date.parse(quote.expires_at) / 1000) });
+/** A Put, or with `alsoWrite` (the Idempotency-Key's record of it) one TransactWrite. */
+export async function putQuote(storeId: number, quote: StoredQuote, alsoWrite: readonly GuardedWrite[] = []): Promise<void> {
+  const item = { ...quoteKey(storeId, quote.quote_id), entity: ENTITY.QUOTE, store_id: storeId, ...quote, expires_epoch: Math.ceil(Date.parse(quote.expires_at) / 1000) };
+  await writeGuarded([newItemWrite(item), ...alsoWrite]);
+}
+
+/** A quote as stored (consistent; 404 once TTL removed it). */
+export async function getQuote(storeId: number, quoteId: string): Promise<StoredQuote> {
+  const item = await readItem(quoteKey(storeId, quoteId), true);
+  if (!item) throw notFound('Quote');
+  return quoteFromItem(item);
 }
 
 /** `prices` as stored: the checkout checks them against the cart it prices (lib/domain/cart.ts). */

@@ -24,6 +24,8 @@ export interface RequestEffects {
   claim?: HeldClaim;
   /** The order an earlier attempt of this key placed (recorded in the order's own transaction). */
   earlierOrderId?: number;
+  /** What an earlier attempt of this key created on another POST (lib/db/idempotency.ts `createOnce`). */
+  earlierCreatedId?: number | string;
   /**
    * A write of this request (other than its own bookkeeping, below) that landed, or whose fate is
    * unknown: an answer lost to a dropped connection, a 500, a timeout. A write refused outright

@@ -8,6 +8,7 @@ import { check, put, remove, retrying, update, writeGuarded, type GuardedWrite }
 import { conflict, notFound, unauthenticated, unprocessable } from '#lib/errors.ts';
 import type { Server, ServerCreate, ServerPatch } from '#lib/schemas/server.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 
 /**
  * Game servers and their delivery keys. Calls exclude the credential lookup.
@@ -54,11 +55,16 @@ function serverKeyFromItem(item: StoredItem) {
 }
 
 export async function createServer(storeId: number, input: ServerCreate): Promise<Server> {
-  const id = await nextId(storeId, SERVER);
-  const now = nowIso();
-  const server: Server = { id, store_id: storeId, name: input.name, last_seen_at: null, created_at: now, updated_at: now };
-  await putNewCounted({ ...serverKey(storeId, id), entity: SERVER, ...server }, storeId, SERVER);
-  return server;
+  return createOnce(
+    (serverId: number) => getServer(storeId, serverId),
+    async (recordOnKey) => {
+      const id = await nextId(storeId, SERVER);
+      const now = nowIso();
+      const server: Server = { id, store_id: storeId, name: input.name, last_seen_at: null, created_at: now, updated_at: now };
+      await putNewCounted({ ...serverKey(storeId, id), entity: SERVER, ...server }, storeId, SERVER, recordOnKey(id));
+      return server;
+    },
+  );
 }
 
 export const getServer = async (storeId: number, serverId: number) => getOne(serverKey(storeId, serverId), 'Server', serverFromItem);

@@ -1,4 +1,5 @@
 import { deleteOneCounted, fieldsOf, getMany, getOne, patchOne, patchWrite, putNewCounted, readItem, type StoredItem } from '#lib/db/entity.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 import { entitySk, nowIso, storePk } from '#lib/db/keys.ts';
 import { countedPage, listCounterKey, storeList } from '#lib/db/list-count.ts';
 import { queryAll } from '#lib/db/query.ts';
@@ -13,7 +14,8 @@ import type { Tag, TagCreate, TagPatch } from '#lib/schemas/tag.ts';
  *
  * | access pattern        | key                                               | calls    |
  * |-----------------------|---------------------------------------------------|----------|
- * | create                | sequence ADD + TransactWrite: Put `STORE#<s> / TAG#<id>`, count +1 (+ apply-all ids ADD when set) | 2 |
+ * | create                | sequence ADD + TransactWrite: Put `STORE#<s> / TAG#<id>`, count +1 (+ apply-all ids ADD when set, + the Idempotency-Key's record of it) | 2 |
+ * | create again after a lost answer (same key) | GetItem of the tag recorded on the key (lib/db/idempotency.ts `createOnce`) | 1 |
  * | get                   | `STORE#<s> / TAG#<id>`                            | 1        |
  * | update (no `apply_to_all_packages`) | UpdateItem conditioned on existence   | 1        |
  * | update sending `apply_to_all_packages` | TransactWrite(Update conditioned on existence + apply-all ids ADD/DELETE) + GetItem | 2 |
@@ -74,19 +76,24 @@ function applyAllMove(storeId: number, tagId: number, applied: boolean): Guarded
 }
 
 export async function createTag(storeId: number, input: TagCreate): Promise<Tag> {
-  const id = await nextId(storeId, TAG);
-  const now = nowIso();
-  const tag: Tag = {
-    id,
-    store_id: storeId,
-    name: input.name,
-    color: input.color,
-    apply_to_all_packages: input.apply_to_all_packages ?? false,
-    created_at: now,
-    updated_at: now,
-  };
-  await putNewCounted(tagItem(tag), storeId, TAG, tag.apply_to_all_packages ? [applyAllMove(storeId, id, true)] : []);
-  return tag;
+  return createOnce(
+    (tagId: number) => getTag(storeId, tagId),
+    async (recordOnKey) => {
+      const id = await nextId(storeId, TAG);
+      const now = nowIso();
+      const tag: Tag = {
+        id,
+        store_id: storeId,
+        name: input.name,
+        color: input.color,
+        apply_to_all_packages: input.apply_to_all_packages ?? false,
+        created_at: now,
+        updated_at: now,
+      };
+      await putNewCounted(tagItem(tag), storeId, TAG, [...(tag.apply_to_all_packages ? [applyAllMove(storeId, id, true)] : []), ...recordOnKey(id)]);
+      return tag;
+    },
+  );
 }
 
 /** A page of the store's tags, in id order, and their total. */

@@ -119,12 +119,18 @@ const variableItem = (item: VariableItem) => ({ ...variableKey(item.store_id, it
 /** The fields of a new variable, judged by the variable rules; ids, revision and times are added here. */
 export type NewVariable = Omit<VariableItem, 'id' | 'store_id' | 'name_lower' | 'revision' | 'created_at' | 'updated_at'>;
 
-export async function insertVariable(storeId: number, fields: NewVariable): Promise<Variable> {
+export async function insertVariable(storeId: number, fields: NewVariable, recordOnKey: (variableId: number) => GuardedWrite[]): Promise<Variable> {
   const id = await nextId(storeId, VARIABLE);
   const now = nowIso();
   const item: VariableItem = { id, store_id: storeId, ...fields, name_lower: fields.name.toLowerCase(), revision: 0, created_at: now, updated_at: now };
   await retrying(() =>
-    writeGuarded([newItemWrite(variableItem(item)), claimName(storeId, item.name, id), ...placementWrites(storeId, id, null, item), countMove(storeId, VARIABLE, 1)]),
+    writeGuarded([
+      newItemWrite(variableItem(item)),
+      claimName(storeId, item.name, id),
+      ...placementWrites(storeId, id, null, item),
+      countMove(storeId, VARIABLE, 1),
+      ...recordOnKey(id),
+    ]),
   );
   return variableResponse(item);
 }

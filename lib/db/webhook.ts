@@ -5,7 +5,7 @@ import { countedPage, storeList } from '#lib/db/list-count.ts';
 import { entitySk, padId, storePk } from '#lib/db/keys.ts';
 import { queryAll, queryPage } from '#lib/db/query.ts';
 import { nextId } from '#lib/db/sequence.ts';
-import { put, putNewItem, update, writeGuarded, writeIf } from '#lib/db/transact.ts';
+import { put, putNewItem, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import {
   WEBHOOK_EVENT_TYPES,
@@ -112,7 +112,7 @@ export function webhookResponse(item: WebhookItem): Webhook {
   return { id: item.id, url: item.url, events: item.events, enabled: item.enabled, description: item.description, created_at: item.created_at, updated_at: item.updated_at };
 }
 
-export async function createWebhook(storeId: number, input: WebhookCreate, secret: string, now: string): Promise<WebhookItem> {
+export async function createWebhook(storeId: number, input: WebhookCreate, secret: string, now: string, recordOnKey: (webhookId: number) => GuardedWrite[]): Promise<WebhookItem> {
   const id = await nextId(storeId, WEBHOOK);
   const item: WebhookItem = {
     id,
@@ -126,14 +126,19 @@ export async function createWebhook(storeId: number, input: WebhookCreate, secre
     created_at: now,
     updated_at: now,
   };
-  await putNewCounted({ ...webhookKey(storeId, id), entity: WEBHOOK, ...item }, storeId, WEBHOOK);
+  await putNewCounted({ ...webhookKey(storeId, id), entity: WEBHOOK, ...item }, storeId, WEBHOOK, recordOnKey(id));
   return item;
 }
 
-export async function getWebhook(storeId: number, webhookId: number): Promise<Webhook> {
+/** The webhook as stored, its secret included (consistent; 404 when missing). */
+export async function getWebhookItem(storeId: number, webhookId: number): Promise<WebhookItem> {
   const item = await readItem(webhookKey(storeId, webhookId), true);
   if (!item) throw notFound('Webhook');
-  return webhookResponse(webhookFromItem(item));
+  return webhookFromItem(item);
+}
+
+export async function getWebhook(storeId: number, webhookId: number): Promise<Webhook> {
+  return webhookResponse(await getWebhookItem(storeId, webhookId));
 }
 
 /** Every webhook of the store, secrets included (the router's subscribers); id order. */
@@ -324,7 +329,14 @@ export async function getDelivery(storeId: number, webhookId: number, deliveryId
  * (lib/flows/webhook-router.ts), which queues it: the API function needs no queue permission,
  * and the stream stays the one way into the queue.
  */
-export async function putRedeliveryRequest(storeId: number, webhookId: number, delivery: WebhookDelivery, requestId: string, expiresEpoch: number): Promise<void> {
+export async function putRedeliveryRequest(
+  storeId: number,
+  webhookId: number,
+  delivery: WebhookDelivery,
+  requestId: string,
+  expiresEpoch: number,
+  alsoWrite: readonly GuardedWrite[] = [],
+): Promise<void> {
   await writeGuarded([
     {
       item: put({
@@ -339,5 +351,6 @@ export async function putRedeliveryRequest(storeId: number, webhookId: number, d
         },
       }),
     },
+    ...alsoWrite,
   ]);
 }

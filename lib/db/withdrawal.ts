@@ -13,7 +13,8 @@ import { ENTITY } from '#lib/schemas/entity.ts';
  *
  * | access pattern                 | key                                                                 | calls |
  * |--------------------------------|---------------------------------------------------------------------|-------|
- * | request (buyer)                | sequence ADD + TransactWrite (Update `balance >= :amount` + Put the line + Put the id pointer) | 2 |
+ * | request (buyer)                | sequence ADD + TransactWrite (Update `balance >= :amount` + Put the line + Put the id pointer + the counts, + the Idempotency-Key's record of it) | 2 |
+ * | the request's line again (its answer lost, same key) | GetItem `AFFILIATE#<customer>#TX#<id>` (consistent)     | 1 |
  * | by transaction id (operator)   | `STORE#<s> / WITHDRAWAL#<id>` -> customer, then the line `AFFILIATE#<customer>#TX#<id>` (consistent) | 2 Get |
  * | pay                            | TransactWrite (the line, conditioned on WITHDRAW_PENDING, + the status counts moved) | 1 |
  * | reject                         | TransactWrite (the line, conditioned on WITHDRAW_PENDING, + ADD the amount to the balance, + the status counts moved) | 1 |
@@ -62,7 +63,12 @@ function withdrawalList(storeId: number, status: WithdrawalStatus | undefined): 
 }
 
 /** Debits the balance and records the request, never letting the balance go below zero; a blocked affiliate is refused (403). */
-export async function recordWithdrawal(affiliate: Affiliate, amount: number, settings: WithdrawSettings): Promise<AffiliateTransaction> {
+export async function recordWithdrawal(
+  affiliate: Affiliate,
+  amount: number,
+  settings: WithdrawSettings,
+  recordOnKey: (transactionId: number) => GuardedWrite[],
+): Promise<AffiliateTransaction> {
   const { store_id: storeId, customer_id: customerId } = affiliate;
   const id = await nextTransactionId(storeId);
   const transaction: AffiliateTransaction = { id, operation: 'WITHDRAW_PENDING', amount, message: null, order_id: null, withdraw_info: settings, created_at: nowIso() };
@@ -87,8 +93,17 @@ export async function recordWithdrawal(affiliate: Affiliate, amount: number, set
       newItemWrite({ ...pointerKey(storeId, id), entity: WITHDRAWAL, store_id: storeId, customer_id: customerId }),
       countMove(storeId, withdrawalList(storeId, undefined).counter, 1),
       countMove(storeId, withdrawalList(storeId, 'PENDING').counter, 1),
+      ...recordOnKey(id),
     ]),
   );
+  return transaction;
+}
+
+/** The line a request of the affiliate wrote (consistent; 404 when it is not there), as the request answered it. */
+export async function requestedWithdrawal(storeId: number, customerId: number, transactionId: number): Promise<AffiliateTransaction> {
+  const line = await readItem(transactionKey(storeId, customerId, transactionId), true);
+  if (!line) throw notFound('Withdrawal');
+  const { affiliate_id: _affiliateId, ...transaction } = transactionFromItem(line);
   return transaction;
 }
 

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { affiliateNotFound, createAffiliate, findRefHolder, loadMembership, refCodeInUse, saveWithdrawSettings, type Affiliate, type VisitCounters } from '#lib/db/affiliate.ts';
 import { addLink, countVisit, removeLink, visitAttribute } from '#lib/db/affiliate-link.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 import { rateWindow } from '#lib/db/rate-limit.ts';
 import { DEFAULT_AFFILIATE_SETTINGS } from '#lib/db/store.ts';
-import { recordWithdrawal } from '#lib/db/withdrawal.ts';
+import { recordWithdrawal, requestedWithdrawal } from '#lib/db/withdrawal.ts';
 import { AFFILIATE_LINKS_MAX, assertActive, lastSevenDays, visitCounterExpiry, visitDay, VISIT_WINDOW_SECONDS } from '#lib/domain/affiliate.ts';
 import { currentTimeMs } from '#lib/clock.ts';
 import { customerUnauthenticated, HttpError, notFound, unprocessable } from '#lib/errors.ts';
@@ -104,18 +105,25 @@ export async function updateWithdrawSettings(storeId: number, customerId: number
  * 1 BatchGet (affiliate, customer, store), then 1 sequence ADD and 1 TransactWrite. The
  * balance and status read here only spare a doomed write; the conditional debit is what keeps
  * concurrent withdrawals from overdrawing (and a just-blocked affiliate from withdrawing).
+ * The retry of a request whose answer was lost (the same Idempotency-Key) answers the line it
+ * wrote (1 GetItem), before any check its debit changed: not 422 on the lower balance.
  */
 export async function requestWithdrawal(storeId: number, customerId: number, amount: number): Promise<AffiliateTransaction> {
-  const { affiliate, store } = await loadMembership(storeId, customerId, { store: true });
-  if (!affiliate) throw affiliateNotFound();
-  assertActive(affiliate, 'withdraw');
-  if (!affiliate.withdraw_settings) {
-    throw unprocessable('Save withdraw_settings with PATCH /v1/webstore/affiliate/me before withdrawing', 'withdraw_settings', 'WITHDRAW_SETTINGS_REQUIRED');
-  }
-  const minWithdraw = affiliate.min_withdraw ?? store?.affiliate.min_withdraw ?? DEFAULT_AFFILIATE_SETTINGS.min_withdraw;
-  if (amount < minWithdraw) throw unprocessable(`amount must be at least ${minWithdraw}`, 'amount', 'BELOW_MIN_WITHDRAW');
-  if (amount > affiliate.balance) throw unprocessable('amount is larger than the balance', 'amount', 'INSUFFICIENT_BALANCE');
-  return recordWithdrawal(affiliate, amount, affiliate.withdraw_settings);
+  return createOnce(
+    (transactionId: number) => requestedWithdrawal(storeId, customerId, transactionId),
+    async (recordOnKey) => {
+      const { affiliate, store } = await loadMembership(storeId, customerId, { store: true });
+      if (!affiliate) throw affiliateNotFound();
+      assertActive(affiliate, 'withdraw');
+      if (!affiliate.withdraw_settings) {
+        throw unprocessable('Save withdraw_settings with PATCH /v1/webstore/affiliate/me before withdrawing', 'withdraw_settings', 'WITHDRAW_SETTINGS_REQUIRED');
+      }
+      const minWithdraw = affiliate.min_withdraw ?? store?.affiliate.min_withdraw ?? DEFAULT_AFFILIATE_SETTINGS.min_withdraw;
+      if (amount < minWithdraw) throw unprocessable(`amount must be at least ${minWithdraw}`, 'amount', 'BELOW_MIN_WITHDRAW');
+      if (amount > affiliate.balance) throw unprocessable('amount is larger than the balance', 'amount', 'INSUFFICIENT_BALANCE');
+      return recordWithdrawal(affiliate, amount, affiliate.withdraw_settings, recordOnKey);
+    },
+  );
 }
 
 /**
@@ -123,11 +131,28 @@ export async function requestWithdrawal(storeId: number, customerId: number, amo
  * are the rules, and each failed one names its answer (lib/db/affiliate-link.ts `addLink`): no
  * affiliate 404, blocked 403, the code held by any affiliate or link 409, the 21st link 422, in
  * that order when several fail. A read before it could only spare a doomed write, at the price
- * of a call on every request that succeeds.
+ * of a call on every request that succeeds. The retry of a request whose answer was lost (the
+ * same Idempotency-Key) answers the link it added, as it was answered (1 BatchGet): not 409 for
+ * the code the link now holds.
  */
 export async function createLink(storeId: number, customerId: number, storeDomain: string, body: { name: string; ref_code: string }): Promise<AffiliateLink> {
-  const link = await addLink(storeId, customerId, body.name, body.ref_code, AFFILIATE_LINKS_MAX);
-  return { id: link.id, name: link.name, ref_code: link.ref_code, url: linkUrl(storeDomain, link.ref_code), sales: 0, revenue: 0, d7_visits: 0 };
+  const answer = (link: { id: number; name: string; ref_code: string }) => ({
+    id: link.id,
+    name: link.name,
+    ref_code: link.ref_code,
+    url: linkUrl(storeDomain, link.ref_code),
+    sales: 0,
+    revenue: 0,
+    d7_visits: 0,
+  });
+  return createOnce(
+    async (linkId: number) => {
+      const link = (await loadMembership(storeId, customerId)).affiliate?.links[String(linkId)];
+      if (!link) throw notFound('Link');
+      return answer(link);
+    },
+    async (recordOnKey) => answer(await addLink(storeId, customerId, body.name, body.ref_code, AFFILIATE_LINKS_MAX, recordOnKey)),
+  );
 }
 
 /** 1 BatchGet (affiliate, customer) + 1 TransactWrite. The main link is the affiliate's code itself: it cannot be deleted. */

@@ -1,9 +1,11 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { readCart } from '#lib/db/cart.ts';
 import { orderResponse, type OrderItem } from '#lib/db/order.ts';
-import { newQuoteId, putQuote, quoteIdValid } from '#lib/db/quote.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
+import { getQuote, newQuoteId, putQuote, quoteIdValid } from '#lib/db/quote.ts';
 import { assessCart, cartSignature, cartValues, variableNamesGiven, type CartRequest } from '#lib/domain/cart.ts';
 import { orderPayments } from '#lib/db/payment.ts';
+import type { GuardedWrite } from '#lib/db/transact.ts';
 import { providerUnavailable } from '#lib/errors.ts';
 import { cancelPending, placeOrder } from '#lib/flows/order.ts';
 import { ChargeFailed, chargeFailedAnswer, choosePayment, paymentAnswer, paymentForOrder, type PaymentChoice } from '#lib/flows/payment-start.ts';
@@ -49,6 +51,17 @@ function storefrontCart(body: QuoteBody | CheckoutBody) {
 
 /** Prices a cart without reserving anything, checks every rule at once, and keeps the quote 15 minutes. */
 export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote> {
+  // The retry of a quote whose answer was lost (the same Idempotency-Key) answers the quote issued, and issues none more.
+  return createOnce(
+    async (quoteId: string) => {
+      const { prices, ...issued } = await getQuote(storeId, quoteId);
+      return { quote_id: issued.quote_id, expires_at: issued.expires_at, ...(prices as Omit<Quote, 'quote_id' | 'expires_at'>) };
+    },
+    (recordOnKey) => issueQuote(storeId, body, recordOnKey),
+  );
+}
+
+async function issueQuote(storeId: number, body: QuoteBody, recordOnKey: (quoteId: string) => GuardedWrite[]): Promise<Quote> {
   const { request, signature } = storefrontCart(body);
   const read = await readCart(storeId, {
     packageIds: request.lines.map((line) => line.package_id),
@@ -64,7 +77,7 @@ export async function quoteCart(storeId: number, body: QuoteBody): Promise<Quote
   const now = currentTimeMs();
   const { prices } = assessCart({ ...request, client_email: body.client_email }, { ...read, quoted: null }, now);
   const quote = { quote_id: newQuoteId(await serverKeys(), storeId), expires_at: new Date(now + QUOTE_TTL_SECONDS * 1000).toISOString() };
-  await putQuote(storeId, { ...quote, signature, prices });
+  await putQuote(storeId, { ...quote, signature, prices }, recordOnKey(quote.quote_id));
   return { ...quote, ...prices };
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '#lib/config.ts';
 import { deletePackage, getPackage, getStoredPackage, setPackageImage, updatePackage } from '#lib/db/package.ts';
+import { provesNothingWritten } from '#lib/db/request-effects.ts';
 import {
   checkImageFile,
   contentMismatch,
@@ -14,7 +15,7 @@ import {
   tooLarge,
   unsupportedType,
 } from '#lib/domain/image-file.ts';
-import { unprocessable } from '#lib/errors.ts';
+import { HttpError, unprocessable } from '#lib/errors.ts';
 import type { UploadedFile } from '#lib/schemas/common.ts';
 import { IMAGE_CONTENT_TYPES, IMAGE_MAX_BYTES } from '#lib/schemas/image.ts';
 import type { Package, PackagePatch } from '#lib/schemas/package.ts';
@@ -56,8 +57,10 @@ async function pointPackageTo(storeId: number, packageId: number, key: string): 
   try {
     replaced = await setPackageImage(storeId, packageId, url);
   } catch (error) {
-    // Nothing points to the new object: it must not stay behind.
-    await deleteImageQuietly(key, 'package not updated');
+    // Refused (no package: 404; a throttle): nothing points to the new object, which must not stay
+    // behind. A write whose answer was lost may have landed, pointing the package to it (issue 28):
+    // it stays, and the retry confirms it again.
+    if (error instanceof HttpError || provesNothingWritten(error)) await deleteImageQuietly(key, 'package not updated');
     throw error;
   }
   // The same key confirmed twice replaces nothing.

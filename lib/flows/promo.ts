@@ -1,5 +1,6 @@
 import { nowIso } from '#lib/db/keys.ts';
-import { allocatePromoIds, deletePromoItem, getStoredPromo, insertPromo, replacePromo } from '#lib/db/promo.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
+import { allocatePromoIds, deletePromoItem, getPromo, getStoredPromo, insertPromo, replacePromo } from '#lib/db/promo.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { assertPromoRules, buildTiers, draftOf, newTierCount, normalTarget, promoReferences, type PromoDraft } from '#lib/domain/promo.ts';
 import type { Promo, PromoCreate, PromoPatch } from '#lib/schemas/promo.ts';
@@ -10,25 +11,30 @@ import type { Promo, PromoCreate, PromoPatch } from '#lib/schemas/promo.ts';
  * the promo changed since it was read reads again (`retrying`).
  */
 export async function createPromo(storeId: number, input: PromoCreate): Promise<Promo> {
-  assertPromoRules(input);
-  const { promoId, firstTierId } = await allocatePromoIds(storeId, 1, input.tiers.length);
-  const now = nowIso();
-  const promo: Promo = {
-    id: promoId,
-    store_id: storeId,
-    name: input.name,
-    type: input.type,
-    condition_mode: input.condition_mode,
-    enabled: input.enabled,
-    starts_at: input.starts_at,
-    ends_at: input.ends_at,
-    created_at: now,
-    updated_at: now,
-    targets: input.targets.map(normalTarget),
-    tiers: buildTiers({ storeId, promoId, firstTierId }, input.tiers, [], now),
-  };
-  await insertPromo(storeId, promo, promoReferences(input));
-  return promo;
+  return createOnce(
+    (promoId: number) => getPromo(storeId, promoId),
+    async (recordOnKey) => {
+      assertPromoRules(input);
+      const { promoId, firstTierId } = await allocatePromoIds(storeId, 1, input.tiers.length);
+      const now = nowIso();
+      const promo: Promo = {
+        id: promoId,
+        store_id: storeId,
+        name: input.name,
+        type: input.type,
+        condition_mode: input.condition_mode,
+        enabled: input.enabled,
+        starts_at: input.starts_at,
+        ends_at: input.ends_at,
+        created_at: now,
+        updated_at: now,
+        targets: input.targets.map(normalTarget),
+        tiers: buildTiers({ storeId, promoId, firstTierId }, input.tiers, [], now),
+      };
+      await insertPromo(storeId, promo, promoReferences(input), recordOnKey(promoId));
+      return promo;
+    },
+  );
 }
 
 /** A PATCH replaces `targets` and `tiers` whole; a tier with the same `min_amount` keeps its id. */

@@ -1,4 +1,5 @@
-import { getVariableItem, insertVariable, writeVariable } from '#lib/db/variable.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
+import { getVariable, getVariableItem, insertVariable, writeVariable } from '#lib/db/variable.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { assertLinearRegex, resolveOptions } from '#lib/domain/variable.ts';
 import type { Variable, VariableCreate, VariablePatch } from '#lib/schemas/variable.ts';
@@ -9,19 +10,26 @@ import type { Variable, VariableCreate, VariablePatch } from '#lib/schemas/varia
  * Calls: creation 2 (sequence + TransactWrite), update 2 (GetItem + PutItem or TransactWrite).
  */
 export async function createVariable(storeId: number, input: VariableCreate): Promise<Variable> {
-  const regex = input.regex ?? null;
-  assertLinearRegex(regex);
-  const { options, nextOptionId } = resolveOptions([], input.options, input.type, 1);
-  return insertVariable(storeId, {
-    name: input.name,
-    description: input.description,
-    type: input.type,
-    required: input.required ?? false,
-    regex,
-    applies_to: input.applies_to ?? null,
-    options,
-    next_option_id: nextOptionId,
-  });
+  // Its retry after a lost answer answers the variable created (1 GetItem), not 409 for the name it now holds.
+  return createOnce(
+    (variableId: number) => getVariable(storeId, variableId),
+    async (recordOnKey) => {
+      const regex = input.regex ?? null;
+      assertLinearRegex(regex);
+      const { options, nextOptionId } = resolveOptions([], input.options, input.type, 1);
+      const fields = {
+        name: input.name,
+        description: input.description,
+        type: input.type,
+        required: input.required ?? false,
+        regex,
+        applies_to: input.applies_to ?? null,
+        options,
+        next_option_id: nextOptionId,
+      };
+      return insertVariable(storeId, fields, recordOnKey);
+    },
+  );
 }
 
 /** The merged variable is judged as a creation would be; a write that finds it changed reads again. */

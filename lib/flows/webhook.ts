@@ -1,11 +1,12 @@
 import { nowIso, currentTimeMs } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import { newWebhookSecret } from '#lib/crypto.ts';
-import { createWebhook, getDelivery, putRedeliveryRequest, webhookResponse, updateWebhook } from '#lib/db/webhook.ts';
+import { createWebhook, getDelivery, getWebhookItem, putRedeliveryRequest, webhookResponse, updateWebhook, type WebhookItem } from '#lib/db/webhook.ts';
 import { webhookUrlProblem } from '#lib/domain/webhook.ts';
 import { unprocessable } from '#lib/errors.ts';
 import { resolvesToPublic } from '#lib/flows/webhook-post.ts';
-import type { Webhook, WebhookCreate, WebhookPatch } from '#lib/schemas/webhook.ts';
+import type { Webhook, WebhookCreate, WebhookDelivery, WebhookPatch } from '#lib/schemas/webhook.ts';
+import { createOnce } from '#lib/db/idempotency.ts';
 
 /*
  * The operator's webhook use cases. Calls exclude the credential lookup.
@@ -31,10 +32,20 @@ async function assertDeliverableUrl(url: string): Promise<void> {
   }
 }
 
+/**
+ * A new webhook and its signing secret, shown this once. The retry of a creation whose answer
+ * was lost (the same Idempotency-Key) answers the webhook it created, with that secret (stored
+ * as is: lib/db/webhook.ts), and creates no second one.
+ */
 export async function createStoreWebhook(storeId: number, input: WebhookCreate): Promise<Webhook & { secret: string }> {
-  await assertDeliverableUrl(input.url);
-  const item = await createWebhook(storeId, input, newWebhookSecret(), nowIso());
-  return { ...webhookResponse(item), secret: item.secret };
+  const answer = (item: WebhookItem) => ({ ...webhookResponse(item), secret: item.secret });
+  return createOnce(
+    async (webhookId: number) => answer(await getWebhookItem(storeId, webhookId)),
+    async (recordOnKey) => {
+      await assertDeliverableUrl(input.url);
+      return answer(await createWebhook(storeId, input, newWebhookSecret(), nowIso(), recordOnKey));
+    },
+  );
 }
 
 export async function updateStoreWebhook(storeId: number, webhookId: number, patch: WebhookPatch): Promise<Webhook> {
@@ -42,10 +53,20 @@ export async function updateStoreWebhook(storeId: number, webhookId: number, pat
   return updateWebhook(storeId, webhookId, patch);
 }
 
-/** The same event, sent again soon (one attempt outside the schedule), through the stream and the queue. */
+/**
+ * The same event, sent again soon (one attempt outside the schedule), through the stream and the
+ * queue. The retry of a request whose answer was lost (the same Idempotency-Key) answers the
+ * redelivery it queued, and queues none more.
+ */
 export async function redeliver(storeId: number, webhookId: number, deliveryId: number, requestId: string) {
-  const delivery = await getDelivery(storeId, webhookId, deliveryId);
-  // The request only has to live until the router has read it from the stream.
-  await putRedeliveryRequest(storeId, webhookId, delivery, requestId, Math.floor(currentTimeMs() / 1000) + 24 * 60 * 60);
-  return { delivery_id: delivery.id, event_id: delivery.event_id, queued: true };
+  const answer = (delivery: WebhookDelivery) => ({ delivery_id: delivery.id, event_id: delivery.event_id, queued: true });
+  return createOnce(
+    async (_queuedBy: string) => answer(await getDelivery(storeId, webhookId, deliveryId)),
+    async (recordOnKey) => {
+      const delivery = await getDelivery(storeId, webhookId, deliveryId);
+      // The request only has to live until the router has read it from the stream.
+      await putRedeliveryRequest(storeId, webhookId, delivery, requestId, Math.floor(currentTimeMs() / 1000) + 24 * 60 * 60, recordOnKey(requestId));
+      return answer(delivery);
+    },
+  );
 }

@@ -130,10 +130,11 @@ async function claimOrAnswer(route: RouteSpec, event: APIGatewayProxyEventV2): P
   if (result.claimed) {
     claims.set(event, claim);
     const effects = requestEffects();
-    if (effects) Object.assign(effects, { claim, earlierOrderId: result.earlier.orderId });
+    if (effects) Object.assign(effects, { claim, earlierOrderId: result.earlier.orderId, earlierCreatedId: result.earlier.createdId });
     // An earlier holder may have written and lost its answer: unless the route runs again safely
-    // (the order is found, or known never placed; a transition already made is answered as is), running it again could do it twice.
-    if (result.earlier.maybeWrote && result.earlier.orderId === undefined && !route.rerunsAfterLostAnswer) {
+    // (what it created is found, or known never created; a transition already made is answered as is), running it again could do it twice.
+    const recorded = result.earlier.orderId !== undefined || result.earlier.createdId !== undefined;
+    if (result.earlier.maybeWrote && !recorded && !route.rerunsAfterLostAnswer) {
       throw new HttpError(409, {
         message:
           'A request with this Idempotency-Key was carried out, at least in part, but its answer was lost in a fault; it is not run again. Read the resource to see its result',

@@ -64,10 +64,13 @@ export interface RouteSpec {
   /**
    * The retry of a request that failed after a fault may simply run again, because running it
    * twice cannot do it twice: its effect is one transaction that also records its
-   * Idempotency-Key (an order's: lib/flows/order.ts `placeOrder` finds the order again), or it is
-   * a state transition applied once under a condition and answered unchanged when already done
-   * (approve, cancel, refund, chargeback: lib/domain/order.ts). Other routes answer such a retry
-   * 409 `IDEMPOTENCY_ANSWER_LOST` when the first request may have written (lib/http/idempotency.ts).
+   * Idempotency-Key (an order's: lib/flows/order.ts `placeOrder` finds the order again; any other
+   * creation's: lib/db/idempotency.ts `createOnce` answers what it created), or it is a state
+   * transition applied once under a condition and answered unchanged when already done (approve,
+   * cancel, refund, chargeback: lib/domain/order.ts; a withdrawal paid or rejected:
+   * lib/domain/affiliate.ts `settlement`), or joining again answers the membership there is
+   * (affiliate join). Other routes answer such a retry 409 `IDEMPOTENCY_ANSWER_LOST` when the
+   * first request may have written (lib/http/idempotency.ts).
    */
   rerunsAfterLostAnswer?: true;
   /** The handoff route answers `{error: CODE}` instead of the `{errors: [...]}` envelope. */
@@ -114,6 +117,15 @@ export function answersPages(spec: Pick<RouteSpec, 'response'>): boolean {
  */
 export const writesCountPartitions = (spec: Pick<RouteSpec, 'response' | 'access' | 'uses'>) =>
   spec.access !== 'write' && (answersPages(spec) || (spec.uses?.includes('counters') ?? false));
+
+/**
+ * The time each route's function is given (Lambda's timeout, infra/constructs/endpoint-function.ts;
+ * API Gateway gives up after 30 s, and a request that takes 10 s is already a bug). One budget for
+ * every route: the table sets none per route. The local server gives each request the same
+ * (infra/local/server.ts `lambdaContext`), so the per-request deadline (lib/http/handler.ts) fires
+ * there as it would on AWS.
+ */
+export const ROUTE_TIMEOUT_SECONDS = 10;
 
 /** Identity function that keeps each route's literal types (its schemas) for the handler. */
 export const route = <const R extends RouteSpec>(spec: R): R => spec;

@@ -41,19 +41,19 @@ export const affiliateRoutes = {
     example: { query: { page: '1', limit: '20', status: 'PENDING' } },
   }),
   'withdrawal-pay': route({
-    method: 'POST', path: '/v1/app/affiliate/withdrawal/{transactionId}/pay', api: 'api', credential: 'operator', access: 'write', tag: 'Affiliate (operator)',
+    method: 'POST', path: '/v1/app/affiliate/withdrawal/{transactionId}/pay', api: 'api', credential: 'operator', access: 'write', tag: 'Affiliate (operator)', rerunsAfterLostAnswer: true,
     summary: 'Mark a pending withdrawal paid (WITHDRAW_PAID), once; a rejected one is 409', params: idParams('transactionId'), response: withdrawalItem,
     // The demo seed's withdrawal requests: 5 for this sample, 6 for withdrawal-reject.
     example: { params: { transactionId: '5' } },
   }),
   'withdrawal-reject': route({
-    method: 'POST', path: '/v1/app/affiliate/withdrawal/{transactionId}/reject', api: 'api', credential: 'operator', access: 'write', tag: 'Affiliate (operator)',
+    method: 'POST', path: '/v1/app/affiliate/withdrawal/{transactionId}/reject', api: 'api', credential: 'operator', access: 'write', tag: 'Affiliate (operator)', rerunsAfterLostAnswer: true,
     summary: 'Reject a pending withdrawal (WITHDRAW_REJECTED, the message shown to the affiliate) and give the amount back, once; a paid one is 409',
     params: idParams('transactionId'), body: rejectBody, response: withdrawalItem,
     example: { params: { transactionId: '6' }, body: { message: 'The PIX key does not match the CPF' } },
   }),
   'affiliate-link-create': route({
-    method: 'POST', path: '/v1/webstore/affiliate/link', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate',
+    method: 'POST', path: '/v1/webstore/affiliate/link', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate', rerunsAfterLostAnswer: true,
     summary: 'Add a link with its own code (at most 20 besides the main code; the code unique in the store)', body: linkBody, response: affiliateLink,
     example: { body: { name: 'YouTube', ref_code: 'ana_yt' } },
   }),

@@ -43,7 +43,7 @@ export const buyerRoutes = {
     example: { body: { name: 'Ana Souza', avatar: null } },
   }),
   'affiliate-join': route({
-    method: 'POST', path: '/v1/webstore/affiliate/join', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate',
+    method: 'POST', path: '/v1/webstore/affiliate/join', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate', rerunsAfterLostAnswer: true,
     summary: "Join the store's affiliate program (an affiliate already gets the panel)", body: joinBody, response: affiliatePanel,
     example: { body: { ref_code: 'ana_games' } },
   }),
@@ -62,7 +62,7 @@ export const buyerRoutes = {
     example: { query: { page: '1' } },
   }),
   'affiliate-withdraw': route({
-    method: 'POST', path: '/v1/webstore/affiliate/withdraw', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate',
+    method: 'POST', path: '/v1/webstore/affiliate/withdraw', api: 'api', credential: 'buyer', access: 'write', tag: 'Affiliate', rerunsAfterLostAnswer: true,
     summary: 'Request a withdrawal: debits the balance and records a WITHDRAW_PENDING transaction', body: withdrawBody, response: affiliateTransaction,
     example: { body: { amount: 2 } },
   }),

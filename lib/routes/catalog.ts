@@ -6,7 +6,7 @@ import { packageCreateBody, packagePatchBody, packageResource } from '#lib/schem
 /** Catalog routes: categories and packages. */
 export const catalogRoutes = {
   'category-create': route({
-    method: 'POST', path: '/v1/app/category', api: 'api', credential: 'operator', access: 'write', tag: 'Category',
+    method: 'POST', path: '/v1/app/category', api: 'api', credential: 'operator', access: 'write', tag: 'Category', rerunsAfterLostAnswer: true,
     summary: 'Create a category', body: categoryCreateBody, response: categoryResource,
     example: { body: { name: 'Cosmetics' } },
   }),
@@ -30,7 +30,7 @@ export const catalogRoutes = {
     example: { params: { categoryId: '2' } },
   }),
   'package-create': route({
-    method: 'POST', path: '/v1/app/package', api: 'api', credential: 'operator', access: 'write', tag: 'Package',
+    method: 'POST', path: '/v1/app/package', api: 'api', credential: 'operator', access: 'write', tag: 'Package', rerunsAfterLostAnswer: true,
     summary: 'Create a package (a variation when parent_id is set)', body: packageCreateBody, response: packageResource,
     example: { body: { name: 'Starter kit', price: 4.99, category_id: 1, commands: [{ command: 'kit {client_identifier} starter' }] } },
   }),

@@ -17,7 +17,7 @@ export const chatRoutes = {
     example: { params: { orderId: '{{order_internal_id}}' }, query: { page: '1', limit: '20' } },
   }),
   'chat-create': route({
-    method: 'POST', path: '/v1/app/order/{orderId}/chat/messages', api: 'api', credential: 'operator', access: 'write', tag: 'Order chat',
+    method: 'POST', path: '/v1/app/order/{orderId}/chat/messages', api: 'api', credential: 'operator', access: 'write', tag: 'Order chat', rerunsAfterLostAnswer: true,
     summary: 'Send a store message (1-4000 characters) in the chat of an order (path: its internal_id)',
     params: v.object({ orderId: internalIdString }), body: chatMessageBody, response: chatMessageResource,
     example: { params: { orderId: '{{order_internal_id}}' }, body: { message: 'Your VIP rank is active.' } },
@@ -29,7 +29,7 @@ export const chatRoutes = {
     example: { params: { internalId: '{{order_internal_id}}' }, query: { page: '1', limit: '20' } },
   }),
   'chat-buyer-create': route({
-    method: 'POST', path: '/v1/webstore/order/{internalId}/chat/messages', api: 'api', credential: 'buyer', access: 'write', tag: 'Order chat',
+    method: 'POST', path: '/v1/webstore/order/{internalId}/chat/messages', api: 'api', credential: 'buyer', access: 'write', tag: 'Order chat', rerunsAfterLostAnswer: true,
     summary: "Send a buyer message (1-4000 characters) in the chat of one of the buyer's orders",
     params: v.object({ internalId: internalIdString }), body: chatMessageBody, response: chatMessageResource,
     example: { params: { internalId: '{{order_internal_id}}' }, body: { message: 'Thanks!' } },

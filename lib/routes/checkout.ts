@@ -27,7 +27,7 @@ const CART_EXAMPLE = {
  */
 export const checkoutRoutes = {
   'webstore-quote': route({
-    method: 'POST', path: '/v1/webstore/cart/quote', api: 'api', credential: 'buyerStore', access: 'write', uses: ['secret'], tag: 'Storefront',
+    method: 'POST', path: '/v1/webstore/cart/quote', api: 'api', credential: 'buyerStore', access: 'write', uses: ['secret'], tag: 'Storefront', rerunsAfterLostAnswer: true,
     summary: 'Price a cart with the promos in force and the coupon, check every rule of an order at once (every problem in one 422), reserve nothing; the quote is kept 15 minutes',
     body: quoteBody, response: quoteResource,
     example: { body: { ...CART_EXAMPLE, client_email: 'steve@example.com' } },

@@ -19,7 +19,7 @@ export const coreRoutes = {
     example: { body: { name: 'Demo Store', affiliate: { percent_commission: 12 }, theme: { primary_color: '#10b981' } } },
   }),
   'tag-create': route({
-    method: 'POST', path: '/v1/app/tag', api: 'api', credential: 'operator', access: 'write', tag: 'Tag',
+    method: 'POST', path: '/v1/app/tag', api: 'api', credential: 'operator', access: 'write', tag: 'Tag', rerunsAfterLostAnswer: true,
     summary: 'Create a tag', body: tagCreateBody, response: tagResource,
     example: { body: { name: 'Sale', color: '#ef4444' } },
   }),

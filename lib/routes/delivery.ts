@@ -8,7 +8,7 @@ import { serverCreateBody, serverKeyResource, serverPatchBody, serverResource } 
 /** Delivery to game servers (extensions section 9): servers and their keys, claim and ack, the operator's command views. */
 export const deliveryRoutes = {
   'server-create': route({
-    method: 'POST', path: '/v1/app/server', api: 'api', credential: 'operator', access: 'write', tag: 'Server',
+    method: 'POST', path: '/v1/app/server', api: 'api', credential: 'operator', access: 'write', tag: 'Server', rerunsAfterLostAnswer: true,
     summary: 'Register a game server', body: serverCreateBody, response: serverResource,
     example: { body: { name: 'Survival' } },
   }),

@@ -17,13 +17,13 @@ export const imageRoutes = {
     },
   }),
   'package-image-presign': route({
-    method: 'POST', path: '/v1/app/package/{packageId}/image/upload', api: 'api', credential: 'operator', access: 'read', uses: ['images'], tag: 'Package',
+    method: 'POST', path: '/v1/app/package/{packageId}/image/upload', api: 'api', credential: 'operator', access: 'read', uses: ['images'], tag: 'Package', rerunsAfterLostAnswer: true,
     summary: 'A presigned S3 POST for an image up to 10 MB (expires in 300 s); then confirm its key',
     params: idParams('packageId'), body: imageUploadBody, response: imageUploadResource,
     example: { body: { content_type: 'image/png' } },
   }),
   'package-image-confirm': route({
-    method: 'POST', path: '/v1/app/package/{packageId}/image/confirm', api: 'api', credential: 'operator', access: 'write', uses: ['images'], tag: 'Package',
+    method: 'POST', path: '/v1/app/package/{packageId}/image/confirm', api: 'api', credential: 'operator', access: 'write', uses: ['images'], tag: 'Package', rerunsAfterLostAnswer: true,
     summary: 'Make the object uploaded with the presigned POST the package image (checked: size, type, magic bytes), replacing any existing one',
     params: idParams('packageId'), body: imageConfirmBody, response: packageImageResource,
     // An upload the demo seed made through package 1's presigned POST and left unconfirmed.

@@ -6,7 +6,7 @@ import { noteCreateBody, noteResource } from '#lib/schemas/note.ts';
 /** Notes on orders (operator). */
 export const noteRoutes = {
   'note-create': route({
-    method: 'POST', path: '/v1/app/order/{orderId}/note', api: 'api', credential: 'operator', access: 'write', tag: 'Order note',
+    method: 'POST', path: '/v1/app/order/{orderId}/note', api: 'api', credential: 'operator', access: 'write', tag: 'Order note', rerunsAfterLostAnswer: true,
     summary: 'Add a note to an order (content 1-2000 characters); user_id is the API token that wrote it',
     params: idParams('orderId'), body: noteCreateBody, response: noteResource,
     example: { body: { content: 'Customer asked for delivery after 18:00' } },

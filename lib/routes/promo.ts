@@ -5,7 +5,7 @@ import { promoCreateBody, promoPatchBody, promoResource } from '#lib/schemas/pro
 /** Promo routes. */
 export const promoRoutes = {
   'promo-create': route({
-    method: 'POST', path: '/v1/app/promo', api: 'api', credential: 'operator', access: 'write', tag: 'Promo',
+    method: 'POST', path: '/v1/app/promo', api: 'api', credential: 'operator', access: 'write', tag: 'Promo', rerunsAfterLostAnswer: true,
     summary: 'Create a promo with its tiers', body: promoCreateBody, response: promoResource,
     example: {
       body: {

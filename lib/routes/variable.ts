@@ -5,7 +5,7 @@ import { variableCreateBody, variablePatchBody, variableResource } from '#lib/sc
 /** Checkout variables (operator). */
 export const variableRoutes = {
   'variable-create': route({
-    method: 'POST', path: '/v1/app/variable', api: 'api', credential: 'operator', access: 'write', tag: 'Variable',
+    method: 'POST', path: '/v1/app/variable', api: 'api', credential: 'operator', access: 'write', tag: 'Variable', rerunsAfterLostAnswer: true,
     summary: 'Create a checkout variable (name unique per store, ignoring case)', body: variableCreateBody, response: variableResource,
     example: {
       body: {

@@ -14,7 +14,7 @@ import {
 /** Webhooks (operator): the subscriptions, their delivery log, and redelivery. Delivery itself runs off the table's stream (lib/flows/webhook-router.ts). */
 export const webhookRoutes = {
   'webhook-create': route({
-    method: 'POST', path: '/v1/app/webhook', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook',
+    method: 'POST', path: '/v1/app/webhook', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook', rerunsAfterLostAnswer: true,
     summary: 'Subscribe a URL to events; the answer carries the signing secret, shown only here',
     body: webhookCreateBody, response: webhookCreatedResource,
     // Created disabled, as a receiver not yet ready would be: webhook-update enables it.
@@ -46,7 +46,7 @@ export const webhookRoutes = {
     example: { params: { webhookId: '1' }, query: { page_cursor: '', page_size: '50' } },
   }),
   'webhook-redeliver': route({
-    method: 'POST', path: '/v1/app/webhook/{webhookId}/delivery/{deliveryId}/redeliver', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook',
+    method: 'POST', path: '/v1/app/webhook/{webhookId}/delivery/{deliveryId}/redeliver', api: 'api', credential: 'operator', access: 'write', tag: 'Webhook', rerunsAfterLostAnswer: true,
     summary: "Send an attempt's event again soon (the same body, freshly signed); 202",
     params: v.object({ webhookId: idString, deliveryId: idString }), response: redeliveryResource, status: 202,
     example: { params: { webhookId: '1', deliveryId: '1' } },

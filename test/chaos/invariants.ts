@@ -16,7 +16,10 @@ export interface Answer {
   ms?: number;
 }
 
-export type RequestKind = 'order' | 'checkout' | 'approve' | 'cancel' | 'refund';
+export type RequestKind = 'order' | 'checkout' | 'approve' | 'cancel' | 'refund' | CreationKind;
+/** The other POSTs that create something, each recording it on its key (lib/db/idempotency.ts `createOnce`). */
+export const CREATION_KINDS = ['tag', 'package', 'chat', 'withdraw'] as const;
+export type CreationKind = (typeof CREATION_KINDS)[number];
 
 export interface Sent {
   kind: RequestKind;
@@ -96,6 +99,8 @@ export interface Snapshot {
   /** Claims answered 5xx or not at all: their commands may have been leased, and wait for the lease to lapse. */
   claimsFailed?: number;
   acks: AckSeen[];
+  /** What the workload's other creations left in the store, read back: the ids of each kind (setup's own left out). */
+  created?: Record<CreationKind, (number | string)[]>;
 }
 
 export interface RuleResult {
@@ -266,7 +271,9 @@ function commissionOncePerApprovedReferral(s: Snapshot): string[] {
     if (amounts.length !== 1) problems.push(`order ${order.id}: ${amounts.length} commissions, expected 1`);
     else if (cents(amounts[0]!) !== cents(expected)) problems.push(`order ${order.id}: commission ${amounts[0]}, expected ${expected}`);
   }
-  const sum = affiliate.transactions.reduce((total, transaction) => total + cents(transaction.amount), 0);
+  // A withdrawal's line shows the amount it took (rejected: given back, so it counts for nothing).
+  const debits = new Set(['WITHDRAW_PENDING', 'WITHDRAW_PAID']);
+  const sum = affiliate.transactions.reduce((total, transaction) => total + (debits.has(transaction.operation) ? -1 : 1) * cents(transaction.amount), 0);
   if (sum !== cents(affiliate.balance)) problems.push(`affiliate balance ${affiliate.balance}, its transactions sum to ${sum / 100}`);
   return problems;
 }
@@ -343,10 +350,36 @@ function keysNeverLeftBlocked(s: Snapshot): string[] {
   return problems;
 }
 
+/**
+ * The other creations (tags, packages, chat messages, withdrawals): each request answered 2xx
+ * with one thing no other request got, and the store holding exactly the things answered: one
+ * the store holds that no request was answered with was created twice (or its answer lost).
+ */
+function creationsExistOnce(s: Snapshot): string[] {
+  if (!s.created) return [];
+  const problems: string[] = [];
+  for (const kind of CREATION_KINDS) {
+    const answeredTo = new Map<string, string>();
+    for (const exchange of s.exchanges.filter((candidate) => candidate.sent.kind === kind)) {
+      const ids = [finalAnswer(exchange), exchange.replay].filter((answer) => answer?.status === 200).map((answer) => String(answer!.body?.id));
+      if (new Set(ids).size > 1) problems.push(`${kind} ${exchange.sent.key} answered with ${[...new Set(ids)].join(' and ')}`);
+      const id = ids[0];
+      if (id === undefined) continue;
+      if (answeredTo.has(id)) problems.push(`${kind} ${id} answered to two requests`);
+      answeredTo.set(id, exchange.sent.key);
+    }
+    const held = new Set(s.created[kind].map(String));
+    for (const id of held) if (!answeredTo.has(id)) problems.push(`${kind} ${id}: no request was answered with it (created twice, or its answer lost)`);
+    for (const [id, key] of answeredTo) if (!held.has(id)) problems.push(`${kind} ${id} (${key}): answered, not in the store`);
+  }
+  return problems;
+}
+
 export const RULES: Record<string, (s: Snapshot) => string[]> = {
   'every answer 2xx, 4xx in the envelope or 503 with Retry-After': answersWellFormed,
   'no request left failed or refused 409 after the retry': nothingLeftUnanswered,
   'every 2xx order exists exactly once, no order doubled': ordersExistOnce,
+  'every other creation exists once: tags, packages, chat messages, withdrawals': creationsExistOnce,
   'stock = initial - units held': stockEqualsUnitsHeld,
   'coupon and limit counters = orders holding them': countersEqualOrdersHolding,
   'order list totals = the orders': listTotalsEqualOrders,

@@ -52,7 +52,7 @@ function answerFigures(answers: Answer[]) {
     '502 and other answers outside the envelope': answers.filter((answer) => answer.status !== null && !wellFormed(answer)).length,
     'no answer': answers.filter((answer) => answer.status === null).length,
     '503 with Retry-After': answers.filter((answer) => answer.status === 503 && wellFormed(answer)).length,
-    // Lambda cuts a function off at 10 s (infra/constructs/endpoint-function.ts); the local stack gives 30 s.
+    // Lambda cuts a function off at 10 s (lib/http/route.ts ROUTE_TIMEOUT_SECONDS), and so does the local stack: past 9.7 s a request answers 503.
     'slowest answer ms': Math.max(0, ...answers.map((answer) => answer.ms ?? 0)),
   };
 }
@@ -141,6 +141,7 @@ async function main() {
           claims_failed: snapshot.claimsFailed,
           commands: snapshot.commands.length,
           commissions: snapshot.affiliate.transactions.length,
+          created: Object.fromEntries(Object.entries(snapshot.created ?? {}).map(([kind, ids]) => [kind, ids.length])),
           rules: rules.map((rule) => `${rule.problems.length === 0 ? 'ok    ' : 'BROKEN'} ${rule.rule}`),
           problems: broken.flatMap((rule) => rule.problems.slice(0, 5).map((problem) => `${rule.rule}: ${problem}`)),
         },

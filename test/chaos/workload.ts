@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AckSeen, Answer, ClaimSeen, CommandSeen, Exchange, OrderSeen, PackageSeen, Sent, Snapshot } from './invariants.ts';
-import { finalAnswer, ORDER_STATUSES } from './invariants.ts';
+import { CREATION_KINDS, finalAnswer, ORDER_STATUSES, type CreationKind } from './invariants.ts';
 import { seededRandom, type ChaosProxy } from './proxy.ts';
 
 /**
  * A busy store's day for `npm run chaos` (issue 28), against a local stack whose DynamoDB sits
  * behind the fault proxy: set up with faults off, then with faults on operator orders and guest
  * checkouts (stock, a per-customer limit, a coupon of limited uses, half of them referred by an
- * affiliate), approvals and refunds (some two at once), cancels, and two game servers claiming and acking
- * the commands; every POST with a fresh Idempotency-Key. Then faults off and the careful client:
+ * affiliate), approvals and refunds (some two at once), cancels, two game servers claiming and acking
+ * the commands, and now and then another creation (a tag, a package, a chat message on an order,
+ * the affiliate's withdrawal); every POST with a fresh Idempotency-Key. Then faults off and the careful client:
  * after the longest Retry-After it was given, every POST that got a 5xx, no answer or a 409 sent
  * once more with its key and body, every unanswered ack sent again, the leases of lost claims
  * left to lapse and the queue drained; every key sent once more, and the store read back.
@@ -123,6 +124,12 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   const buyer = { ...store, authorization: `Bearer ${(await must('POST', '/v1/webstore/auth/verify', { email: affiliateEmail, code }, store)).access_token}` };
   const refCode = `chaos${seed}`;
   await must('POST', '/v1/webstore/affiliate/join', { ref_code: refCode }, buyer);
+  await must(
+    'PATCH',
+    '/v1/webstore/affiliate/me',
+    { withdraw_settings: { full_name: 'Chaos Affiliate', pix_key: affiliateEmail, pix_key_type: 'EMAIL', cpf_cnpj: '123.456.789-09' } },
+    buyer,
+  );
   const servers: Server[] = [];
   for (const name of ['Survival', 'Creative']) {
     const server = await must('POST', '/v1/app/server', { name });
@@ -137,6 +144,8 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
   const exchanges: Exchange[] = [];
   const placed: number[] = [];
+  /** The internal ids of the orders placed, where chat messages go. */
+  const chats: string[] = [];
   const approved: number[] = [];
   const claims: ClaimSeen[] = [];
   const acks: AckSeen[] = [];
@@ -151,6 +160,7 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
     exchanges.push({ sent, first });
     if (first.status !== 200 || typeof first.body?.id !== 'number') return;
     if (sent.kind === 'order' || sent.kind === 'checkout') placed.push(first.body.id);
+    if (sent.kind === 'order' && typeof first.body.internal_id === 'string') chats.push(first.body.internal_id);
     if (sent.kind === 'approve') approved.push(first.body.id);
   };
   const lines = () => {
@@ -196,8 +206,21 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
     if (!answered) unacked.push({ server, leaseId, ids });
     return ids.length;
   };
+  /** One of the other creations, each recorded on its key (lib/db/idempotency.ts `createOnce`). */
+  const create = async (kind: CreationKind) => {
+    const key = fresh(kind);
+    if (kind === 'tag') return post({ kind, path: '/v1/app/tag', key, headers: operator, body: { name: `Tag ${serial}`, color: '#ef4444' } });
+    if (kind === 'package') return post({ kind, path: '/v1/app/package', key, headers: operator, body: { name: `Extra ${serial}`, price: 3 } });
+    // Small amounts: most find a balance from the commissions; one that does not is a 422, and debits nothing.
+    if (kind === 'withdraw') return post({ kind, path: '/v1/webstore/affiliate/withdraw', key, headers: buyer, body: { amount: 0.5 } });
+    if (chats.length > 0) return post({ kind, path: `/v1/app/order/${pick(chats)}/chat/messages`, key, headers: operator, body: { message: `Note ${serial}` } });
+  };
   const buyers = Array.from({ length: options.workers }, async () => {
     while (Date.now() < deadline) {
+      if (random() < 0.1) {
+        await create(pick(CREATION_KINDS));
+        continue;
+      }
       const roll = random();
       if (roll < 0.3) {
         await post({ kind: 'order', path: '/v1/app/order', key: fresh('order'), headers: operator, body: { ...client(), packages: lines(), ...extras() } });
@@ -287,6 +310,24 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
     if (page >= (statement.meta as { last_page: number }).last_page) break;
   }
   const panel = await get('/v1/webstore/affiliate/me', buyer);
+  const all = async (path: string) => {
+    const ids: (number | string)[] = [];
+    for (let page = 1; ; page++) {
+      const answer = await get(`${path}${path.includes('?') ? '&' : '?'}page=${page}&limit=100`);
+      ids.push(...(answer.data as { id: number | string }[]).map((thing) => thing.id));
+      if (page >= (answer.meta as { last_page: number }).last_page) break;
+    }
+    return ids;
+  };
+  const setupPackages = new Set(packages.map((pkg) => pkg.id));
+  const messages: string[] = [];
+  for (const internalId of new Set(chats)) messages.push(...((await all(`/v1/app/order/${internalId}/chat/messages`)) as string[]));
+  const created: Record<CreationKind, (number | string)[]> = {
+    tag: await all('/v1/app/tag'),
+    package: (await all('/v1/app/package')).filter((id) => !setupPackages.has(id as number)),
+    chat: messages,
+    withdraw: await all('/v1/app/affiliate/withdrawal'),
+  };
   phaseEnds('read back');
   return {
     phases,
@@ -301,5 +342,6 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
     claims,
     claimsFailed: claimsUnanswered,
     acks,
+    created,
   };
 }

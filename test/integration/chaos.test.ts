@@ -23,7 +23,7 @@ describe('npm run chaos', () => {
     const { code, stdout, stderr } = await runChaos(['--seed', '1', '--rate', '0.1', '--seconds', '5', '--workers', '4', '--lease', '10']);
     const summary = JSON.parse(stdout.slice(stdout.indexOf('{')));
     expect(summary.problems, stderr.slice(-2000)).toEqual([]);
-    expect(summary.rules).toHaveLength(12);
+    expect(summary.rules).toHaveLength(13);
     for (const rule of summary.rules) expect(rule).toMatch(/^ok /);
     expect(summary.figures.after_retry).toMatchObject({ '409 key in use': 0, '502 and other answers outside the envelope': 0, 'orders doubled': 0, 'requests lost': 0 });
     expect(code).toBe(0);

@@ -113,7 +113,7 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     expect(await orderTotal(store)).toBe(1);
   });
 
-  it('a write refused outright (throttled) on a route without a recorded effect: released, the retry runs and creates it once', async () => {
+  it('a creation refused outright (throttled) wrote nothing: released, the retry runs and creates it once', async () => {
     const store = await newStore();
     const key = freshKey('tag-throttled');
     expect503(await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, faulted('throttle:TransactWriteItems:1-3', key)));
@@ -122,18 +122,28 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     expect(await tagNames(store)).toEqual(['Sale']);
   });
 
-  it('a write that may have landed (a 500 from DynamoDB) on a route without a recorded effect is never run again: the retry is 409 IDEMPOTENCY_ANSWER_LOST, kept', async () => {
+  it('a creation that may have landed (a 500 from DynamoDB) records it with the key: the injected 500 wrote nothing, so the key is released and the retry creates it once', async () => {
     const store = await newStore();
     const key = freshKey('tag-500');
     expect503(await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, faulted('fail:TransactWriteItems:1-3', key)));
+    expect(await tagNames(store)).toEqual([]);
     const retried = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, keyed(key));
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect(await tagNames(store)).toEqual(['Sale']);
+  });
+
+  it('a write that may have landed (a 500 from DynamoDB) on a route that cannot answer it again (a delivery key, shown once, kept only hashed) is never run again: the retry is 409 IDEMPOTENCY_ANSWER_LOST, kept', async () => {
+    const store = await newStore();
+    const server = (await store.post('/v1/app/server', { name: 'Survival' })).body as { id: number };
+    const key = freshKey('server-key-500');
+    expect503(await store.post(`/v1/app/server/${server.id}/key`, {}, faulted('fail:TransactWriteItems:1-3', key)));
+    const retried = await store.post(`/v1/app/server/${server.id}/key`, {}, keyed(key));
     expect(retried.status, retried.text).toBe(409);
     expect(firstError(retried).code).toBe('IDEMPOTENCY_ANSWER_LOST');
-    const again = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, keyed(key));
+    const again = await store.post(`/v1/app/server/${server.id}/key`, {}, keyed(key));
     expect(again.status).toBe(409);
     expect(again.headers['idempotent-replayed']).toBe('true');
-    // The injected 500 wrote nothing, and nothing ran again.
-    expect(await tagNames(store)).toEqual([]);
   });
 
   it('keeping the answer fails after the order was placed: 503 with Retry-After: 1 in the envelope (never a 502), and the retry answers that order', async () => {
@@ -167,15 +177,16 @@ describe('Idempotency-Key under DynamoDB faults', () => {
     expect(await orderTotal(store)).toBe(1);
   });
 
-  it('settling a 5xx fails too: still 503 with Retry-After in the envelope, and the tag is not created twice', async () => {
+  it('settling a 5xx fails too: still 503 with Retry-After in the envelope, and the delivery key is not issued twice', async () => {
     const store = await newStore();
+    const server = (await store.post('/v1/app/server', { name: 'Survival' })).body as { id: number };
     const key = freshKey('settle');
     const start = '2031-01-01T00:00:00.000Z';
-    // The tag's transaction fails (a 500: it may have landed), then so does the settle's UpdateItem (attempts 3-5: the claim and the id were 1 and 2).
-    const failed = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, faulted('fail:TransactWriteItems:1-3,fail:UpdateItem:3-5', key, atTime(start)));
+    // The key's transaction fails (a 500: it may have landed), then so does the settle's UpdateItem (attempts 3-5: the claim and the credential id were 1 and 2).
+    const failed = await store.post(`/v1/app/server/${server.id}/key`, {}, faulted('fail:TransactWriteItems:1-3,fail:UpdateItem:3-5', key, atTime(start)));
     expect(Number(failed.headers['retry-after'])).toBeGreaterThan(1);
     expect503(failed);
-    const later = await store.post('/v1/app/tag', { name: 'Sale', color: '#ef4444' }, keyed(key, atTime(start, 31_000)));
+    const later = await store.post(`/v1/app/server/${server.id}/key`, {}, keyed(key, atTime(start, 31_000)));
     expect(later.status, later.text).toBe(409);
     expect(firstError(later).code).toBe('IDEMPOTENCY_ANSWER_LOST');
   });

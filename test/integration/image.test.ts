@@ -476,3 +476,26 @@ describe('DynamoDB calls per request (credential GetItem included)', () => {
     expect(dynamoDbCalls(await store.post(`/v1/app/package/${pkg.id}/image/confirm`, { key: 'nope' }))).toBe(1);
   });
 });
+
+describe('an image confirm whose answer was lost (issue 28)', () => {
+  it('runs again on the retry with the same key: the same image, its object kept (the same key confirmed twice replaces nothing)', async () => {
+    const store = await newStore();
+    const pkg = await createPackage(store);
+    const presigned = await store.post(`/v1/app/package/${pkg.id}/image/upload`, { content_type: 'image/png' });
+    expect(await postToBucket(presigned.body, IMAGES.png)).toBeLessThan(300);
+    const key = `confirm-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    // UpdateItem 1 is the claim; 2-4 the package's image and the SDK's retries of it, each landed with its answer lost.
+    const lost = await store.post(
+      `/v1/app/package/${pkg.id}/image/confirm`,
+      { key: presigned.body.key },
+      { headers: { 'idempotency-key': key, 'x-local-dynamodb-fault': 'lose-answer:UpdateItem:2-4' } },
+    );
+    expect(lost.status, lost.text).toBe(503);
+    const retried = await store.post(`/v1/app/package/${pkg.id}/image/confirm`, { key: presigned.body.key }, { headers: { 'idempotency-key': key } });
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toEqual({ url: `${BASE_URL}/${presigned.body.key}` });
+    expect((await store.get(`/v1/app/package/${pkg.id}`)).body.image).toBe(retried.body.url);
+    expect((await fetchImage(retried.body.url)).status).toBe(200);
+    expect(await storedKeys(store.storeId, pkg.id)).toEqual([presigned.body.key]);
+  });
+});

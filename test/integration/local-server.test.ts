@@ -2,9 +2,10 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { IMAGE_ORIGIN_HEADERS } from '#infra/image-origin-headers.ts';
-import { WEBHOOK_INBOX_PATH } from '#infra/local/server.ts';
+import { lambdaContext, WEBHOOK_INBOX_PATH } from '#infra/local/server.ts';
+import { ROUTE_TIMEOUT_SECONDS } from '#lib/http/route.ts';
 import { createOrder } from '../support/builders.ts';
 import { call, newStore } from '../support/client.ts';
 
@@ -94,5 +95,22 @@ describe('security headers', () => {
     expect(line!.headers).toMatchObject({ 'x-store-event': 'order.created', 'x-store-signature': expect.stringMatching(/^t=\d+,v1=[0-9a-f]{64}$/) });
     const log = await store.get(`/v1/app/webhook/${hook.body.id}/delivery?page_cursor=&page_size=10`);
     expect(log.body.data[0]).toMatchObject({ type: 'order.created', status_code: 204 });
+  });
+});
+
+describe('the time the local server gives a request', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("is a route's budget on AWS (10 s, not API Gateway's 30 s), counting down from the request, so the per-request deadline fires locally too", () => {
+    vi.useFakeTimers({ now: Date.parse('2031-01-01T00:00:00.000Z'), toFake: ['Date'] });
+    const context = lambdaContext('tag-create', 'budget-test');
+    expect(ROUTE_TIMEOUT_SECONDS).toBe(10);
+    expect(context.getRemainingTimeInMillis()).toBe(10_000);
+    vi.advanceTimersByTime(9_700);
+    expect(context.getRemainingTimeInMillis()).toBe(300);
+    vi.advanceTimersByTime(1_000);
+    expect(context.getRemainingTimeInMillis()).toBe(0);
   });
 });

@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { verifyDelivery, verifySignature } from '../../examples/webhook-receiver/receiver.ts';
 import { creditOrderCommission } from '#lib/flows/affiliate-commission.ts';
+import { storePk } from '#lib/db/keys.ts';
+import { queryAll } from '#lib/db/query.ts';
+import { ENTITY } from '#lib/schemas/entity.ts';
 import { createOrder, createPackage, orderBody, placeOrder } from '../support/builders.ts';
 import { buyerLogin } from '../support/buyer.ts';
 import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
@@ -438,5 +441,23 @@ describe('delivery log cursor', () => {
     expect(firstError(tampered).code).toBe('INVALID_CURSOR');
     expect((await store.get(`/v1/app/webhook/${other.id}/delivery?page_cursor=${first.body.next_cursor}`)).status).toBe(400);
     expect((await store.get(`/v1/app/webhook/${hook.id}/delivery?page_size=201`)).status).toBe(422);
+  });
+});
+
+describe('a redelivery whose answer was lost (issue 28)', () => {
+  it('is answered on the retry with the same key, and queued once', async () => {
+    const store = await newStore();
+    const hook = await subscribe(store, endpoint(), ['order.created']);
+    await createOrder(store);
+    const delivery = await until('a delivery', async () => (await store.get(`/v1/app/webhook/${hook.id}/delivery`)).body.data[0] as { id: number } | undefined);
+    const path = `/v1/app/webhook/${hook.id}/delivery/${delivery.id}/redeliver`;
+    const key = `redeliver-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    const lost = await store.post(path, {}, { headers: { 'idempotency-key': key, 'x-local-dynamodb-fault': 'lose-answer:TransactWriteItems:1-3' } });
+    expect(lost.status, lost.text).toBe(503);
+    const retried = await store.post(path, {}, { headers: { 'idempotency-key': key } });
+    expect(retried.status, retried.text).toBe(202);
+    expect(retried.body).toEqual({ delivery_id: delivery.id, event_id: expect.any(String), queued: true });
+    const requests = await queryAll({ pk: storePk(store.storeId), skPrefix: `${ENTITY.WEBHOOK_REDELIVERY}#` });
+    expect(requests).toHaveLength(1);
   });
 });

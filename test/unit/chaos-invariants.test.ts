@@ -7,14 +7,15 @@ import { checkInvariants, RULES, type Answer, type Snapshot } from '../chaos/inv
  */
 const ok = (body: Record<string, unknown>, replayed = false): Answer => ({ status: 200, envelope: false, replayed, body });
 const unavailable: Answer = { status: 503, code: 'UNAVAILABLE', retryAfter: '1', envelope: true, replayed: false, body: { errors: [{ code: 'UNAVAILABLE' }] } };
-const sent = (kind: 'order' | 'checkout' | 'approve' | 'refund', key: string, path = '/v1/app/order') => ({ kind, key, path, body: {}, headers: {} });
+const sent = (kind: 'order' | 'checkout' | 'approve' | 'refund' | 'tag' | 'withdraw', key: string, path = '/v1/app/order') => ({ kind, key, path, body: {}, headers: {} });
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 26, 12, 0, seconds)).toISOString();
 
 /**
  * Four orders of package 1 (stock 10, limited per customer; one APPROVED-stage and one
  * REFUNDED-stage command) and package 2: #1 APPROVED with the coupon and the affiliate's code
  * (its first answer a 503, its retry the order), #2 approved then REFUNDED, #3 PENDING with the
- * coupon, #4 CANCELED; two leases, each acked.
+ * coupon, #4 CANCELED; two leases, each acked; a tag (its first answer a 503, its retry the tag)
+ * and a withdrawal of 0.5 from the affiliate's balance.
  */
 function consistent(): Snapshot {
   const order = (id: number, status: string, extra: Partial<Snapshot['orders'][number]>) => ({
@@ -36,6 +37,8 @@ function consistent(): Snapshot {
       { sent: sent('order', 'k4'), first: ok({ id: 4 }), replay: ok({ id: 4 }, true) },
       { sent: sent('approve', 'k5', '/v1/app/order/1/approve'), first: ok({ id: 1 }), replay: ok({ id: 1 }, true) },
       { sent: sent('refund', 'k6', '/v1/app/order/2/refund'), first: ok({ id: 2 }), replay: ok({ id: 2 }, true) },
+      { sent: sent('tag', 'k7', '/v1/app/tag'), first: unavailable, retry: ok({ id: 5 }), replay: ok({ id: 5 }, true) },
+      { sent: sent('withdraw', 'k8', '/v1/webstore/affiliate/withdraw'), first: ok({ id: 9 }), replay: ok({ id: 9 }, true) },
     ],
     orders: [
       order(1, 'APPROVED', { coupon: 'CHAOS', ref_code: 'ref1', total: 20, packages: [{ package_id: 1, quantity: 2 }] }),
@@ -53,11 +56,12 @@ function consistent(): Snapshot {
     affiliate: {
       refCode: 'ref1',
       percent: 10,
-      balance: 2,
+      balance: 1.5,
       transactions: [
         { operation: 'COMMISSION_REVERSED', amount: -1, order_id: 2 },
         { operation: 'COMMISSION', amount: 1, order_id: 2 },
         { operation: 'COMMISSION', amount: 2, order_id: 1 },
+        { operation: 'WITHDRAW_PENDING', amount: 0.5, order_id: null },
       ],
     },
     commands: [
@@ -75,6 +79,7 @@ function consistent(): Snapshot {
       // An ack repeated after its answer was lost lists the id again: still one delivery.
       { server: 2, lease_id: 'L2', accepted: [22] },
     ],
+    created: { tag: [5], package: [], chat: [], withdraw: [9] },
   };
 }
 
@@ -94,7 +99,7 @@ function breaking(change: (s: Snapshot) => void): Record<string, string[]> {
 describe('chaos invariants', () => {
   it('a consistent store passes every rule', () => {
     expect(broken(consistent())).toEqual({});
-    expect(Object.keys(RULES)).toHaveLength(12);
+    expect(Object.keys(RULES)).toHaveLength(13);
   });
 
   it('an answer outside the envelope (a 502) or a 503 without Retry-After breaks the answers rule', () => {
@@ -173,14 +178,14 @@ describe('chaos invariants', () => {
     expect(
       breaking((s) => {
         s.affiliate.transactions.push({ operation: 'COMMISSION', amount: 2, order_id: 1 });
-        s.affiliate.balance = 4;
+        s.affiliate.balance = 3.5;
       }),
     ).toEqual({ [rule]: ['order 1: 2 commissions, expected 1'] });
     expect(breaking((s) => (s.affiliate.transactions[2]!.amount = 2.5))[rule]).toContain('order 1: commission 2.5, expected 2');
     expect(breaking((s) => s.affiliate.transactions.push({ operation: 'COMMISSION', amount: 0, order_id: 3 }))[rule]).toEqual([
       'commission for order 3 (PENDING), which was not an approved referred order',
     ]);
-    expect(breaking((s) => (s.affiliate.balance = 3))[rule]).toEqual(['affiliate balance 3, its transactions sum to 2']);
+    expect(breaking((s) => (s.affiliate.balance = 3))[rule]).toEqual(['affiliate balance 3, its transactions sum to 1.5']);
   });
 
   it('a refund that queues its commands twice, reverses the commission twice or leaves a command running breaks "refunds once"', () => {
@@ -190,7 +195,7 @@ describe('chaos invariants', () => {
     expect(
       breaking((s) => {
         s.affiliate.transactions.push({ operation: 'COMMISSION_REVERSED', amount: -1, order_id: 2 });
-        s.affiliate.balance = 1;
+        s.affiliate.balance = 0.5;
       }),
     ).toEqual({ 'refunds once': ['order 2 (REFUNDED): 2 commission reversals, expected 1'] });
     expect(breaking((s) => (s.commands[1]!.status = 'PENDING'))['refunds once']).toEqual(['order 2 refunded with 1 APPROVED-stage commands still PENDING']);
@@ -212,6 +217,13 @@ describe('chaos invariants', () => {
         s.acks.shift();
       }),
     ).toEqual({ [rule]: ['command 11 of order 1: PENDING, never delivered'] });
+  });
+
+  it('a tag created twice for one request, or one answered and not stored, breaks "every other creation exists once"', () => {
+    const rule = 'every other creation exists once: tags, packages, chat messages, withdrawals';
+    expect(breaking((s) => s.created!.tag.push(6))).toEqual({ [rule]: ['tag 6: no request was answered with it (created twice, or its answer lost)'] });
+    expect(breaking((s) => (s.created!.withdraw = []))).toEqual({ [rule]: ['withdraw 9 (k8): answered, not in the store'] });
+    expect(breaking((s) => (s.exchanges[6]!.replay = ok({ id: 6 }, true)))[rule]).toContain('tag k7 answered with 5 and 6');
   });
 
   it('a key that still answers 409, or runs again instead of replaying, breaks "keys never left blocked"', () => {
