@@ -263,9 +263,20 @@ export async function runWorkload(options: WorkloadOptions): Promise<Snapshot> {
   // The margin covers the proxy's injected latency (up to 1.5 s before it forwards a claim), which starts a lease later than the client's clock says.
   await sleep(Math.max(0, Math.max(unknownLeasesEnd, refusedLeasesEnd) + 2000 - Date.now()));
   // As a running agent does, the servers keep claiming until two rounds a second apart find nothing.
+  // A claim of the drain left unanswered (faults are off, but a loaded machine can still answer 503
+  // past the request's deadline) found nothing the client knows of, and may hold commands under a
+  // lease it never saw: such a round is not empty, and the drain waits that lease out.
   for (let emptyRounds = 0; emptyRounds < 2; ) {
     let handedOut = 0;
+    const [unansweredBefore, unackedBefore] = [claimsUnanswered, unacked.length];
     for (const server of servers) handedOut += await claimAndRun(server);
+    if (claimsUnanswered > unansweredBefore || unacked.length > unackedBefore) {
+      // (Commands whose ack went unanswered three times are handed out again once their lease lapses.)
+      const leasesEnd = Math.max(unknownLeasesEnd, ...claims.slice(-servers.length).map((claim) => Date.parse(claim.expires_at)));
+      emptyRounds = 0;
+      await sleep(Math.max(0, leasesEnd + 2000 - Date.now()));
+      continue;
+    }
     emptyRounds = handedOut > 0 ? 0 : emptyRounds + 1;
     if (handedOut === 0) await sleep(1000);
   }
