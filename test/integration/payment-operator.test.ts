@@ -1,12 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { atTime } from '#lib/clock.ts';
+import { db } from '#lib/db/client.ts';
 import { testChargeLedger } from '#lib/db/test-charge.ts';
 import { reconcilePayments } from '#lib/flows/payment-reconcile.ts';
 import { cancelIfUnpaid } from '#lib/flows/unpaid.ts';
 import { testAccountOf } from '#lib/payments/test-gateway.ts';
 import type { PaymentRecord } from '#lib/schemas/payment.ts';
 import { createPackage, orderBody, placeOrder, type Store } from '../support/builders.ts';
-import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
+import { call, dynamoDbCalls, firstError, newStore, type ApiResponse } from '../support/client.ts';
 import type { FakeMercadoPago } from '../support/fake-mercadopago.ts';
 import {
   connectMercadoPago,
@@ -397,6 +399,40 @@ describe('the unpaid-order job and a live payment', () => {
     const at61 = placedAt + 61 * 60_000;
     expect(await atTime(at61, () => reconcilePayments(apiBase(), store.storeId))).toMatchObject({ expired: 1, canceledOrders: 1 });
     expect((await stored(store, withPix, payment)).order.status).toBe('CANCELED');
+    expect((await store.get(`/v1/app/package/${pkg.id}`)).body.stock).toBe(2);
+  });
+
+  it("a buyer's payment created between the job's read of the payments and its cancel spares the order: the cancel reads again", async () => {
+    const store = await newStore();
+    await connectTest(store);
+    const pkg = await createPackage(store, { price: 5, stock: 3 });
+    const headers = { 'x-store-domain': store.domain };
+    const placedAt = Date.now();
+    const order = (
+      await call('POST', '/v1/webstore/checkout', {
+        json: { cart: [{ package_id: pkg.id, quantity: 1 }], client_name: 'Steve Smith', client_identifier: 'Steve', client_email: 'steve@example.com' },
+        headers,
+      })
+    ).body;
+    // The race, made certain: the buyer's payment lands right after the job has read the order's (no) payments.
+    let paid: ApiResponse | undefined;
+    const send = db.send.bind(db) as (command: unknown) => Promise<unknown>;
+    const spy = vi.spyOn(db, 'send').mockImplementation((async (command: unknown) => {
+      const answer = await send(command);
+      const isPaymentsQuery = command instanceof QueryCommand && String(command.input.ExpressionAttributeValues?.[':prefix']).startsWith('PAYMENT#');
+      if (isPaymentsQuery && !paid) paid = await call('POST', `/v1/webstore/order/${order.internal_id}/payment`, { json: { gateway: 'TEST' }, headers });
+      return answer;
+    }) as never);
+    const at31 = placedAt + 31 * 60_000;
+    try {
+      expect(await atTime(at31, () => cancelIfUnpaid(store.storeId, order.id, at31))).toBe(false);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(paid?.status, paid?.text).toBe(201);
+    expect((await store.get(`/v1/app/order/${order.id}`)).body.status).toBe('PENDING');
+    const payments = (await store.get(`/v1/app/order/${order.id}/payment`)).body;
+    expect(payments.map((payment: PaymentRecord) => payment.status)).toEqual(['PENDING']);
     expect((await store.get(`/v1/app/package/${pkg.id}`)).body.stock).toBe(2);
   });
 });
