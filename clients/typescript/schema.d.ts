@@ -729,7 +729,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409) */
+        /** Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached, 409 PROVIDER_REFUSED with its reason when it refuses); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409) */
         post: operations["orderRefund"];
         delete?: never;
         options?: never;
@@ -1438,7 +1438,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 when the provider cannot be reached (nothing changed) */
+        /** Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 PROVIDER_UNAVAILABLE when the provider cannot be reached, 409 PROVIDER_REFUSED with its reason when it refuses (nothing changed either way) */
         post: operations["orderPaymentRefund"];
         delete?: never;
         options?: never;

@@ -11,7 +11,7 @@ import { mercadoPagoManifest, signMercadoPago } from '#lib/payments/mercadopago.
  * | `POST /v1/payments` (pix)              | 201 a pending payment with `point_of_interaction.transaction_data`         |
  * | `GET /v1/payments/{id}`                | 200 the payment; 404 when it is not the token's account's                  |
  * | `GET /v1/payments/search`              | 200 `{paging, results}` by `external_reference`, newest first              |
- * | `POST /v1/payments/{id}/refunds`       | 201 a refund (the payment becomes `refunded`); 400 when not refundable     |
+ * | `POST /v1/payments/{id}/refunds`       | 201 a refund (the payment becomes `refunded`); 400 when not refundable (not approved, or approved over 180 days ago) |
  * | `PUT /v1/payments/{id}`                | 200 `{status: cancelled}` of a pending payment; 400 otherwise              |
  * | `POST /checkout/preferences[/]`        | 201 `{id, init_point, sandbox_init_point, ...}`                            |
  * | `PUT /checkout/preferences/{id}`       | 200 the preference                                                         |
@@ -21,7 +21,7 @@ import { mercadoPagoManifest, signMercadoPago } from '#lib/payments/mercadopago.
  * a key seen before, on the same path by the same token, answers the first answer again, byte for byte.
  *
  * Test controls: `accounts` (token -> account id), `setStatus` (what the buyer or Mercado Pago did),
- * `payPreference` (a Checkout Pro payment), `notify` (a notification signed like Mercado Pago's,
+ * `payPreference` (a Checkout Pro payment), `backdateApproval` (a payment too old to refund), `notify` (a notification signed like Mercado Pago's,
  * sent to the payment's `notification_url`), `outage` (`down`: connections dropped; `slow`: no
  * answer within `slowMs`; `error`: 500s), and `requests` (what the adapter sent).
  */
@@ -53,6 +53,9 @@ export interface SeenRequest {
 }
 
 type Outage = null | { kind: 'down' | 'slow' | 'error'; times: number };
+
+const DAY_MS = 86_400_000;
+const REFUND_WINDOW_DAYS = 180;
 
 /** A 1x1 PNG: what a QR image is to a client that only shows it. */
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -111,6 +114,14 @@ export class FakeMercadoPago {
     Object.assign(payment, { status, status_detail: statusDetail, ...changes });
     if (status === 'approved' && !payment.date_approved) payment.date_approved = new Date().toISOString();
     if (status === 'refunded') payment.transaction_amount_refunded = payment.transaction_amount;
+    return payment;
+  }
+
+  /** Moves the payment's approval `days` back: past 180, Mercado Pago refuses to refund it. */
+  backdateApproval(id: number, days: number): FakePayment {
+    const payment = this.payments.get(id);
+    if (!payment?.date_approved) throw new Error(`fake payment ${id} is not approved`);
+    payment.date_approved = new Date(Date.parse(payment.date_approved) - days * DAY_MS).toISOString();
     return payment;
   }
 
@@ -294,6 +305,10 @@ export class FakeMercadoPago {
 
   private refund(payment: FakePayment, body: Record<string, unknown> | null): [number, unknown] {
     if (payment.status !== 'approved') return [400, error(400, 'bad_request', `Payment in status ${payment.status} cannot be refunded`, 2063)];
+    // Mercado Pago refunds a payment up to 180 days after its approval.
+    if (Date.now() - Date.parse(payment.date_approved ?? payment.date_created) > REFUND_WINDOW_DAYS * DAY_MS) {
+      return [400, error(400, 'bad_request', 'Payment too old to be refunded', 2024)];
+    }
     const amount = typeof body?.amount === 'number' ? body.amount : payment.transaction_amount - payment.transaction_amount_refunded;
     const refund = { id: this.nextId++, payment_id: payment.id, amount, status: 'approved', date_created: new Date().toISOString() };
     payment.refunds.push(refund);

@@ -13,7 +13,7 @@ import { makeTestPki, type TestPki } from './test-pki.ts';
  * | `GET /v2/checkout/orders/{id}`               | the order; 404 `RESOURCE_NOT_FOUND` for another merchant's                |
  * | `POST /v2/checkout/orders/{id}/capture`      | 201 `COMPLETED` with the capture; 422 `ORDER_NOT_APPROVED` / `ORDER_ALREADY_CAPTURED` |
  * | `GET /v2/payments/captures/{id}`             | the capture, with `supplementary_data.related_ids.order_id`              |
- * | `POST /v2/payments/captures/{id}/refund`     | 201 a refund; 422 `CAPTURE_FULLY_REFUNDED`                                |
+ * | `POST /v2/payments/captures/{id}/refund`     | 201 a refund; 422 `CAPTURE_FULLY_REFUNDED`, `REFUND_NOT_ALLOWED`, `REFUND_TIME_LIMIT_EXCEEDED` (over 180 days) |
  * | `GET /v1/customer/disputes[?disputed_transaction_id=]`, `GET /v1/customer/disputes/{id}` | disputes (the list without outcomes) |
  * | `GET /v1/notifications/certs/{id}`           | the signing chain (leaf, intermediate) of this run's test CA              |
  *
@@ -22,7 +22,7 @@ import { makeTestPki, type TestPki } from './test-pki.ts';
  * without `Content-Type: application/json` is a 415.
  *
  * Test controls: `approve` (the buyer approved at PayPal), `captureWill` (the next capture is
- * declined or pending), `refundInDashboard`, `reverse`, `openDispute` / `resolveDispute`,
+ * declined or pending), `refundInDashboard`, `backdateCapture`, `reverse`, `openDispute` / `resolveDispute`,
  * `voidOrder`, `notify` (an event signed as PayPal signs, with tampering options), `fail`, `requests`.
  */
 interface Money {
@@ -77,6 +77,9 @@ export interface SeenPayPalRequest {
 
 type Outage = null | { kind: 'down' | 'slow' | 'error'; times: number };
 
+const DAY_MS = 86_400_000;
+/** PayPal refunds a capture up to 180 days after it was made. */
+const REFUND_WINDOW_DAYS = 180;
 const paypalId = () => randomBytes(9).toString('hex').toUpperCase().slice(0, 17);
 export const FAKE_CERT_URL = 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-360caa42-fca2a594-test';
 
@@ -152,6 +155,13 @@ export class FakePayPal {
   captureOfOrder(orderId: string): FakeCapture {
     const capture = this.order(orderId).purchase_units[0]!.payments?.captures[0];
     if (!capture) throw new Error(`fake order ${orderId} has no capture`);
+    return capture;
+  }
+
+  /** Moves the order's capture `days` back: past 180, PayPal refuses to refund it (`REFUND_TIME_LIMIT_EXCEEDED`). */
+  backdateCapture(orderId: string, days: number): FakeCapture {
+    const capture = this.captureOfOrder(orderId);
+    capture.create_time = new Date(Date.parse(capture.create_time) - days * DAY_MS).toISOString();
     return capture;
   }
 
@@ -383,6 +393,17 @@ export class FakePayPal {
       if (method === 'GET' && !capturePath[2]) return [200, this.captureView(capture)];
       if (method === 'POST' && capturePath[2]) {
         if (capture.status === 'REFUNDED') return [422, paypalError('UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'CAPTURE_FULLY_REFUNDED')];
+        if (Date.now() - Date.parse(capture.create_time) > REFUND_WINDOW_DAYS * DAY_MS) {
+          return [
+            422,
+            paypalError(
+              'UNPROCESSABLE_ENTITY',
+              'The requested action could not be performed.',
+              'REFUND_TIME_LIMIT_EXCEEDED',
+              'You are over the time limit to perform a refund on this capture.',
+            ),
+          ];
+        }
         if (capture.status !== 'COMPLETED' && capture.status !== 'PARTIALLY_REFUNDED')
           return [422, paypalError('UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'REFUND_NOT_ALLOWED')];
         return [201, this.refund(capture)];
@@ -465,8 +486,8 @@ export class FakePayPal {
   }
 }
 
-function paypalError(name: string, message: string, issue?: string) {
-  return { name, message, debug_id: randomBytes(7).toString('hex'), ...(issue ? { details: [{ issue, description: message }] } : {}) };
+function paypalError(name: string, message: string, issue?: string, description = message) {
+  return { name, message, debug_id: randomBytes(7).toString('hex'), ...(issue ? { details: [{ issue, description }] } : {}) };
 }
 
 export async function startFakePayPal(port = 0, pki?: TestPki): Promise<FakePayPal> {

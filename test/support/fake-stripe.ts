@@ -16,11 +16,11 @@ import { signStripe } from '#lib/payments/stripe.ts';
  * | `GET /v1/checkout/sessions/{id}`            | the session; `GET /v1/checkout/sessions?payment_intent=` a list      |
  * | `POST /v1/checkout/sessions/{id}/expire`    | the session expired; 400 when it is not open                        |
  * | `GET /v1/charges/{id}`, `GET /v1/payment_intents/search` | the charge; intents by `metadata['payment_id']:'...'`  |
- * | `POST /v1/refunds {payment_intent}`         | a refund; 400 `charge_already_refunded`                             |
+ * | `POST /v1/refunds {payment_intent}`         | a refund; 400 `charge_already_refunded`, `charge_disputed`, `charge_expired_for_refund` (over 180 days) |
  * | `GET /v1/disputes?payment_intent=`          | the intent's disputes, newest first                                 |
  *
  * Test controls play the buyer and Stripe: `complete` (paid, or unpaid for an async method),
- * `asyncResult`, `expire`, `refundInDashboard`, `dispute` / `disputeStatus`, `notify` (an event
+ * `asyncResult`, `expire`, `refundInDashboard`, `backdateCharge`, `dispute` / `disputeStatus`, `notify` (an event
  * signed with `Stripe-Signature` to a URL), `fail` (down, slow, 500s) and `requests`.
  */
 export interface FakeSession {
@@ -87,6 +87,9 @@ export interface SeenStripeRequest {
 
 const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 const nowS = () => Math.floor(Date.now() / 1000);
+const DAY_S = 86_400;
+/** Stripe refunds a card charge up to 180 days after it was made. */
+const REFUND_WINDOW_DAYS = 180;
 
 /** `a[b][0][c]=v` back into nested objects and arrays, as Stripe reads its form bodies. */
 export function parseStripeForm(form: URLSearchParams): Record<string, unknown> {
@@ -109,7 +112,7 @@ export function parseStripeForm(form: URLSearchParams): Record<string, unknown> 
   return arrays(root) as Record<string, unknown>;
 }
 
-type Outage = null | { kind: 'down' | 'slow' | 'error'; times: number };
+type Outage = null | { kind: 'down' | 'slow' | 'error' | 'busy'; times: number };
 
 export class FakeStripe {
   /** Secret key -> account id. */
@@ -137,7 +140,8 @@ export class FakeStripe {
     await new Promise<void>((done) => this.server?.close(() => done()) ?? done());
   }
 
-  fail(kind: 'down' | 'slow' | 'error', times = Infinity): void {
+  /** `busy`: 409 `idempotency_key_in_use`, a request under the same key still running at Stripe. */
+  fail(kind: 'down' | 'slow' | 'error' | 'busy', times = Infinity): void {
     this.outage = { kind, times };
   }
 
@@ -184,6 +188,13 @@ export class FakeStripe {
     const session = this.session(sessionId);
     session.status = 'expired';
     return session;
+  }
+
+  /** Moves the session's charge `days` back: past 180, Stripe refuses to refund it (`charge_expired_for_refund`). */
+  backdateCharge(sessionId: string, days: number): FakeCharge {
+    const charge = this.chargeOfSession(sessionId);
+    charge.created -= days * DAY_S;
+    return charge;
   }
 
   /** A refund made in Stripe's dashboard (`amount` in cents, the rest of the charge by default). */
@@ -283,6 +294,11 @@ export class FakeStripe {
       if (kind === 'down') return void req.socket.destroy();
       if (kind === 'slow') await new Promise((done) => setTimeout(done, this.slowMs));
       if (kind === 'error') return this.send(res, 500, stripeError('api_error', 'An error occurred with our connection to Stripe.'));
+      if (kind === 'busy') {
+        const message =
+          'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through). Please try again later.';
+        return this.send(res, 409, stripeError('invalid_request_error', message, 'idempotency_key_in_use'));
+      }
       if (res.destroyed) return;
     }
 
@@ -364,6 +380,10 @@ export class FakeStripe {
       const charge = intent.latest_charge ? this.charges.get(intent.latest_charge) : undefined;
       if (!charge) return [400, stripeError('invalid_request_error', 'This PaymentIntent does not have a successful charge to refund.')];
       if (charge.refunded) return [400, stripeError('invalid_request_error', `Charge ${charge.id} has already been refunded.`, 'charge_already_refunded')];
+      if (charge.disputed) return [400, stripeError('invalid_request_error', `Charge ${charge.id} has been charged back; cannot issue a refund.`, 'charge_disputed')];
+      if (nowS() - charge.created > REFUND_WINDOW_DAYS * DAY_S) {
+        return [400, stripeError('invalid_request_error', `Charge ${charge.id} is too old to be refunded.`, 'charge_expired_for_refund')];
+      }
       const amount = charge.amount - charge.amount_refunded;
       this.refundCharge(charge);
       return [200, { id: id('re'), object: 'refund', amount, charge: charge.id, payment_intent: intent.id, status: 'succeeded', currency: charge.currency }];
