@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mercadoPagoManifest, signMercadoPago } from '#lib/payments/mercadopago.ts';
+import { ProviderFakeServer, takePort } from './fake-provider-server.ts';
 
 /**
  * A Mercado Pago API on loopback, speaking its documented wire format (payments-providers.md 1.1):
@@ -52,56 +53,20 @@ export interface SeenRequest {
   body: unknown;
 }
 
-type Outage = null | { kind: 'down' | 'slow' | 'error'; times: number };
-
 const DAY_MS = 86_400_000;
 const REFUND_WINDOW_DAYS = 180;
 
 /** A 1x1 PNG: what a QR image is to a client that only shows it. */
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
-export class FakeMercadoPago {
+export class FakeMercadoPago extends ProviderFakeServer {
   readonly accounts = new Map<string, number>();
   readonly payments = new Map<number, FakePayment>();
   readonly preferences = new Map<string, Record<string, unknown> & { collector_id: number; external_reference: string | null; notification_url: string | null }>();
   readonly requests: SeenRequest[] = [];
   /** Answers by `<token> <path> <key>`: Mercado Pago replays the first answer to a repeated idempotency key. */
   private readonly replays = new Map<string, { status: number; body: string }>();
-  private outage: Outage = null;
   private nextId = 1_319_000_001;
-  private server: Server | undefined;
-  slowMs = 1_000;
-  url = '';
-
-  /** On `port` when given: the port the local stack's MERCADOPAGO_API_URL names (test/integration/global-setup.ts). */
-  async start(onPort = 0): Promise<this> {
-    this.server = createServer((req, res) => void this.serve(req, res));
-    const server = this.server;
-    await new Promise<void>((done, fail) => {
-      server.once('error', fail);
-      server.listen(onPort, '127.0.0.1', () => {
-        server.off('error', fail);
-        done();
-      });
-    });
-    const { port } = this.server.address() as { port: number };
-    this.url = `http://127.0.0.1:${port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((done) => this.server?.close(() => done()) ?? done());
-  }
-
-  /** The next `times` requests fail this way (Infinity: until `recover`). */
-  fail(kind: 'down' | 'slow' | 'error', times = Infinity): void {
-    this.outage = { kind, times };
-  }
-
-  recover(): void {
-    this.outage = null;
-  }
 
   addAccount(token: string, accountId: number): void {
     this.accounts.set(token, accountId);
@@ -203,7 +168,7 @@ export class FakeMercadoPago {
     return payment;
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -216,15 +181,7 @@ export class FakeMercadoPago {
     const url = new URL(req.url ?? '/', 'http://fake');
     this.requests.push({ method: req.method ?? '', path: `${url.pathname}${url.search}`, headers: req.headers, body });
 
-    if (this.outage && this.outage.times > 0) {
-      this.outage.times -= 1;
-      const { kind } = this.outage;
-      if (this.outage.times === 0) this.outage = null;
-      if (kind === 'down') return void req.socket.destroy();
-      if (kind === 'slow') await new Promise((done) => setTimeout(done, this.slowMs));
-      if (kind === 'error') return this.send(res, 500, error(500, 'internal_error', 'Internal server error'));
-      if (res.destroyed) return;
-    }
+    if (await this.outageTook(req, res, () => this.send(res, 500, error(500, 'internal_error', 'Internal server error')))) return;
 
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const account = token === undefined ? undefined : this.accounts.get(token);
@@ -360,14 +317,6 @@ export async function startFakeMercadoPago(port = 0): Promise<FakeMercadoPago> {
  * holds it (files run in parallel: each that needs the stack to reach Mercado Pago takes it in
  * turn, for the whole file, and `stop()` gives it back).
  */
-export async function takeFakeMercadoPago(port: number, waitMs = 300_000): Promise<FakeMercadoPago> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await new FakeMercadoPago().start(port);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
-      await new Promise((wait) => setTimeout(wait, 250));
-    }
-  }
+export function takeFakeMercadoPago(port: number, waitMs = 300_000): Promise<FakeMercadoPago> {
+  return takePort(() => new FakeMercadoPago().start(port), waitMs);
 }

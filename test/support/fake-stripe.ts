@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { signStripe } from '#lib/payments/stripe.ts';
+import { ProviderFakeServer, takePort } from './fake-provider-server.ts';
 
 /**
  * A Stripe API on loopback, speaking its documented wire format (payments-providers.md 1.2):
@@ -112,9 +113,8 @@ export function parseStripeForm(form: URLSearchParams): Record<string, unknown> 
   return arrays(root) as Record<string, unknown>;
 }
 
-type Outage = null | { kind: 'down' | 'slow' | 'error' | 'busy'; times: number };
-
-export class FakeStripe {
+/** Its own outage, `busy`: 409 `idempotency_key_in_use`, a request under the same key still running at Stripe. */
+export class FakeStripe extends ProviderFakeServer<'busy'> {
   /** Secret key -> account id. */
   readonly accounts = new Map<string, string>();
   readonly sessions = new Map<string, FakeSession>();
@@ -123,31 +123,6 @@ export class FakeStripe {
   readonly disputes = new Map<string, FakeDispute>();
   readonly requests: SeenStripeRequest[] = [];
   private readonly replays = new Map<string, { params: string; status: number; body: string }>();
-  private outage: Outage = null;
-  private server: Server | undefined;
-  slowMs = 1_000;
-  url = '';
-
-  async start(onPort = 0): Promise<this> {
-    this.server = createServer((req, res) => void this.serve(req, res));
-    await new Promise<void>((done) => this.server!.listen(onPort, '127.0.0.1', done));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((done) => this.server?.close(() => done()) ?? done());
-  }
-
-  /** `busy`: 409 `idempotency_key_in_use`, a request under the same key still running at Stripe. */
-  fail(kind: 'down' | 'slow' | 'error' | 'busy', times = Infinity): void {
-    this.outage = { kind, times };
-  }
-
-  recover(): void {
-    this.outage = null;
-  }
 
   addAccount(secretKey: string, accountId: string): void {
     this.accounts.set(secretKey, accountId);
@@ -279,7 +254,7 @@ export class FakeStripe {
     charge.refunded = charge.amount_refunded >= charge.amount;
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -287,20 +262,13 @@ export class FakeStripe {
     const form = new URLSearchParams(raw);
     this.requests.push({ method: req.method ?? '', path: `${url.pathname}${url.search}`, headers: req.headers, form });
 
-    if (this.outage && this.outage.times > 0) {
-      this.outage.times -= 1;
-      const { kind } = this.outage;
-      if (this.outage.times === 0) this.outage = null;
-      if (kind === 'down') return void req.socket.destroy();
-      if (kind === 'slow') await new Promise((done) => setTimeout(done, this.slowMs));
-      if (kind === 'error') return this.send(res, 500, stripeError('api_error', 'An error occurred with our connection to Stripe.'));
-      if (kind === 'busy') {
-        const message =
-          'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through). Please try again later.';
-        return this.send(res, 409, stripeError('invalid_request_error', message, 'idempotency_key_in_use'));
-      }
-      if (res.destroyed) return;
-    }
+    const busy =
+      'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through). Please try again later.';
+    const outage = (kind: 'error' | 'busy') =>
+      kind === 'busy'
+        ? this.send(res, 409, stripeError('invalid_request_error', busy, 'idempotency_key_in_use'))
+        : this.send(res, 500, stripeError('api_error', 'An error occurred with our connection to Stripe.'));
+    if (await this.outageTook(req, res, outage)) return;
 
     const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const account = key === undefined ? undefined : this.accounts.get(key);
@@ -483,14 +451,6 @@ export async function startFakeStripe(port = 0): Promise<FakeStripe> {
  * The fake on the one port the local stack's STRIPE_API_URL names, once no other test file holds
  * it (files run in parallel: each takes it in turn for the whole file; `stop()` gives it back).
  */
-export async function takeFakeStripe(port: number, waitMs = 300_000): Promise<FakeStripe> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await new FakeStripe().start(port);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
-      await new Promise((wait) => setTimeout(wait, 250));
-    }
-  }
+export function takeFakeStripe(port: number, waitMs = 300_000): Promise<FakeStripe> {
+  return takePort(() => new FakeStripe().start(port), waitMs);
 }
