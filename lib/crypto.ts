@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Secrets (API tokens, API keys, buyer access tokens, session ids, handoffs) are 256 random
@@ -67,4 +67,32 @@ export function macMatches(keys: ServerKeys, message: string, mac: string, lengt
     const expected = Buffer.from(hash.slice(0, length));
     return presented.length === expected.length && timingSafeEqual(presented, expected);
   });
+}
+
+/** The AES-256 key a server key gives for one purpose: the raw HMAC-SHA256 of the purpose under it. */
+const sealingKey = (serverKey: string, purpose: string) => createHmac('sha256', serverKey).update(`seal:${purpose}`, 'utf8').digest();
+
+/**
+ * A value sealed under a server key (AES-256-GCM, base64url of iv | tag | ciphertext): for what a
+ * table dump must not give away, yet must come back whole later (a payment account's notify key,
+ * lib/flows/payment-provider-read.ts), without a KMS call.
+ */
+export function sealUnder(serverKey: string, purpose: string, plaintext: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(serverKey, purpose), iv);
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+}
+
+/** The value `sealUnder` sealed with this server key and purpose, or undefined (another key, or not a seal). */
+export function unsealUnder(serverKey: string, purpose: string, sealed: string): string | undefined {
+  const raw = Buffer.from(sealed, 'base64url');
+  if (raw.length < 28) return undefined;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', sealingKey(serverKey, purpose), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
+  }
 }

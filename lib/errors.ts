@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'BAD_GATEWAY'
   | 'PROVIDER_CREDENTIALS'
   | 'PROVIDER_UNAVAILABLE'
+  | 'PROVIDER_REFUSED'
   | 'AFFILIATE_BLOCKED'
   | 'BELOW_MIN_WITHDRAW'
   | 'INSUFFICIENT_BALANCE'
@@ -97,6 +98,14 @@ export const unavailable = (message = 'Service temporarily unavailable') => new 
 /** A payment provider that did not answer (unreachable, timed out, 5xx after the one retry): nothing was changed, try again. */
 export const providerUnavailable = (message = 'The payment provider could not be reached; nothing was changed, try again') =>
   new HttpError(502, { message, code: 'PROVIDER_UNAVAILABLE' });
+/**
+ * A payment provider that answered and said no, for a reason of the store's (a refund of a payment
+ * too old, or disputed; its credentials revoked): nothing was changed, and sending the same again
+ * gets the same no. `code` PROVIDER_REFUSED, or PROVIDER_CREDENTIALS when the store's own
+ * credentials were refused.
+ */
+export const providerRefused = (message: string, code: Extract<ErrorCode, 'PROVIDER_REFUSED' | 'PROVIDER_CREDENTIALS'> = 'PROVIDER_REFUSED') =>
+  new HttpError(409, { message, code });
 /** DynamoDB refused to store what the request would write (an item over 400 KB, a transaction over 4 MB, a key too long). */
 export const tooLarge = () =>
   new HttpError(413, { message: 'This request would store more than one record can hold (400 KB, or 4 MB in one transaction); send less', code: 'TOO_LARGE' });

@@ -729,7 +729,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409) */
+        /** Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached, 409 PROVIDER_REFUSED with its reason when it refuses); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409) */
         post: operations["orderRefund"];
         delete?: never;
         options?: never;
@@ -1438,7 +1438,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 when the provider cannot be reached (nothing changed) */
+        /** Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 PROVIDER_UNAVAILABLE when the provider cannot be reached, 409 PROVIDER_REFUSED with its reason when it refuses (nothing changed either way) */
         post: operations["orderPaymentRefund"];
         delete?: never;
         options?: never;
@@ -1841,6 +1841,9 @@ export interface components {
             canceled_at: string | null;
             refunded_at: string | null;
             chargeback_at: string | null;
+            payment_id: string | null;
+            gateway: string | null;
+            paid_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1869,6 +1872,9 @@ export interface components {
             canceled_at: string | null;
             refunded_at: string | null;
             chargeback_at: string | null;
+            payment_id: string | null;
+            gateway: string | null;
+            paid_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1976,6 +1982,9 @@ export interface components {
             canceled_at: string | null;
             refunded_at: string | null;
             chargeback_at: string | null;
+            payment_id: string | null;
+            gateway: string | null;
+            paid_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2281,6 +2290,9 @@ export interface components {
             canceled_at: string | null;
             refunded_at: string | null;
             chargeback_at: string | null;
+            payment_id: string | null;
+            gateway: string | null;
+            paid_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -9977,6 +9989,9 @@ export interface operations {
                      *           "canceled_at": null,
                      *           "refunded_at": null,
                      *           "chargeback_at": null,
+                     *           "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *           "gateway": "PIX",
+                     *           "paid_at": "2026-11-20T14:03:00.000Z",
                      *           "created_at": "2026-11-20T14:03:00.000Z",
                      *           "updated_at": "2026-11-20T14:03:00.000Z"
                      *         }
@@ -10133,6 +10148,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": "2026-11-20T14:03:00.000Z",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
                      *     }
@@ -10289,6 +10307,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": "2026-11-20T14:03:00.000Z",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
                      *     }
@@ -10424,6 +10445,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": "2026-11-20T14:03:00.000Z",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
                      *     }
@@ -10586,6 +10610,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": "2026-11-20T14:03:00.000Z",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
                      *     }
@@ -10757,6 +10784,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": "2026-11-20T14:03:00.000Z",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
                      *     }
@@ -10928,6 +10958,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": "2026-11-20T14:03:00.000Z",
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z"
                      *     }
@@ -13191,6 +13224,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": null,
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z",
                      *       "order_id": "b2f6d0c4e8a1",
@@ -13602,6 +13638,9 @@ export interface operations {
                      *           "canceled_at": null,
                      *           "refunded_at": null,
                      *           "chargeback_at": null,
+                     *           "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *           "gateway": "PIX",
+                     *           "paid_at": null,
                      *           "created_at": "2026-11-20T14:03:00.000Z",
                      *           "updated_at": "2026-11-20T14:03:00.000Z"
                      *         }
@@ -13740,6 +13779,9 @@ export interface operations {
                      *       "canceled_at": null,
                      *       "refunded_at": null,
                      *       "chargeback_at": null,
+                     *       "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                     *       "gateway": "PIX",
+                     *       "paid_at": null,
                      *       "created_at": "2026-11-20T14:03:00.000Z",
                      *       "updated_at": "2026-11-20T14:03:00.000Z",
                      *       "deliveries": [
@@ -17049,6 +17091,9 @@ export interface operations {
                  *         "canceled_at": null,
                  *         "refunded_at": null,
                  *         "chargeback_at": null,
+                 *         "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "gateway": "PIX",
+                 *         "paid_at": "2026-11-20T14:03:00.000Z",
                  *         "created_at": "2026-11-20T14:03:00.000Z",
                  *         "updated_at": "2026-11-20T14:03:00.000Z"
                  *       }
@@ -17138,6 +17183,9 @@ export interface operations {
                  *         "canceled_at": null,
                  *         "refunded_at": null,
                  *         "chargeback_at": null,
+                 *         "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "gateway": "PIX",
+                 *         "paid_at": "2026-11-20T14:03:00.000Z",
                  *         "created_at": "2026-11-20T14:03:00.000Z",
                  *         "updated_at": "2026-11-20T14:03:00.000Z"
                  *       }
@@ -17227,6 +17275,9 @@ export interface operations {
                  *         "canceled_at": null,
                  *         "refunded_at": null,
                  *         "chargeback_at": null,
+                 *         "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "gateway": "PIX",
+                 *         "paid_at": "2026-11-20T14:03:00.000Z",
                  *         "created_at": "2026-11-20T14:03:00.000Z",
                  *         "updated_at": "2026-11-20T14:03:00.000Z"
                  *       }
@@ -17316,6 +17367,9 @@ export interface operations {
                  *         "canceled_at": null,
                  *         "refunded_at": null,
                  *         "chargeback_at": null,
+                 *         "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "gateway": "PIX",
+                 *         "paid_at": "2026-11-20T14:03:00.000Z",
                  *         "created_at": "2026-11-20T14:03:00.000Z",
                  *         "updated_at": "2026-11-20T14:03:00.000Z"
                  *       }
@@ -17405,6 +17459,9 @@ export interface operations {
                  *         "canceled_at": null,
                  *         "refunded_at": null,
                  *         "chargeback_at": null,
+                 *         "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "gateway": "PIX",
+                 *         "paid_at": "2026-11-20T14:03:00.000Z",
                  *         "created_at": "2026-11-20T14:03:00.000Z",
                  *         "updated_at": "2026-11-20T14:03:00.000Z"
                  *       }
@@ -17494,6 +17551,9 @@ export interface operations {
                  *         "canceled_at": null,
                  *         "refunded_at": null,
                  *         "chargeback_at": null,
+                 *         "payment_id": "pay_Q2hhcmdlIGV4YW1wbGUgMDAx",
+                 *         "gateway": "PIX",
+                 *         "paid_at": "2026-11-20T14:03:00.000Z",
                  *         "created_at": "2026-11-20T14:03:00.000Z",
                  *         "updated_at": "2026-11-20T14:03:00.000Z"
                  *       }

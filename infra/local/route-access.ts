@@ -11,8 +11,8 @@ import {
   LIST_COUNT_PK_PREFIX,
   listCountTableActions,
   tableActions,
+  type TableAccess,
 } from '#lib/db/table.ts';
-import type { RouteSpec } from '#lib/http/route.ts';
 
 /**
  * Refuses on the local stack what the function's IAM grant would refuse on AWS (DynamoDB Local
@@ -20,7 +20,7 @@ import type { RouteSpec } from '#lib/http/route.ts';
  * The local server runs every handler inside `routeAccess.run(<the route's grant>)`.
  */
 export interface RouteGrant {
-  access: RouteSpec['access'];
+  access: TableAccess;
   /** What the CDK grants every POST route besides its access: idempotency writes on the IDEMPOTENCY# partitions only (dynamodb:LeadingKeys). */
   idempotencyWrites?: boolean;
   /** What the CDK grants every page-mode list and package read besides its access (`writesCountPartitions`): a list's first count, the first apply-all tag ids, on the COUNT# partitions only. */

@@ -1,13 +1,12 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { tableActions, tableKeys } from '#lib/db/table.ts';
-import type { RouteSpec } from '#lib/http/route.ts';
+import { tableActions, tableKeys, type TableAccess } from '#lib/db/table.ts';
 
 /**
  * Least privilege on the table: the actions of one access level on the table and its GSIs by name
  * (grantReadData would add Scan, which no code sends and which reads every store at once).
  * Undefined for `none`: such a function gets no table permission at all.
  */
-export function tableAccessStatement(access: RouteSpec['access'], tableArn: string): iam.PolicyStatement | undefined {
+export function tableAccessStatement(access: TableAccess, tableArn: string): iam.PolicyStatement | undefined {
   if (access === 'none') return undefined;
   return new iam.PolicyStatement({
     actions: tableActions[access].map((action) => `dynamodb:${action}`),

@@ -253,6 +253,9 @@ export function orderResponse(order: OrderItem): Order {
     canceled_at: order.canceled_at,
     refunded_at: order.refunded_at ?? null,
     chargeback_at: order.chargeback_at ?? null,
+    payment_id: order.payment_id,
+    gateway: order.gateway,
+    paid_at: order.paid_at,
     created_at: order.created_at,
     updated_at: order.updated_at,
   };

@@ -1,7 +1,7 @@
 import { DamagedItem, fieldsOf, readItem, type StoredItem } from '#lib/db/entity.ts';
 import { storePk } from '#lib/db/keys.ts';
 import { queryAll } from '#lib/db/query.ts';
-import { put, putNewItem, StaleRead, update, writeGuarded, type GuardedWrite } from '#lib/db/transact.ts';
+import { put, putNewItem, StaleRead, update, writeGuarded, writeIf, type GuardedWrite } from '#lib/db/transact.ts';
 import { notFound } from '#lib/errors.ts';
 import { ENTITY } from '#lib/schemas/entity.ts';
 import { GATEWAYS, PROVIDERS, type Gateway, type Provider } from '#lib/schemas/payment.ts';
@@ -18,12 +18,14 @@ import { PAYPAL_ENVIRONMENTS, type PayPalEnvironment, type ProviderSettings } fr
  * | later PUT                              | Put account if `revision` is the one read (StaleRead otherwise) | 1 |
  * | DELETE                                 | UpdateItem `removed = true` if not removed (404 otherwise) | 1    |
  * | account of a notify key                | GetItem `PAYMENT_NOTIFY_KEY#<sha256 of the key> / PAYMENT_NOTIFY_KEY`, then the account | 2 |
+ * | carry the notify key to a new server key | UpdateItem `notify_key_sealed` if `notify_key_hash` is the one read (once per rotation) | 1 |
  *
  * Secrets are stored only as `secrets_ct` (lib/payments/secrets.ts: KMS on AWS, AES-GCM locally,
- * bound to the store and the provider) and `secrets_hint` (each masked). The notify key never is:
- * it is a keyed hash of `notify_nonce` under the server secret (lib/flows/payment-provider.ts), so
- * a table dump gives neither the key nor the means to compute it, and its look-up item is filed
- * under the key's SHA-256 (the key has 256 bits: a fast hash cannot be reversed).
+ * bound to the store and the provider) and `secrets_hint` (each masked). The notify key never is
+ * in clear: it is a keyed hash of `notify_nonce` under the server secret (lib/flows/payment-provider.ts),
+ * carried across rotations sealed under the server secret (`notify_key_sealed`), so a table dump
+ * gives neither the key nor the means to compute it, and its look-up item is filed under the
+ * key's SHA-256 (the key has 256 bits: a fast hash cannot be reversed).
  *
  * A DELETE keeps the item, marked `removed`: the payments already made through it keep settling
  * (their notifications still find the store by the notify key, and the flows still decrypt the
@@ -51,6 +53,11 @@ export interface ProviderAccount {
   settings: ProviderSettings;
   notify_nonce: string;
   notify_key_hash: string;
+  /**
+   * The notify key sealed under the server key of its last carry (lib/crypto.ts `sealUnder`), or
+   * null: how the key outlives the server secret it was derived under (lib/flows/payment-provider-read.ts).
+   */
+  notify_key_sealed: string | null;
   /** DELETEd: no new payments, no operator read; its live payments keep settling. */
   removed: boolean;
   /** Raised by every write: the condition of the next one. */
@@ -94,6 +101,7 @@ export function providerAccountFromItem(item: StoredItem): ProviderAccount {
     }),
     notify_nonce: field.string('notify_nonce'),
     notify_key_hash: field.string('notify_key_hash'),
+    notify_key_sealed: field.stringOrNull('notify_key_sealed'),
     removed: field.boolean('removed', false),
     revision: field.number('revision'),
     created_at: field.string('created_at'),
@@ -147,6 +155,22 @@ export async function saveProviderAccount(account: ProviderAccount, previous: Pr
     onConditionFailed: () => new StaleRead(),
   };
   await writeGuarded([write]);
+}
+
+/**
+ * The notify key sealed anew (a rotation of the server secret carried over): only while the
+ * account still names the key that was sealed. False when it no longer does (a concurrent PUT of
+ * another key cannot happen today: a PUT keeps the key; this is the guard should that change).
+ */
+export function storeNotifyKeySeal(storeId: number, provider: Provider, keyHash: string, sealed: string): Promise<boolean> {
+  return writeIf(
+    update({
+      Key: providerAccountKey(storeId, provider),
+      UpdateExpression: 'SET notify_key_sealed = :sealed ADD revision :one',
+      ConditionExpression: 'notify_key_hash = :hash',
+      ExpressionAttributeValues: { ':sealed': sealed, ':hash': keyHash, ':one': 1 },
+    }),
+  );
 }
 
 /** DELETE: no new payments through it; the item stays for the payments it already made (see the header). */

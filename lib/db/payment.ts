@@ -34,6 +34,7 @@ import {
  * | claim a provider call (poll spacing)  | Put `STORE#<s> / PAYMENT_ASK#<payment id>` if absent or older than the interval | 1 |
  * | a buyer's new payment of an order     | TransactWrite: Put payment (new) + Put `STORE#<s> / PAYMENT_COUNT#<order id, padded>` if the count is the one read + order still PENDING | 1 |
  * | the create call answered              | TransactWrite: Put payment if `revision` is the one read + the provider ref | 1 |
+ * | no payment created since a read       | ConditionCheck `PAYMENT_COUNT#<order id, padded>` is the count read (or absent), in the caller's transaction (the abandoned-checkout cancel) | 0 extra |
  *
  * The payments of an order are filed under their own prefix, not under the order's `ORDER#<id>`
  * sort key, so no Query of orders ever meets one. The provider ref is a sentinel: one provider
@@ -187,6 +188,28 @@ export async function startPayment(payment: PaymentRecord, countRead: number): P
       onConditionFailed: () => conflict('The order is no longer PENDING: it takes no new payment'),
     },
   ]);
+}
+
+/**
+ * The guard of a decision made from the order's payments as read (`countRead` of them): written in
+ * the decision's transaction, it fails with StaleRead when a payment was created since, so the
+ * caller reads again. `startPayment` checks the order is PENDING in its own transaction, so a
+ * cancel carrying this guard and a new payment cannot both land: the one written second fails.
+ * A count item still absent passes: with no payment read, no payment was created since; with
+ * payments read, they were filed without a count (tests, a table older than the count), and
+ * `startPayment` cannot add one to such an order (its condition needs the count item), so a
+ * job meeting one is not stuck retrying it.
+ */
+export function paymentCountUnchanged(storeId: number, orderId: number, countRead: number): GuardedWrite {
+  return {
+    item: check({
+      Key: paymentCountKey(storeId, orderId),
+      ConditionExpression: 'attribute_not_exists(pk) OR #count = :read',
+      ExpressionAttributeNames: { '#count': 'count' },
+      ExpressionAttributeValues: { ':read': countRead },
+    }),
+    onConditionFailed: () => new StaleRead(),
+  };
 }
 
 /** The create call's answer stored over the CREATED payment (StaleRead if it changed), with the provider object that names it. */

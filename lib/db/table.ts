@@ -26,14 +26,19 @@ export type IndexName = (typeof tableKeys.indexes)[number]['name'];
  * The DynamoDB actions a function may use, by its route's `access`: exactly what lib/db sends
  * (no Scan, no BatchWriteItem). IAM checks a TransactWriteItems item by item, as PutItem,
  * UpdateItem, DeleteItem or ConditionCheckItem. The CDK stacks grant these; the local stack
- * refuses anything else, as IAM would on AWS.
+ * refuses anything else, as IAM would on AWS. `put` is the reads and PutItem alone: a consumer
+ * that only files new items of its own (the webhook router's events and tasks, each a Put if
+ * absent) and never updates, deletes or transacts.
  */
 const TABLE_READ_ACTIONS = ['GetItem', 'BatchGetItem', 'Query'] as const;
 export const tableActions = {
   none: [],
   read: TABLE_READ_ACTIONS,
+  put: [...TABLE_READ_ACTIONS, 'PutItem'],
   write: [...TABLE_READ_ACTIONS, 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
 } as const satisfies Record<string, readonly string[]>;
+
+export type TableAccess = keyof typeof tableActions;
 
 /**
  * The idempotency records of POST requests (lib/db/idempotency.ts) live in partitions of their own,

@@ -85,16 +85,31 @@ export type OrderEffect =
 
 export type PaymentEvent = 'payment.created' | 'payment.failed' | 'payment.expired' | 'payment.attention';
 
+/** What `paymentEventsOf` reads of a payment (its stored item, or a PaymentRecord). */
+export interface PaymentEventImage {
+  status?: unknown;
+  attention?: unknown;
+  provider_ref?: unknown;
+}
+
+const charged = (image: PaymentEventImage | undefined) => image?.provider_ref !== undefined && image.provider_ref !== null;
+
 /**
- * The events of a payment's change (section 13), from its status and flag before and after: created
- * when there was none before; failed / expired when the status crosses into FAILED / EXPIRED;
- * attention when the flag becomes non-null or changes to another (cleared is no event). A repeated
- * write with the same status and flag is none, so each crossing is sent once. `settle` answers
- * these, and the webhook router draws them from the table's stream with this same function.
+ * The events of a payment's change (section 13), from its images before and after: created when
+ * the provider has made the charge (the payment gains its provider object, and with it the
+ * `pix_code`, `qr_code`, `checkout_url` and `expires_at` the buyer pays with, which a store's
+ * receiver wants: to send the PIX code by e-mail, to follow up an abandoned checkout), not when the
+ * payment is first written CREATED before the provider call, with nothing to pay with yet, nor
+ * for a payment the provider refused; failed / expired when the status crosses into FAILED /
+ * EXPIRED; attention when the flag becomes non-null or changes to another (cleared is no event).
+ * A repeated write with the same status, flag and provider object is none, so each crossing is
+ * sent once. `settle` answers these, and the webhook router draws them from the table's stream
+ * with this same function.
  */
-export function paymentEventsOf(before: { status?: unknown; attention?: unknown } | undefined, after: { status?: unknown; attention?: unknown }): PaymentEvent[] {
-  if (!before) return ['payment.created'];
+export function paymentEventsOf(before: PaymentEventImage | undefined, after: PaymentEventImage): PaymentEvent[] {
   const events: PaymentEvent[] = [];
+  if (charged(after) && !charged(before)) events.push('payment.created');
+  if (!before) return events;
   if (before.status !== after.status && after.status === 'FAILED') events.push('payment.failed');
   if (before.status !== after.status && after.status === 'EXPIRED') events.push('payment.expired');
   const attention = after.attention ?? null;
@@ -322,8 +337,11 @@ export interface NewPayment {
   expires_at: string | null;
 }
 
-/** A payment about to be created at its provider: CREATED, before the provider call (so a retry finds it). */
-export function newPayment(input: NewPayment, now: number): { payment: PaymentRecord; events: PaymentEvent[] } {
+/**
+ * A payment about to be created at its provider: CREATED, before the provider call (so a retry
+ * finds it). No event yet: `payment.created` comes with the provider's charge (`paymentEventsOf`).
+ */
+export function newPayment(input: NewPayment, now: number): { payment: PaymentRecord } {
   const at = iso(now);
   return {
     payment: {
@@ -347,7 +365,6 @@ export function newPayment(input: NewPayment, now: number): { payment: PaymentRe
       created_at: at,
       updated_at: at,
     },
-    events: paymentEventsOf(undefined, { status: 'CREATED' }),
   };
 }
 

@@ -193,17 +193,27 @@ export async function approveOrder(storeId: number, orderId: number): Promise<Or
 }
 
 /**
- * PENDING -> CANCELED, giving back what the order holds (coupon use, stock, limits). `decide`
- * says what to do with the status read: the operator's cancel refuses an APPROVED order (409),
- * the unpaid-order job leaves any order that is no longer PENDING alone.
+ * What a cancel does with the order it read: leave it (`already`), cancel it (`apply`), or cancel
+ * it only if what the decision read besides the order still holds (`guards`, conditions written in
+ * the cancel's transaction that fail with StaleRead, so the decision is made again on fresh reads).
  */
-export function cancelPending(storeId: number, orderId: number, decide: (order: OrderItem) => 'apply' | 'already'): Promise<OrderItem> {
+export type CancelVerdict = 'apply' | 'already' | { guards: readonly GuardedWrite[] };
+
+/**
+ * PENDING -> CANCELED, giving back what the order holds (coupon use, stock, limits). `decide`
+ * says what to do with the order read, again on every retry: the operator's cancel refuses an
+ * APPROVED order (409), the abandoned-checkout cancel leaves an order that is no longer PENDING or
+ * has a live payment alone.
+ */
+export function cancelPending(storeId: number, orderId: number, decide: (order: OrderItem) => CancelVerdict | Promise<CancelVerdict>): Promise<OrderItem> {
   // Release targets found missing (a deleted coupon or package): left out of the next attempt.
   const gone = new Set<string>();
   return retrying(async () => {
     const order = await getOrderItem(storeId, orderId);
-    if (decide(order) === 'already') return order;
-    return markCanceled(storeId, order, [...releaseCouponUse(storeId, order, gone), ...releasePackages(storeId, order, gone)], nowIso());
+    const verdict = await decide(order);
+    if (verdict === 'already') return order;
+    const guards = verdict === 'apply' ? [] : verdict.guards;
+    return markCanceled(storeId, order, [...guards, ...releaseCouponUse(storeId, order, gone), ...releasePackages(storeId, order, gone)], nowIso());
   });
 }
 

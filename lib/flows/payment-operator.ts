@@ -3,7 +3,7 @@ import { getPayment } from '#lib/db/payment.ts';
 import { readProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
 import { reversal } from '#lib/domain/order.ts';
 import { paidItsOrder, type PaymentRecord } from '#lib/domain/payment.ts';
-import { conflict, providerUnavailable } from '#lib/errors.ts';
+import { conflict, providerRefused, providerUnavailable } from '#lib/errors.ts';
 import { reverseOrder } from '#lib/flows/order-reversal.ts';
 import { providerAdapter, providerCredentials } from '#lib/flows/payment-adapters.ts';
 import { settlePayment, type Learning } from '#lib/flows/payment-settle.ts';
@@ -25,8 +25,8 @@ import type { OrderRefundBody, ProviderSnapshot } from '#lib/schemas/payment.ts'
  * | order refund, `at_provider: false`| the same without the account and the provider                                  |
  * | refund of a stray payment         | GetItem payment + GetItem account + the provider's refund + settle (payment only) |
  *
- * The provider is asked before anything is written, so a provider failure (502) changes nothing
- * and a retry is safe: the refund carries the same idempotency key, and a Mercado Pago payment
+ * The provider is asked before anything is written, so a provider failure (502 when it is down,
+ * 409 when it says no: `refundFailure`) changes nothing and a retry is safe: the refund carries the same idempotency key, and a Mercado Pago payment
  * refunded already answers its refunded state. Settling the provider's answer with source
  * OPERATOR is what runs section 10, so racing refunds (and the provider's own refund
  * notification) cross into REFUNDED once: one reversal, whoever settles first.
@@ -84,7 +84,29 @@ async function refundLearning(
     const snapshot: ProviderSnapshot = await (await providerAdapter(payment, apiBase)).refund(credentials, payment);
     return { learn: { ask: 'snapshot', snapshot }, provider: { account, credentials } };
   } catch (error) {
-    if (error instanceof ProviderError) throw providerUnavailable(`The payment provider did not refund the payment (${error.failure}); nothing was changed, try again`);
+    if (error instanceof ProviderError) throw refundFailure(error);
     throw error;
   }
+}
+
+/**
+ * A refund the provider did not make, as the operator's answer (nothing was changed either way):
+ * the provider down, timed out or answering 5xx/429 (and what each adapter knows to be transient,
+ * a Stripe or PayPal idempotency conflict) is 502 PROVIDER_UNAVAILABLE, to try again; the
+ * provider saying no is the store's business, 409 with the provider's reason: PROVIDER_REFUSED for
+ * the payment (too old to refund, disputed, not refundable in its state, unknown to this account)
+ * and PROVIDER_CREDENTIALS when the store's stored credentials were refused. Retrying those
+ * changes nothing; the operator acts at the provider, or records the refund with `at_provider: false`.
+ */
+function refundFailure(error: ProviderError) {
+  if (error.failure === 'unavailable') return providerUnavailable(`The payment provider did not refund the payment (${error.message}); nothing was changed, try again`);
+  if (error.failure === 'credentials') {
+    return providerRefused(
+      `${error.provider} refused the store's credentials (${error.reason}); nothing was changed: update them with PUT /v1/app/payment/provider/${error.provider}`,
+      'PROVIDER_CREDENTIALS',
+    );
+  }
+  return providerRefused(
+    `${error.provider} refused the refund (${error.reason}); nothing was changed, and asking again gets the same answer: see the payment in the provider's dashboard`,
+  );
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { nowIso } from '#lib/clock.ts';
 import { config } from '#lib/config.ts';
 import { hashSecret } from '#lib/crypto.ts';
-import { notifyKeyUnder, providerAccountResponse } from '#lib/flows/payment-provider-read.ts';
+import { carriedNotifyKeySeal, notifyKeyUnder, providerAccountResponse } from '#lib/flows/payment-provider-read.ts';
 import { readProviderAccount, saveProviderAccount, type ProviderAccount } from '#lib/db/payment-provider.ts';
 import { retrying } from '#lib/db/transact.ts';
 import { notFound, providerUnavailable, unprocessable } from '#lib/errors.ts';
@@ -137,6 +137,8 @@ export async function putProviderAccount(storeId: number, provider: Provider, bo
       settings: checked.settings,
       notify_nonce: nonce,
       notify_key_hash: previous?.notify_key_hash ?? hashSecret(notifyKeyUnder(keys.current, storeId, which, nonce)),
+      // Carried to the current server key when only the previous one gives it (a rotation under way).
+      notify_key_sealed: previous ? carriedNotifyKeySeal(previous, keys) : null,
       removed: false,
       revision: (previous?.revision ?? 0) + 1,
       created_at: previous && !previous.removed ? previous.created_at : now,

@@ -1,8 +1,8 @@
 import { currentTimeMs } from '#lib/clock.ts';
-import { dropLivePayment, livePaymentEntries, orderPayments, readPayment, type LivePaymentEntry } from '#lib/db/payment.ts';
-import { checkoutAbandoned, isLive } from '#lib/domain/payment.ts';
-import { cancelPending } from '#lib/flows/order.ts';
+import { dropLivePayment, livePaymentEntries, readPayment, type LivePaymentEntry } from '#lib/db/payment.ts';
+import { isLive } from '#lib/domain/payment.ts';
 import { settlePayment, type SettledPayment } from '#lib/flows/payment-settle.ts';
+import { cancelIfUnpaid } from '#lib/flows/unpaid.ts';
 import { ProviderError } from '#lib/payments/adapter.ts';
 
 /*
@@ -16,7 +16,7 @@ import { ProviderError } from '#lib/payments/adapter.ts';
  * |------------------------------|---------------------------------------------------------------------------|
  * | the live list                | Query `PAYMENT_LIVE` (1 per MB)                                           |
  * | each entry                   | GetItem payment; live: settle (lib/flows/payment-settle.ts); settled: DeleteItem entry |
- * | its order, when PENDING      | Query the order's payments; abandoned: the cancel's GetItem + TransactWrite |
+ * | its order, when PENDING      | the cancel's GetItem + Query the order's payments; abandoned: TransactWrite (guarded by the payment count) |
  */
 
 export interface ReconcileResult {
@@ -58,7 +58,6 @@ async function reconcileOne(entry: LivePaymentEntry, apiBase: string, result: Re
   await dropLivePayment(entry);
   const order = settled.order;
   if (order.status !== 'PENDING' || order.checkout === null) return;
-  if (!checkoutAbandoned(order, await orderPayments(entry.store_id, entry.order_id), currentTimeMs())) return;
-  const canceled = await cancelPending(entry.store_id, entry.order_id, (current) => (current.status === 'PENDING' ? 'apply' : 'already'));
-  if (canceled.status === 'CANCELED') result.canceledOrders += 1;
+  // The unpaid-order job's cancel: guarded against a payment created after the payments were read.
+  if (await cancelIfUnpaid(entry.store_id, entry.order_id, currentTimeMs())) result.canceledOrders += 1;
 }

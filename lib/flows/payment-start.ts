@@ -8,7 +8,7 @@ import { retrying, StaleRead, writeGuarded } from '#lib/db/transact.ts';
 import { CHECKOUT_UNPAID_MS, chargeCreated, newPayment, pixExpiresAt, PIX_EXPIRATION_MINUTES, settle, type OrderView } from '#lib/domain/payment.ts';
 import { gatewayChoices, paymentStart, returnUrlAllowed } from '#lib/domain/payment-checkout.ts';
 import { conflict, providerUnavailable, unprocessable } from '#lib/errors.ts';
-import { accountNotificationUrl } from '#lib/flows/payment-provider-read.ts';
+import { accountNotificationUrl, carryNotifyKey } from '#lib/flows/payment-provider-read.ts';
 import { providerAdapter, providerCredentials } from '#lib/flows/payment-adapters.ts';
 import { ProviderError, type ChargeLine } from '#lib/payments/adapter.ts';
 import type { OrderPaymentBody } from '#lib/schemas/checkout.ts';
@@ -120,6 +120,8 @@ function chargeLinesOf(order: OrderItem): ChargeLine[] {
 async function charge(choice: PaymentChoice, order: OrderItem, payment: PaymentRecord, apiBase: string): Promise<PaymentRecord> {
   const { account } = choice;
   const [credentials, keys] = await Promise.all([providerCredentials(account), serverKeys()]);
+  // A rotation of the server secret under way: the notify URL sent below stays derivable after it.
+  await carryNotifyKey(account, keys);
   let created;
   try {
     created = await (await providerAdapter(account, apiBase)).createCharge(credentials, {

@@ -1,5 +1,5 @@
 import { atTime } from '#lib/clock.ts';
-import { orderPayments } from '#lib/db/payment.ts';
+import { orderPayments, paymentCountUnchanged } from '#lib/db/payment.ts';
 import { dueIn, jobDoneThrough, markJobDoneThrough } from '#lib/db/unpaid.ts';
 import { checkoutAbandoned } from '#lib/domain/payment.ts';
 import { minutesToHandle } from '#lib/domain/unpaid.ts';
@@ -14,25 +14,34 @@ import { cancelPending } from '#lib/flows/order.ts';
  * canceled meanwhile is left as it is, and so is an order with a payment still live (a PIX charge
  * of 60 minutes outlives the 30): the payments reconciler cancels it once no payment is left
  * alive (section 13 rule 7, `checkoutAbandoned`). Its cost follows the orders due, never the
- * number of stores: GetItem state + 1 Query per minute + per order due a Query of its payments
- * and a GetItem (+ 1 write when canceled) + 1 Put.
+ * number of stores: GetItem state + 1 Query per minute + per order due a GetItem (+ a Query of
+ * its payments when still PENDING, + 1 write when canceled) + 1 Put.
  * `now` is a parameter, so a test runs it "31 minutes later" without waiting.
  */
 export const UNPAID_JOB = 'unpaid-orders-cancel';
 
-/** Cancels the order if it is still PENDING with no payment alive at `now`; true when this call canceled it. */
+/**
+ * Cancels the order if it is still PENDING with no payment alive at `now`; true when this call
+ * canceled it. The cancel is conditioned on the order's payment count being the one read: a
+ * buyer's payment created between the read of the payments and the cancel makes it read again and
+ * spare the order (lib/db/payment.ts `paymentCountUnchanged`), instead of leaving a live payment
+ * on a canceled order.
+ */
 export async function cancelIfUnpaid(storeId: number, orderId: number, now: number): Promise<boolean> {
   let applied = false;
   try {
-    const payments = await orderPayments(storeId, orderId);
-    await cancelPending(storeId, orderId, (order) => {
+    await cancelPending(storeId, orderId, async (order) => {
       // Decided again on every retry: the last reading counts.
+      applied = false;
+      if (order.status !== 'PENDING') return 'already';
+      const payments = await orderPayments(storeId, orderId);
       applied = checkoutAbandoned(order, payments, now);
-      return applied ? 'apply' : 'already';
+      return applied ? { guards: [paymentCountUnchanged(storeId, orderId, payments.length)] } : 'already';
     });
   } catch (error) {
     // An order that no longer exists has nothing to give back.
     if (!(error instanceof HttpError && error.status === 404)) throw error;
+    applied = false;
   }
   return applied;
 }

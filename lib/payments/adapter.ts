@@ -140,10 +140,13 @@ export class ProviderError extends Error {
   readonly provider: Provider;
   /** The HTTP status the provider answered, when it answered. */
   readonly status: number | null;
+  /** What failed and the provider's own words (`refund: Payment too old to be refunded`), without the provider's name. */
+  readonly reason: string;
 
   constructor(provider: Provider, failure: ProviderFailure, message: string, status: number | null = null) {
     super(`${provider}: ${message}`);
     this.name = 'ProviderError';
+    this.reason = message;
     this.provider = provider;
     this.failure = failure;
     this.status = status;

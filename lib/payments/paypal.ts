@@ -133,12 +133,29 @@ export function paypalSnapshot(order: PayPalOrder, accountId: string | null, dis
   return { ...paid, status: 'PAID' };
 }
 
+/**
+ * PayPal's error envelope `{name, message, details: [{issue, description}]}` (OAuth's
+ * `{error, error_description}`) as a failure: 401/403 the credentials or their permissions; 404
+ * no such object; 409 a request with the same PayPal-Request-Id still being processed
+ * (transient); any other 4xx PayPal saying no (422 UNPROCESSABLE_ENTITY with its issue:
+ * REFUND_TIME_LIMIT_EXCEEDED, REFUND_NOT_ALLOWED, TRANSACTION_REFUSED...), the issue kept, since
+ * PayPal's `message` is the same generic sentence for all of them.
+ */
 function failureOf(response: ProviderResponse, what: string): ProviderError {
-  const body = (response.body ?? {}) as { message?: unknown; error_description?: unknown; name?: unknown };
-  const text = typeof body.message === 'string' ? body.message : typeof body.error_description === 'string' ? body.error_description : `HTTP ${response.status}`;
+  const body = (response.body ?? {}) as { message?: unknown; error_description?: unknown; details?: { issue?: unknown; description?: unknown }[] };
+  const detail = body.details?.[0];
+  const text =
+    typeof detail?.issue === 'string'
+      ? `${detail.issue}${typeof detail.description === 'string' ? `: ${detail.description}` : ''}`
+      : typeof body.message === 'string'
+        ? body.message
+        : typeof body.error_description === 'string'
+          ? body.error_description
+          : `HTTP ${response.status}`;
   const message = `${what}: ${text.slice(0, 200)}`;
-  if (response.status === 401) return new ProviderError('paypal', 'credentials', message, response.status);
+  if (response.status === 401 || response.status === 403) return new ProviderError('paypal', 'credentials', message, response.status);
   if (response.status === 404) return new ProviderError('paypal', 'not_found', message, response.status);
+  if (response.status === 409) return new ProviderError('paypal', 'unavailable', message, response.status);
   return new ProviderError('paypal', 'refused', message, response.status);
 }
 

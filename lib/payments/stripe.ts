@@ -140,12 +140,20 @@ export function stripeForm(fields: Record<string, unknown>): URLSearchParams {
   return form;
 }
 
+/**
+ * Stripe's error envelope `{error: {type, code?, message}}` as a failure: 401/403 the key; 404 no
+ * such object; 409 a request with the same idempotency key still running at Stripe (transient:
+ * the same request again is answered once the first ends); any other 4xx Stripe saying no (an
+ * `invalid_request_error` such as `charge_disputed` or `charge_expired_for_refund`), its code kept.
+ */
 function failureOf(response: ProviderResponse, what: string): ProviderError {
   const error = (response.body as { error?: { message?: unknown; code?: unknown } } | null)?.error;
-  const message = typeof error?.message === 'string' ? error.message.slice(0, 200) : `HTTP ${response.status}`;
-  if (response.status === 401 || response.status === 403) return new ProviderError('stripe', 'credentials', `${what}: ${message}`, response.status);
-  if (response.status === 404) return new ProviderError('stripe', 'not_found', `${what}: ${message}`, response.status);
-  return new ProviderError('stripe', 'refused', `${what}: ${message}`, response.status);
+  const text = typeof error?.message === 'string' ? error.message.slice(0, 200) : `HTTP ${response.status}`;
+  const message = `${what}: ${text}${typeof error?.code === 'string' ? ` (${error.code.slice(0, 60)})` : ''}`;
+  if (response.status === 401 || response.status === 403) return new ProviderError('stripe', 'credentials', message, response.status);
+  if (response.status === 404) return new ProviderError('stripe', 'not_found', message, response.status);
+  if (response.status === 409) return new ProviderError('stripe', 'unavailable', message, response.status);
+  return new ProviderError('stripe', 'refused', message, response.status);
 }
 
 const errorCode = (response: ProviderResponse) => (response.body as { error?: { code?: unknown } } | null)?.error?.code;

@@ -1,5 +1,5 @@
 import { EVENT_SOURCE_ENTITY, REDELIVERY_ENTITY } from '#lib/domain/webhook.ts';
-import type { RouteSpec } from '#lib/http/route.ts';
+import type { TableAccess } from '#lib/db/table.ts';
 
 /**
  * The consumers of a stream or a queue, beside the route table and the job table and read the
@@ -27,7 +27,8 @@ export interface QueueSource {
 
 export interface ConsumerSpec {
   source: TableStreamSource | QueueSource;
-  access: RouteSpec['access'];
+  /** Its table grant (lib/db/table.ts `tableActions`): no more than its code sends. */
+  access: TableAccess;
   /** Queues its code sends to: it is granted SendMessage on each and given its URL. */
   sendsTo: readonly QueueName[];
   /** Lambda timeout when the default is too short for the work of one batch. */
@@ -45,7 +46,8 @@ export const webhookStreamEntities: readonly string[] = [...new Set<string>([...
 export const consumers = {
   'webhook-router': {
     source: { stream: 'table', entities: webhookStreamEntities },
-    access: 'write',
+    // It reads the webhooks and the resources, and writes only new event and task items (Put if absent).
+    access: 'put',
     sendsTo: ['webhook-deliveries'],
     summary: 'Webhook router: table stream -> events and delivery tasks',
   },

@@ -42,7 +42,7 @@ export const orderRoutes = {
   }),
   'order-refund': route({
     method: 'POST', path: '/v1/app/order/{orderId}/refund', api: 'api', credential: 'operator', access: 'write', uses: ['provider-secrets-open'], tag: 'Order', rerunsAfterLostAnswer: true,
-    summary: 'Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
+    summary: 'Refund an APPROVED order, once: an order paid through a provider is refunded at the provider first (at_provider, default true; false records the refund only; 502 PROVIDER_UNAVAILABLE with nothing changed when the provider cannot be reached, 409 PROVIDER_REFUSED with its reason when it refuses); then cancels its APPROVED- and EXPIRED-stage commands not DONE, queues its REFUNDED-stage commands, reverses the commission, gives back the coupon use, stock and limit units (a REFUNDED order is answered unchanged; other states 409)',
     params: idParams('orderId'), body: orderRefundBody, bodyOptional: true, response: orderResource,
     // Approved orders of their own in the demo seed: 4 for this sample, 3 for order-chargeback.
     example: { params: { orderId: '4' } },

@@ -81,7 +81,7 @@ export const paymentRoutes = {
   }),
   'order-payment-refund': route({
     method: 'POST', path: '/v1/app/order/{orderId}/payment/{paymentId}/refund', api: 'api', credential: 'operator', access: 'write', uses: ['provider-secrets-open'], tag: 'Payment', rerunsAfterLostAnswer: true,
-    summary: "Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 when the provider cannot be reached (nothing changed)",
+    summary: "Refund at the provider a payment that is not the order's (DUPLICATE, UNFULFILLED); the order is untouched. The order's own payment is refunded with the order (409 here), a payment not paid is 409; 502 PROVIDER_UNAVAILABLE when the provider cannot be reached, 409 PROVIDER_REFUSED with its reason when it refuses (nothing changed either way)",
     params: orderPaymentParams, response: paymentResource,
     // A TEST payment paid after its order was canceled (UNFULFILLED), made for this sample by infra/local/invoke-event.ts.
     example: { params: { orderId: '{{stray_payment_order_id}}', paymentId: '{{stray_payment_id}}' } },

@@ -166,7 +166,8 @@ export const EXAMPLE_VALUES_IN: Readonly<Record<string, Readonly<Record<string, 
   'payment.expired': { ...PAYMENT, status: 'EXPIRED' },
   // A second payment of an order already paid: refunded to the buyer by the operator.
   'payment.attention': { ...PAYMENT, status: 'PAID', paid_at: EXAMPLE_TIMESTAMP, attention: 'DUPLICATE' },
-  OrderResource: { status: 'APPROVED' },
+  // Approved by its Pix payment (section 13 rule 3): the payment_id and gateway of PAYMENT.
+  OrderResource: { status: 'APPROVED', paid_at: EXAMPLE_TIMESTAMP },
 };
 
 /** Optional facts a fresh resource lacks (a later status's timestamp, a next page of the last): null in the examples. */

@@ -149,6 +149,11 @@ export const orderResource = v.object({
   /** Set by the refund (status REFUNDED); one timestamp per status, like approved_at and canceled_at. */
   refunded_at: v.nullable(timestamp),
   chargeback_at: v.nullable(timestamp),
+  /** The payment that paid it (extensions section 13): null while unpaid, and for an order approved by hand with no payment. */
+  payment_id: v.nullable(v.string()),
+  /** That payment's gateway (`PIX`, `MERCADOPAGO`, `STRIPE`, `PAYPAL`, `TEST`), and when its money arrived. */
+  gateway: v.nullable(v.string()),
+  paid_at: v.nullable(timestamp),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -225,8 +230,16 @@ export interface Delivery {
   stage?: CommandStage;
 }
 
-/** The order as stored: lines as stored, and the timestamps of later statuses absent until they happen. */
-export type StoredOrder = Omit<Order, 'packages' | 'refunded_at' | 'chargeback_at'> & { packages: OrderPackageLine[]; refunded_at?: string | null; chargeback_at?: string | null };
+/**
+ * The order as stored: lines as stored, and the timestamps of later statuses absent until they
+ * happen; what its payment writes later (`payment_id`, `gateway`, `paid_at`) is the stored item's
+ * own (lib/db/order.ts `OrderItem`).
+ */
+export type StoredOrder = Omit<Order, 'packages' | 'refunded_at' | 'chargeback_at' | 'payment_id' | 'gateway' | 'paid_at'> & {
+  packages: OrderPackageLine[];
+  refunded_at?: string | null;
+  chargeback_at?: string | null;
+};
 
 /**
  * A placed order as the order rules draft it (lib/domain/order.ts) and lib/db/order.ts stores

@@ -112,6 +112,9 @@ describe('POST /v1/app/order', () => {
       canceled_at: null,
       refunded_at: null,
       chargeback_at: null,
+      payment_id: null,
+      gateway: null,
+      paid_at: null,
       created_at: expect.stringMatching(ISO_Z),
       updated_at: res.body.created_at,
     });
@@ -137,6 +140,9 @@ describe('POST /v1/app/order', () => {
       'canceled_at',
       'refunded_at',
       'chargeback_at',
+      'payment_id',
+      'gateway',
+      'paid_at',
       'created_at',
       'updated_at',
     ]);

@@ -36,6 +36,7 @@ function account(store: number, overrides: Partial<ProviderAccount> = {}): Provi
     settings: { pix_expiration_minutes: 30 },
     notify_nonce: randomBytes(8).toString('hex'),
     notify_key_hash: randomBytes(32).toString('hex'),
+    notify_key_sealed: null,
     removed: false,
     revision: 1,
     created_at: at,

@@ -1,23 +1,26 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { atTime } from '#lib/clock.ts';
+import { db } from '#lib/db/client.ts';
 import { testChargeLedger } from '#lib/db/test-charge.ts';
 import { reconcilePayments } from '#lib/flows/payment-reconcile.ts';
 import { cancelIfUnpaid } from '#lib/flows/unpaid.ts';
 import { testAccountOf } from '#lib/payments/test-gateway.ts';
 import type { PaymentRecord } from '#lib/schemas/payment.ts';
 import { createPackage, orderBody, placeOrder, type Store } from '../support/builders.ts';
-import { call, dynamoDbCalls, firstError, newStore } from '../support/client.ts';
-import type { FakeMercadoPago } from '../support/fake-mercadopago.ts';
+import { call, dynamoDbCalls, firstError, newStore, type ApiResponse } from '../support/client.ts';
 import {
   connectMercadoPago,
   connectTest,
   type Connected,
   payOrder,
   pendingOrder,
-  startSharedFakeMercadoPago,
   stored,
   storedCommands,
   testButton,
+  paidThenPix,
+  pendingTestPayment,
+  useSharedFakeMercadoPago,
 } from '../support/payment-orders.ts';
 
 /**
@@ -26,12 +29,7 @@ import {
  * fake and the TEST gateway), the refund of a payment that is not the order's, and the unpaid-order
  * job sparing an order whose payment is still live.
  */
-let fake: FakeMercadoPago;
-beforeAll(async () => {
-  fake = await startSharedFakeMercadoPago();
-});
-afterAll(() => fake.stop());
-beforeEach(() => fake.recover());
+const fake = useSharedFakeMercadoPago();
 
 const notice = (connected: Connected, payment: PaymentRecord) =>
   fake.notify(Number(payment.provider_ref), { secret: connected.credentials.secrets.webhook_secret!, url: connected.notifyUrl });
@@ -77,13 +75,7 @@ const testChargeOf = async (connected: Connected, payment: PaymentRecord) =>
 
 describe('GET /v1/app/order/{id}/payment', () => {
   it("answers the order's payments newest first, each with its history; another store's order is 404; 3 calls", async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const mp = await connectMercadoPago(store, fake);
-    const order = await pendingOrder(store);
-    const first = await payOrder(store, test, order, 'TEST');
-    const second = await payOrder(store, mp, order, 'PIX');
-    await testButton(test, first, 'pay');
+    const { store, order, first, second } = await paidThenPix(fake);
     const res = await store.get(`/v1/app/order/${order.id}/payment`);
     expect(res.status, res.text).toBe(200);
     expect(res.body.map((payment: { id: string }) => payment.id)).toEqual([second.id, first.id]);
@@ -292,13 +284,7 @@ describe('POST /v1/app/order/{id}/refund of an order paid through a provider', (
 describe('POST /v1/app/order/{id}/payment/{payment_id}/refund', () => {
   /** An order paid by TEST, and a PIX payment of it paid too: a DUPLICATE. */
   async function duplicate() {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const mp = await connectMercadoPago(store, fake);
-    const order = await pendingOrder(store);
-    const first = await payOrder(store, test, order, 'TEST');
-    const second = await payOrder(store, mp, order, 'PIX');
-    await testButton(test, first, 'pay');
+    const { store, test, mp, order, first, second } = await paidThenPix(fake);
     fake.setStatus(Number(second.provider_ref), 'approved');
     expect((await notice(mp, second)).status).toBe(200);
     expect((await stored(store, order, second)).payment.attention).toBe('DUPLICATE');
@@ -352,10 +338,7 @@ describe('POST /v1/app/order/{id}/payment/{payment_id}/refund', () => {
   });
 
   it('an UNFULFILLED TEST payment (paid after the order was canceled) is refunded in the ledger; the order stays CANCELED', async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const order = await pendingOrder(store);
-    const payment = await payOrder(store, test, order, 'TEST');
+    const { store, test, order, payment } = await pendingTestPayment();
     expect((await store.post(`/v1/app/order/${order.id}/cancel`)).status).toBe(200);
     await testButton(test, payment, 'pay');
     expect((await stored(store, order, payment)).payment.attention).toBe('UNFULFILLED');
@@ -397,6 +380,40 @@ describe('the unpaid-order job and a live payment', () => {
     const at61 = placedAt + 61 * 60_000;
     expect(await atTime(at61, () => reconcilePayments(apiBase(), store.storeId))).toMatchObject({ expired: 1, canceledOrders: 1 });
     expect((await stored(store, withPix, payment)).order.status).toBe('CANCELED');
+    expect((await store.get(`/v1/app/package/${pkg.id}`)).body.stock).toBe(2);
+  });
+
+  it("a buyer's payment created between the job's read of the payments and its cancel spares the order: the cancel reads again", async () => {
+    const store = await newStore();
+    await connectTest(store);
+    const pkg = await createPackage(store, { price: 5, stock: 3 });
+    const headers = { 'x-store-domain': store.domain };
+    const placedAt = Date.now();
+    const order = (
+      await call('POST', '/v1/webstore/checkout', {
+        json: { cart: [{ package_id: pkg.id, quantity: 1 }], client_name: 'Steve Smith', client_identifier: 'Steve', client_email: 'steve@example.com' },
+        headers,
+      })
+    ).body;
+    // The race, made certain: the buyer's payment lands right after the job has read the order's (no) payments.
+    let paid: ApiResponse | undefined;
+    const send = db.send.bind(db) as (command: unknown) => Promise<unknown>;
+    const spy = vi.spyOn(db, 'send').mockImplementation((async (command: unknown) => {
+      const answer = await send(command);
+      const isPaymentsQuery = command instanceof QueryCommand && String(command.input.ExpressionAttributeValues?.[':prefix']).startsWith('PAYMENT#');
+      if (isPaymentsQuery && !paid) paid = await call('POST', `/v1/webstore/order/${order.internal_id}/payment`, { json: { gateway: 'TEST' }, headers });
+      return answer;
+    }) as never);
+    const at31 = placedAt + 31 * 60_000;
+    try {
+      expect(await atTime(at31, () => cancelIfUnpaid(store.storeId, order.id, at31))).toBe(false);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(paid?.status, paid?.text).toBe(201);
+    expect((await store.get(`/v1/app/order/${order.id}`)).body.status).toBe('PENDING');
+    const payments = (await store.get(`/v1/app/order/${order.id}/payment`)).body;
+    expect(payments.map((payment: PaymentRecord) => payment.status)).toEqual(['PENDING']);
     expect((await store.get(`/v1/app/package/${pkg.id}`)).body.stock).toBe(2);
   });
 });

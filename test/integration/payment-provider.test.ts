@@ -1,10 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { buildEvent, lambdaContext, loadHandler } from '#infra/local/server.ts';
 import { db, TABLE } from '#lib/db/client.ts';
-import { hashSecret } from '#lib/crypto.ts';
-import { notifyKeyTarget } from '#lib/db/payment-provider.ts';
+import { hashSecret, type ServerKeys } from '#lib/crypto.ts';
+import { notifyKeyTarget, readProviderAccount } from '#lib/db/payment-provider.ts';
+import { accountNotificationUrl, carryNotifyKey } from '#lib/flows/payment-provider-read.ts';
 import { routes } from '#lib/routes/index.ts';
+import { serverKeys } from '#lib/server-secret.ts';
 import { takeFakeMercadoPago, type FakeMercadoPago } from '../support/fake-mercadopago.ts';
 import { takeFakePayPal, type FakePayPal } from '../support/fake-paypal.ts';
 import { takeFakeStripe, type FakeStripe } from '../support/fake-stripe.ts';
@@ -471,6 +474,40 @@ describe('GET /v1/webstore/gateway', () => {
   it('reads the domain and one Query', async () => {
     const store = await newStore();
     expect(dynamoDbCalls(await gateways(store.domain))).toBe(2);
+  });
+});
+
+describe('the notify key across rotations of the server secret', () => {
+  it('is carried by a write during a rotation (sealed under the new key): after two rotations the account still shows the same URL; a key never carried is lost after two', async () => {
+    const store = await newStore();
+    const put = await store.put('/v1/app/payment/provider/test', { enabled: true });
+    expect(put.status, put.text).toBe(200);
+    const key = String(put.body.notification_url).split('/').pop()!;
+    const stack = await serverKeys();
+    const [k1, k2] = ['first-rotation-key', 'second-rotation-key'].map((name) => `${name}-${randomBytes(16).toString('hex')}`) as [string, string];
+    const read = async () => (await readProviderAccount(store.storeId, 'test'))!;
+    const keyUnder = async (keys: ServerKeys) =>
+      accountNotificationUrl(await read(), keys, 'https://api.example')
+        ?.split('/')
+        .pop() ?? null;
+
+    // Rotation 1 under way (`previous` the old key): still derived. Rotation 2 with no carry: gone.
+    expect(await keyUnder({ current: k1, previous: stack.current })).toBe(key);
+    expect(await keyUnder({ current: k2, previous: k1 })).toBeNull();
+    // The current key gives it already: nothing to carry, nothing written.
+    expect(await carryNotifyKey(await read(), stack)).toBe(false);
+
+    // A write during rotation 1 (a checkout's charge) carries it, once.
+    expect(await carryNotifyKey(await read(), { current: k1, previous: stack.current })).toBe(true);
+    expect(await carryNotifyKey(await read(), { current: k1, previous: stack.current })).toBe(false);
+    expect(await keyUnder({ current: k1 })).toBe(key);
+    // Rotation 2: found under `previous` (its seal), carried again; after it the URL is the same one.
+    expect(await keyUnder({ current: k2, previous: k1 })).toBe(key);
+    expect(await carryNotifyKey(await read(), { current: k2, previous: k1 })).toBe(true);
+    expect(await keyUnder({ current: k2 })).toBe(key);
+    // The table holds it sealed, never in clear, and the look-up by its hash still names the account.
+    expect(JSON.stringify(await read())).not.toContain(key);
+    expect(await notifyKeyTarget(hashSecret(key))).toEqual({ store_id: store.storeId, provider: 'test' });
   });
 });
 

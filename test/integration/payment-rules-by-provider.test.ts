@@ -3,7 +3,7 @@ import { getOrderItem } from '#lib/db/order.ts';
 import { readPayment } from '#lib/db/payment.ts';
 import type { ChargebackOn } from '#lib/schemas/payment.ts';
 import { createPackage, type Store } from '../support/builders.ts';
-import { call, newStore } from '../support/client.ts';
+import { call, firstError, newStore } from '../support/client.ts';
 import { type FakeMercadoPago, takeFakeMercadoPago } from '../support/fake-mercadopago.ts';
 import { type FakePayPal, takeFakePayPal } from '../support/fake-paypal.ts';
 import { type FakeStripe, takeFakeStripe } from '../support/fake-stripe.ts';
@@ -43,6 +43,11 @@ interface Driver {
   happen(bought: Bought, what: Happening): unknown;
   /** The provider's signed notification of `event` (from `happen`), sent to the store's notify route; `tamper` changes it after signing. */
   notify(shop: Shop, bought: Bought, event: unknown, tamper?: boolean): Promise<number>;
+  /** Makes the paid payment too old to refund at the provider (180 days back); answers the words the provider's refusal carries. */
+  ageBeyondRefunds(bought: Bought): string;
+  /** The provider answers 500 until `recover`. */
+  fail(): void;
+  recover(): void;
 }
 
 const notifyUrlOnStack = (shop: Shop) => `${inject('apiUrl').replace(/\/v1\/?$/, '')}${pathOf(shop.notifyUrl)}`;
@@ -71,6 +76,12 @@ function mercadoPagoDriver(): Driver {
       return id;
     },
     notify: async (shop, _bought, id, tamper) => (await fake.notify(id as number, { secret: shop.signing, url: shop.notifyUrl, tamper: tamper ? 'signature' : undefined })).status,
+    ageBeyondRefunds: ({ ref }) => {
+      fake.backdateApproval(Number(ref), 181);
+      return 'Payment too old to be refunded';
+    },
+    fail: () => fake.fail('error'),
+    recover: () => fake.recover(),
   };
 }
 
@@ -108,6 +119,12 @@ function stripeDriver(): Driver {
       const { type, object } = event as { type: string; object: unknown };
       return (await fake.notify(notifyUrlOnStack(shop), shop.signing, type, object, { tamper })).status;
     },
+    ageBeyondRefunds: ({ ref: sessionId }) => {
+      fake.backdateCharge(sessionId, 181);
+      return 'charge_expired_for_refund';
+    },
+    fail: () => fake.fail('error'),
+    recover: () => fake.recover(),
   };
 }
 
@@ -154,6 +171,12 @@ function payPalDriver(): Driver {
       const { type, resource } = event as { type: string; resource: unknown };
       return (await fake.notify(notifyUrlOnStack(shop), shop.signing, type, resource, { tamper })).status;
     },
+    ageBeyondRefunds: ({ ref: orderId }) => {
+      fake.backdateCapture(orderId, 181);
+      return 'REFUND_TIME_LIMIT_EXCEEDED';
+    },
+    fail: () => fake.fail('error'),
+    recover: () => fake.recover(),
   };
 }
 
@@ -273,6 +296,43 @@ const SCENARIOS: Scenario[] = [
       expect(await stateOf(shop, bought)).toMatchObject({ order: 'APPROVED', payment: 'PAID', attention: 'DISPUTE_OPEN', transitions: ['PAID'] });
       await happenAndNotify(driver, shop, bought, 'disputeLost');
       expect(await stateOf(shop, bought)).toMatchObject({ order: 'CHARGEBACK', payment: 'CHARGEBACK', transitions: ['PAID', 'CHARGEBACK'] });
+    },
+  },
+  {
+    name: "the operator's refund refused at the provider (a payment too old) -> 409 PROVIDER_REFUSED with the provider's reason, nothing changed",
+    run: async (driver) => {
+      const { shop, bought } = await buy(driver);
+      await happenAndNotify(driver, shop, bought, 'pay');
+      const reason = driver.ageBeyondRefunds(bought);
+      const before = await stateOf(shop, bought);
+      for (const attempt of [1, 2]) {
+        const res = await shop.store.post(`/v1/app/order/${bought.orderId}/refund`);
+        expect(res.status, `${attempt}: ${res.text}`).toBe(409);
+        expect(firstError(res).code).toBe('PROVIDER_REFUSED');
+        expect(firstError(res).message).toContain(reason);
+      }
+      expect(await stateOf(shop, bought)).toEqual(before);
+      expect(before).toMatchObject({ order: 'APPROVED', payment: 'PAID', refunded: 0 });
+    },
+  },
+  {
+    name: "the provider failing at the operator's refund -> 502 PROVIDER_UNAVAILABLE, nothing changed; once it is back the refund goes through",
+    run: async (driver) => {
+      const { shop, bought } = await buy(driver);
+      await happenAndNotify(driver, shop, bought, 'pay');
+      const before = await stateOf(shop, bought);
+      driver.fail();
+      try {
+        const res = await shop.store.post(`/v1/app/order/${bought.orderId}/refund`);
+        expect(res.status, res.text).toBe(502);
+        expect(firstError(res).code).toBe('PROVIDER_UNAVAILABLE');
+      } finally {
+        driver.recover();
+      }
+      expect(await stateOf(shop, bought)).toEqual(before);
+      const res = await shop.store.post(`/v1/app/order/${bought.orderId}/refund`);
+      expect(res.status, res.text).toBe(200);
+      expect(await stateOf(shop, bought)).toMatchObject({ order: 'REFUNDED', payment: 'REFUNDED', refunded: 20 });
     },
   },
   {

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { atTime } from '#lib/clock.ts';
 import { testChargeLedger } from '#lib/db/test-charge.ts';
 import { reconcilePayments } from '#lib/flows/payment-reconcile.ts';
 import { testAccountOf, testGatewayAction } from '#lib/payments/test-gateway.ts';
 import { createPackage } from '../support/builders.ts';
-import type { FakeMercadoPago } from '../support/fake-mercadopago.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client.ts';
 import { providerAccountKey } from '#lib/db/payment-provider.ts';
@@ -18,29 +17,23 @@ import {
   payOrder,
   pendingOrder,
   sendTestNotification,
-  startSharedFakeMercadoPago,
   stored,
   storedCommands,
   testButton,
+  paidThenPix,
+  pendingTestPayment,
+  useSharedFakeMercadoPago,
 } from '../support/payment-orders.ts';
 
 /**
  * Settling payments (extensions section 13) through the notify route, the operator's sync and the
  * buyer's poll, over the local stack: TEST through its ledger, Mercado Pago through the fake.
  */
-let fake: FakeMercadoPago;
-beforeAll(async () => {
-  fake = await startSharedFakeMercadoPago();
-});
-afterAll(() => fake.stop());
-beforeEach(() => fake.recover());
+const fake = useSharedFakeMercadoPago();
 
 describe('POST /v1/payment/notify/test/{key}', () => {
   it('a paid TEST charge approves its order once, carrying the payment; a repeated notification changes nothing', async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const order = await pendingOrder(store);
-    const payment = await payOrder(store, test, order, 'TEST');
+    const { store, test, order, payment } = await pendingTestPayment();
     const res = await testButton(test, payment, 'pay');
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ outcome: 'processed' });
@@ -240,10 +233,7 @@ describe('POST /v1/payment/notify/{provider}/{key}: keys and bodies', () => {
   });
 
   it('the TEST signature covers the body byte for byte (a changed byte is 401), also when sent as a non-text body', async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const order = await pendingOrder(store);
-    const payment = await payOrder(store, test, order, 'TEST');
+    const { test, payment } = await pendingTestPayment();
     const { testNotification } = await import('#lib/payments/test-gateway.ts');
     const { body, headers } = testNotification({ ref: payment.provider_ref! }, test.credentials.secrets.signing_secret!, Date.now());
     const changed = await call('POST', pathOf(test.notifyUrl), { raw: body.replace('payment', 'paymenT'), headers, contentType: 'application/json' });
@@ -256,10 +246,7 @@ describe('POST /v1/payment/notify/{provider}/{key}: keys and bodies', () => {
 
 describe('rule 4: money for an order that is not waiting for it', () => {
   it('an order approved by hand gets the payment linked, and nothing else', async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const order = await pendingOrder(store);
-    const payment = await payOrder(store, test, order, 'TEST');
+    const { store, test, order, payment } = await pendingTestPayment();
     expect((await store.post(`/v1/app/order/${order.id}/approve`)).status).toBe(200);
     expect((await testButton(test, payment, 'pay')).status).toBe(200);
     const after = await stored(store, order, payment);
@@ -269,10 +256,7 @@ describe('rule 4: money for an order that is not waiting for it', () => {
   });
 
   it('money after the order was canceled is PAID with UNFULFILLED; the order stays CANCELED', async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const order = await pendingOrder(store);
-    const payment = await payOrder(store, test, order, 'TEST');
+    const { store, test, order, payment } = await pendingTestPayment();
     expect((await store.post(`/v1/app/order/${order.id}/cancel`)).status).toBe(200);
     expect((await testButton(test, payment, 'pay')).status).toBe(200);
     const after = await stored(store, order, payment);
@@ -282,13 +266,7 @@ describe('rule 4: money for an order that is not waiting for it', () => {
   });
 
   it('two payments paying one order: the second is PAID with DUPLICATE, the order keeps the first', async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const mp = await connectMercadoPago(store, fake);
-    const order = await pendingOrder(store);
-    const first = await payOrder(store, test, order, 'TEST');
-    const second = await payOrder(store, mp, order, 'PIX');
-    await testButton(test, first, 'pay');
+    const { store, mp, order, first, second } = await paidThenPix(fake);
     fake.setStatus(Number(second.provider_ref), 'approved');
     expect((await mercadoPagoNotice(mp, second)).status).toBe(200);
     const after = await stored(store, order, second);
@@ -365,10 +343,7 @@ describe('the reconciler (every 5 minutes)', () => {
   const reconcile = (storeId: number, atMs = Date.now()) => atTime(atMs, () => reconcilePayments(apiBase(), storeId));
 
   it('settles a payment whose notification was lost, then stops visiting it', async () => {
-    const store = await newStore();
-    const test = await connectTest(store);
-    const order = await pendingOrder(store);
-    const payment = await payOrder(store, test, order, 'TEST');
+    const { store, test, order, payment } = await pendingTestPayment();
     // Paid at the provider, its notification lost.
     const account = testAccountOf(test.credentials.secrets.signing_secret!);
     const charge = (await testChargeLedger.get(account, payment.provider_ref!))!;

@@ -77,20 +77,25 @@ async function subscribedCheckout(events: string[]) {
 }
 
 describe('payment events', () => {
-  it('a TEST purchase paid through the page: payment.created (the Payment, signed, no secret), then order.approved', async () => {
+  it('a TEST purchase paid through the page: payment.created (the Payment as the buyer got it: what to pay with; signed, no secret), then order.approved carrying the payment', async () => {
     const { store, path, secret, order, page } = await subscribedCheckout(['payment.created', 'order.approved', ...PAYMENT_EVENTS.slice(1)]);
     const created = await until('payment.created', () => at(path).find((r) => r.body.type === 'payment.created'));
     expect(verifySignature(secret, created.raw, created.signature)).toBe(true);
     expect(created.body.store_id).toBe(store.storeId);
     expect(created.body.id).toMatch(/^evt_[0-9a-f]{32}$/);
-    // The Payment of section 13, as it was written (before the provider's answer), with nothing more.
+    // The Payment of section 13 once the provider made the charge: the checkout answer's own payment, nothing more.
     expect(Object.keys(created.body.data).sort()).toEqual(Object.keys(order.payment).sort());
-    expect(created.body.data).toMatchObject({ id: order.payment.id, order_id: order.id, gateway: 'TEST', provider: 'test', status: 'CREATED', amount: 10, attention: null });
+    expect(created.body.data).toEqual(order.payment);
+    expect(created.body.data).toMatchObject({ id: order.payment.id, order_id: order.id, gateway: 'TEST', provider: 'test', status: 'PENDING', amount: 10, attention: null });
+    expect(created.body.data.checkout_url).toBe(order.checkout_url);
+    expect(created.body.data.provider_ref).toEqual(expect.any(String));
     expect(created.raw).not.toMatch(/secret|revision|history|charge_ref|signing/);
 
     expect((await call('POST', `${page}/pay`)).headers.location).toMatch(/\?notified=200$/);
     const approved = await until('order.approved', () => at(path).find((r) => r.body.type === 'order.approved'));
-    expect(approved.body.data).toMatchObject({ id: order.id, status: 'APPROVED' });
+    // Section 13 rule 3: the approved order carries its payment.
+    expect(approved.body.data).toMatchObject({ id: order.id, status: 'APPROVED', payment_id: order.payment.id, gateway: 'TEST', paid_at: expect.any(String) });
+    expect((await store.get(`/v1/app/order/${order.id}`)).body).toMatchObject({ payment_id: order.payment.id, gateway: 'TEST', paid_at: approved.body.data.paid_at });
     // Paid is no payment event; nothing else came (a late duplicate would show here).
     await new Promise((done) => setTimeout(done, 500));
     expect(typesAt(path)).toEqual(['payment.created', 'order.approved']);

@@ -268,6 +268,28 @@ describe('refunds and disputes', () => {
     expect(fake.chargeOfSession(id).amount_refunded).toBe(2550);
   });
 
+  it("tells Stripe's refusals (the store's business) from its faults: charge_disputed and charge_expired_for_refund are refused; a key still in use (409) is unavailable", async () => {
+    const failureOf = async (payment: Awaited<ReturnType<typeof paid>>) =>
+      adapter()
+        .refund(credentials, atProvider(payment.request, payment.id, payment.intent))
+        .then(
+          () => 'refunded',
+          (error: ProviderError) => `${error.failure}: ${error.reason}`,
+        );
+    const disputed = await paid();
+    fake.dispute(disputed.id);
+    expect(await failureOf(disputed)).toMatch(/^refused: refund: .*charged back.*\(charge_disputed\)$/);
+    const old = await paid();
+    fake.backdateCharge(old.id, 181);
+    expect(await failureOf(old)).toMatch(/^refused: refund: .*too old.*\(charge_expired_for_refund\)$/);
+    const busy = await paid();
+    fake.fail('busy', 1);
+    expect(await failureOf(busy)).toMatch(/^unavailable: refund: .*\(idempotency_key_in_use\)$/);
+    // Once the first request under the key has ended, the same refund goes through.
+    expect(await failureOf(busy)).toBe('refunded');
+    expect(fake.chargeOfSession(disputed.id).amount_refunded + fake.chargeOfSession(old.id).amount_refunded).toBe(0);
+  });
+
   it('reads a refund made in the dashboard (partial, then full), and answers a later refund with the refunded state', async () => {
     const { request, id, intent } = await paid();
     fake.refundInDashboard(id, 1000);

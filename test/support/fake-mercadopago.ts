@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mercadoPagoManifest, signMercadoPago } from '#lib/payments/mercadopago.ts';
+import { ProviderFakeServer, takePort } from './fake-provider-server.ts';
 
 /**
  * A Mercado Pago API on loopback, speaking its documented wire format (payments-providers.md 1.1):
@@ -11,7 +12,7 @@ import { mercadoPagoManifest, signMercadoPago } from '#lib/payments/mercadopago.
  * | `POST /v1/payments` (pix)              | 201 a pending payment with `point_of_interaction.transaction_data`         |
  * | `GET /v1/payments/{id}`                | 200 the payment; 404 when it is not the token's account's                  |
  * | `GET /v1/payments/search`              | 200 `{paging, results}` by `external_reference`, newest first              |
- * | `POST /v1/payments/{id}/refunds`       | 201 a refund (the payment becomes `refunded`); 400 when not refundable     |
+ * | `POST /v1/payments/{id}/refunds`       | 201 a refund (the payment becomes `refunded`); 400 when not refundable (not approved, or approved over 180 days ago) |
  * | `PUT /v1/payments/{id}`                | 200 `{status: cancelled}` of a pending payment; 400 otherwise              |
  * | `POST /checkout/preferences[/]`        | 201 `{id, init_point, sandbox_init_point, ...}`                            |
  * | `PUT /checkout/preferences/{id}`       | 200 the preference                                                         |
@@ -21,7 +22,7 @@ import { mercadoPagoManifest, signMercadoPago } from '#lib/payments/mercadopago.
  * a key seen before, on the same path by the same token, answers the first answer again, byte for byte.
  *
  * Test controls: `accounts` (token -> account id), `setStatus` (what the buyer or Mercado Pago did),
- * `payPreference` (a Checkout Pro payment), `notify` (a notification signed like Mercado Pago's,
+ * `payPreference` (a Checkout Pro payment), `backdateApproval` (a payment too old to refund), `notify` (a notification signed like Mercado Pago's,
  * sent to the payment's `notification_url`), `outage` (`down`: connections dropped; `slow`: no
  * answer within `slowMs`; `error`: 500s), and `requests` (what the adapter sent).
  */
@@ -52,53 +53,20 @@ export interface SeenRequest {
   body: unknown;
 }
 
-type Outage = null | { kind: 'down' | 'slow' | 'error'; times: number };
+const DAY_MS = 86_400_000;
+const REFUND_WINDOW_DAYS = 180;
 
 /** A 1x1 PNG: what a QR image is to a client that only shows it. */
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
-export class FakeMercadoPago {
+export class FakeMercadoPago extends ProviderFakeServer {
   readonly accounts = new Map<string, number>();
   readonly payments = new Map<number, FakePayment>();
   readonly preferences = new Map<string, Record<string, unknown> & { collector_id: number; external_reference: string | null; notification_url: string | null }>();
   readonly requests: SeenRequest[] = [];
   /** Answers by `<token> <path> <key>`: Mercado Pago replays the first answer to a repeated idempotency key. */
   private readonly replays = new Map<string, { status: number; body: string }>();
-  private outage: Outage = null;
   private nextId = 1_319_000_001;
-  private server: Server | undefined;
-  slowMs = 1_000;
-  url = '';
-
-  /** On `port` when given: the port the local stack's MERCADOPAGO_API_URL names (test/integration/global-setup.ts). */
-  async start(onPort = 0): Promise<this> {
-    this.server = createServer((req, res) => void this.serve(req, res));
-    const server = this.server;
-    await new Promise<void>((done, fail) => {
-      server.once('error', fail);
-      server.listen(onPort, '127.0.0.1', () => {
-        server.off('error', fail);
-        done();
-      });
-    });
-    const { port } = this.server.address() as { port: number };
-    this.url = `http://127.0.0.1:${port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((done) => this.server?.close(() => done()) ?? done());
-  }
-
-  /** The next `times` requests fail this way (Infinity: until `recover`). */
-  fail(kind: 'down' | 'slow' | 'error', times = Infinity): void {
-    this.outage = { kind, times };
-  }
-
-  recover(): void {
-    this.outage = null;
-  }
 
   addAccount(token: string, accountId: number): void {
     this.accounts.set(token, accountId);
@@ -111,6 +79,14 @@ export class FakeMercadoPago {
     Object.assign(payment, { status, status_detail: statusDetail, ...changes });
     if (status === 'approved' && !payment.date_approved) payment.date_approved = new Date().toISOString();
     if (status === 'refunded') payment.transaction_amount_refunded = payment.transaction_amount;
+    return payment;
+  }
+
+  /** Moves the payment's approval `days` back: past 180, Mercado Pago refuses to refund it. */
+  backdateApproval(id: number, days: number): FakePayment {
+    const payment = this.payments.get(id);
+    if (!payment?.date_approved) throw new Error(`fake payment ${id} is not approved`);
+    payment.date_approved = new Date(Date.parse(payment.date_approved) - days * DAY_MS).toISOString();
     return payment;
   }
 
@@ -192,7 +168,7 @@ export class FakeMercadoPago {
     return payment;
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -205,15 +181,7 @@ export class FakeMercadoPago {
     const url = new URL(req.url ?? '/', 'http://fake');
     this.requests.push({ method: req.method ?? '', path: `${url.pathname}${url.search}`, headers: req.headers, body });
 
-    if (this.outage && this.outage.times > 0) {
-      this.outage.times -= 1;
-      const { kind } = this.outage;
-      if (this.outage.times === 0) this.outage = null;
-      if (kind === 'down') return void req.socket.destroy();
-      if (kind === 'slow') await new Promise((done) => setTimeout(done, this.slowMs));
-      if (kind === 'error') return this.send(res, 500, error(500, 'internal_error', 'Internal server error'));
-      if (res.destroyed) return;
-    }
+    if (await this.outageTook(req, res, () => this.send(res, 500, error(500, 'internal_error', 'Internal server error')))) return;
 
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const account = token === undefined ? undefined : this.accounts.get(token);
@@ -294,6 +262,10 @@ export class FakeMercadoPago {
 
   private refund(payment: FakePayment, body: Record<string, unknown> | null): [number, unknown] {
     if (payment.status !== 'approved') return [400, error(400, 'bad_request', `Payment in status ${payment.status} cannot be refunded`, 2063)];
+    // Mercado Pago refunds a payment up to 180 days after its approval.
+    if (Date.now() - Date.parse(payment.date_approved ?? payment.date_created) > REFUND_WINDOW_DAYS * DAY_MS) {
+      return [400, error(400, 'bad_request', 'Payment too old to be refunded', 2024)];
+    }
     const amount = typeof body?.amount === 'number' ? body.amount : payment.transaction_amount - payment.transaction_amount_refunded;
     const refund = { id: this.nextId++, payment_id: payment.id, amount, status: 'approved', date_created: new Date().toISOString() };
     payment.refunds.push(refund);
@@ -345,14 +317,6 @@ export async function startFakeMercadoPago(port = 0): Promise<FakeMercadoPago> {
  * holds it (files run in parallel: each that needs the stack to reach Mercado Pago takes it in
  * turn, for the whole file, and `stop()` gives it back).
  */
-export async function takeFakeMercadoPago(port: number, waitMs = 300_000): Promise<FakeMercadoPago> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await new FakeMercadoPago().start(port);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
-      await new Promise((wait) => setTimeout(wait, 250));
-    }
-  }
+export function takeFakeMercadoPago(port: number, waitMs = 300_000): Promise<FakeMercadoPago> {
+  return takePort(() => new FakeMercadoPago().start(port), waitMs);
 }

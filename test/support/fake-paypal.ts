@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID, sign } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { paypalSignedMessage } from '#lib/payments/paypal.ts';
 import { makeTestPki, type TestPki } from './test-pki.ts';
+import { ProviderFakeServer, takePort } from './fake-provider-server.ts';
 
 /**
  * A PayPal REST API on loopback, speaking its documented wire format (payments-providers.md 1.3):
@@ -13,7 +14,7 @@ import { makeTestPki, type TestPki } from './test-pki.ts';
  * | `GET /v2/checkout/orders/{id}`               | the order; 404 `RESOURCE_NOT_FOUND` for another merchant's                |
  * | `POST /v2/checkout/orders/{id}/capture`      | 201 `COMPLETED` with the capture; 422 `ORDER_NOT_APPROVED` / `ORDER_ALREADY_CAPTURED` |
  * | `GET /v2/payments/captures/{id}`             | the capture, with `supplementary_data.related_ids.order_id`              |
- * | `POST /v2/payments/captures/{id}/refund`     | 201 a refund; 422 `CAPTURE_FULLY_REFUNDED`                                |
+ * | `POST /v2/payments/captures/{id}/refund`     | 201 a refund; 422 `CAPTURE_FULLY_REFUNDED`, `REFUND_NOT_ALLOWED`, `REFUND_TIME_LIMIT_EXCEEDED` (over 180 days) |
  * | `GET /v1/customer/disputes[?disputed_transaction_id=]`, `GET /v1/customer/disputes/{id}` | disputes (the list without outcomes) |
  * | `GET /v1/notifications/certs/{id}`           | the signing chain (leaf, intermediate) of this run's test CA              |
  *
@@ -22,7 +23,7 @@ import { makeTestPki, type TestPki } from './test-pki.ts';
  * without `Content-Type: application/json` is a 415.
  *
  * Test controls: `approve` (the buyer approved at PayPal), `captureWill` (the next capture is
- * declined or pending), `refundInDashboard`, `reverse`, `openDispute` / `resolveDispute`,
+ * declined or pending), `refundInDashboard`, `backdateCapture`, `reverse`, `openDispute` / `resolveDispute`,
  * `voidOrder`, `notify` (an event signed as PayPal signs, with tampering options), `fail`, `requests`.
  */
 interface Money {
@@ -75,12 +76,13 @@ export interface SeenPayPalRequest {
   body: unknown;
 }
 
-type Outage = null | { kind: 'down' | 'slow' | 'error'; times: number };
-
+const DAY_MS = 86_400_000;
+/** PayPal refunds a capture up to 180 days after it was made. */
+const REFUND_WINDOW_DAYS = 180;
 const paypalId = () => randomBytes(9).toString('hex').toUpperCase().slice(0, 17);
 export const FAKE_CERT_URL = 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-360caa42-fca2a594-test';
 
-export class FakePayPal {
+export class FakePayPal extends ProviderFakeServer {
   /** client_id -> its secret and app. */
   readonly apps = new Map<string, { secret: string; appId: string }>();
   readonly orders = new Map<string, FakeOrder>();
@@ -91,33 +93,10 @@ export class FakePayPal {
   private readonly tokens = new Map<string, string>();
   private readonly replays = new Map<string, { status: number; body: string }>();
   private nextCapture: 'DECLINED' | 'PENDING' | null = null;
-  private outage: Outage = null;
-  private server: Server | undefined;
-  slowMs = 1_000;
-  url = '';
 
   constructor(pki: TestPki = makeTestPki()) {
+    super();
     this.pki = pki;
-  }
-
-  async start(onPort = 0): Promise<this> {
-    this.server = createServer((req, res) => void this.serve(req, res));
-    await new Promise<void>((done) => this.server!.listen(onPort, '127.0.0.1', done));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((done) => this.server?.close(() => done()) ?? done());
-  }
-
-  fail(kind: 'down' | 'slow' | 'error', times = Infinity): void {
-    this.outage = { kind, times };
-  }
-
-  recover(): void {
-    this.outage = null;
   }
 
   addApp(clientId: string, secret: string, appId: string): void {
@@ -152,6 +131,13 @@ export class FakePayPal {
   captureOfOrder(orderId: string): FakeCapture {
     const capture = this.order(orderId).purchase_units[0]!.payments?.captures[0];
     if (!capture) throw new Error(`fake order ${orderId} has no capture`);
+    return capture;
+  }
+
+  /** Moves the order's capture `days` back: past 180, PayPal refuses to refund it (`REFUND_TIME_LIMIT_EXCEEDED`). */
+  backdateCapture(orderId: string, days: number): FakeCapture {
+    const capture = this.captureOfOrder(orderId);
+    capture.create_time = new Date(Date.parse(capture.create_time) - days * DAY_MS).toISOString();
     return capture;
   }
 
@@ -285,7 +271,7 @@ export class FakePayPal {
     };
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -299,15 +285,7 @@ export class FakePayPal {
     }
     this.requests.push({ method: req.method ?? '', path: `${url.pathname}${url.search}`, headers: req.headers, body });
 
-    if (this.outage && this.outage.times > 0) {
-      this.outage.times -= 1;
-      const { kind } = this.outage;
-      if (this.outage.times === 0) this.outage = null;
-      if (kind === 'down') return void req.socket.destroy();
-      if (kind === 'slow') await new Promise((done) => setTimeout(done, this.slowMs));
-      if (kind === 'error') return this.send(res, 500, paypalError('INTERNAL_SERVER_ERROR', 'An internal server error has occurred.'));
-      if (res.destroyed) return;
-    }
+    if (await this.outageTook(req, res, () => this.send(res, 500, paypalError('INTERNAL_SERVER_ERROR', 'An internal server error has occurred.')))) return;
 
     if (req.method === 'GET' && url.pathname.startsWith('/v1/notifications/certs/')) {
       res.writeHead(200, { 'content-type': 'application/x-pem-file' });
@@ -383,6 +361,17 @@ export class FakePayPal {
       if (method === 'GET' && !capturePath[2]) return [200, this.captureView(capture)];
       if (method === 'POST' && capturePath[2]) {
         if (capture.status === 'REFUNDED') return [422, paypalError('UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'CAPTURE_FULLY_REFUNDED')];
+        if (Date.now() - Date.parse(capture.create_time) > REFUND_WINDOW_DAYS * DAY_MS) {
+          return [
+            422,
+            paypalError(
+              'UNPROCESSABLE_ENTITY',
+              'The requested action could not be performed.',
+              'REFUND_TIME_LIMIT_EXCEEDED',
+              'You are over the time limit to perform a refund on this capture.',
+            ),
+          ];
+        }
         if (capture.status !== 'COMPLETED' && capture.status !== 'PARTIALLY_REFUNDED')
           return [422, paypalError('UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'REFUND_NOT_ALLOWED')];
         return [201, this.refund(capture)];
@@ -465,8 +454,8 @@ export class FakePayPal {
   }
 }
 
-function paypalError(name: string, message: string, issue?: string) {
-  return { name, message, debug_id: randomBytes(7).toString('hex'), ...(issue ? { details: [{ issue, description: message }] } : {}) };
+function paypalError(name: string, message: string, issue?: string, description = message) {
+  return { name, message, debug_id: randomBytes(7).toString('hex'), ...(issue ? { details: [{ issue, description }] } : {}) };
 }
 
 export async function startFakePayPal(port = 0, pki?: TestPki): Promise<FakePayPal> {
@@ -474,14 +463,6 @@ export async function startFakePayPal(port = 0, pki?: TestPki): Promise<FakePayP
 }
 
 /** The fake on the one port the local stack's PAYPAL_API_URL names, once no other test file holds it (as `takeFakeStripe`). */
-export async function takeFakePayPal(port: number, pki: TestPki, waitMs = 300_000): Promise<FakePayPal> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await new FakePayPal(pki).start(port);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
-      await new Promise((wait) => setTimeout(wait, 250));
-    }
-  }
+export function takeFakePayPal(port: number, pki: TestPki, waitMs = 300_000): Promise<FakePayPal> {
+  return takePort(() => new FakePayPal(pki).start(port), waitMs);
 }

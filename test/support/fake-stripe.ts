@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { signStripe } from '#lib/payments/stripe.ts';
+import { ProviderFakeServer, takePort } from './fake-provider-server.ts';
 
 /**
  * A Stripe API on loopback, speaking its documented wire format (payments-providers.md 1.2):
@@ -16,11 +17,11 @@ import { signStripe } from '#lib/payments/stripe.ts';
  * | `GET /v1/checkout/sessions/{id}`            | the session; `GET /v1/checkout/sessions?payment_intent=` a list      |
  * | `POST /v1/checkout/sessions/{id}/expire`    | the session expired; 400 when it is not open                        |
  * | `GET /v1/charges/{id}`, `GET /v1/payment_intents/search` | the charge; intents by `metadata['payment_id']:'...'`  |
- * | `POST /v1/refunds {payment_intent}`         | a refund; 400 `charge_already_refunded`                             |
+ * | `POST /v1/refunds {payment_intent}`         | a refund; 400 `charge_already_refunded`, `charge_disputed`, `charge_expired_for_refund` (over 180 days) |
  * | `GET /v1/disputes?payment_intent=`          | the intent's disputes, newest first                                 |
  *
  * Test controls play the buyer and Stripe: `complete` (paid, or unpaid for an async method),
- * `asyncResult`, `expire`, `refundInDashboard`, `dispute` / `disputeStatus`, `notify` (an event
+ * `asyncResult`, `expire`, `refundInDashboard`, `backdateCharge`, `dispute` / `disputeStatus`, `notify` (an event
  * signed with `Stripe-Signature` to a URL), `fail` (down, slow, 500s) and `requests`.
  */
 export interface FakeSession {
@@ -87,6 +88,9 @@ export interface SeenStripeRequest {
 
 const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 const nowS = () => Math.floor(Date.now() / 1000);
+const DAY_S = 86_400;
+/** Stripe refunds a card charge up to 180 days after it was made. */
+const REFUND_WINDOW_DAYS = 180;
 
 /** `a[b][0][c]=v` back into nested objects and arrays, as Stripe reads its form bodies. */
 export function parseStripeForm(form: URLSearchParams): Record<string, unknown> {
@@ -109,9 +113,8 @@ export function parseStripeForm(form: URLSearchParams): Record<string, unknown> 
   return arrays(root) as Record<string, unknown>;
 }
 
-type Outage = null | { kind: 'down' | 'slow' | 'error'; times: number };
-
-export class FakeStripe {
+/** Its own outage, `busy`: 409 `idempotency_key_in_use`, a request under the same key still running at Stripe. */
+export class FakeStripe extends ProviderFakeServer<'busy'> {
   /** Secret key -> account id. */
   readonly accounts = new Map<string, string>();
   readonly sessions = new Map<string, FakeSession>();
@@ -120,30 +123,6 @@ export class FakeStripe {
   readonly disputes = new Map<string, FakeDispute>();
   readonly requests: SeenStripeRequest[] = [];
   private readonly replays = new Map<string, { params: string; status: number; body: string }>();
-  private outage: Outage = null;
-  private server: Server | undefined;
-  slowMs = 1_000;
-  url = '';
-
-  async start(onPort = 0): Promise<this> {
-    this.server = createServer((req, res) => void this.serve(req, res));
-    await new Promise<void>((done) => this.server!.listen(onPort, '127.0.0.1', done));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((done) => this.server?.close(() => done()) ?? done());
-  }
-
-  fail(kind: 'down' | 'slow' | 'error', times = Infinity): void {
-    this.outage = { kind, times };
-  }
-
-  recover(): void {
-    this.outage = null;
-  }
 
   addAccount(secretKey: string, accountId: string): void {
     this.accounts.set(secretKey, accountId);
@@ -184,6 +163,13 @@ export class FakeStripe {
     const session = this.session(sessionId);
     session.status = 'expired';
     return session;
+  }
+
+  /** Moves the session's charge `days` back: past 180, Stripe refuses to refund it (`charge_expired_for_refund`). */
+  backdateCharge(sessionId: string, days: number): FakeCharge {
+    const charge = this.chargeOfSession(sessionId);
+    charge.created -= days * DAY_S;
+    return charge;
   }
 
   /** A refund made in Stripe's dashboard (`amount` in cents, the rest of the charge by default). */
@@ -268,7 +254,7 @@ export class FakeStripe {
     charge.refunded = charge.amount_refunded >= charge.amount;
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -276,15 +262,13 @@ export class FakeStripe {
     const form = new URLSearchParams(raw);
     this.requests.push({ method: req.method ?? '', path: `${url.pathname}${url.search}`, headers: req.headers, form });
 
-    if (this.outage && this.outage.times > 0) {
-      this.outage.times -= 1;
-      const { kind } = this.outage;
-      if (this.outage.times === 0) this.outage = null;
-      if (kind === 'down') return void req.socket.destroy();
-      if (kind === 'slow') await new Promise((done) => setTimeout(done, this.slowMs));
-      if (kind === 'error') return this.send(res, 500, stripeError('api_error', 'An error occurred with our connection to Stripe.'));
-      if (res.destroyed) return;
-    }
+    const busy =
+      'There is currently another in-progress request using this Idempotent Key (that probably means you submitted twice, and the other request is still going through). Please try again later.';
+    const outage = (kind: 'error' | 'busy') =>
+      kind === 'busy'
+        ? this.send(res, 409, stripeError('invalid_request_error', busy, 'idempotency_key_in_use'))
+        : this.send(res, 500, stripeError('api_error', 'An error occurred with our connection to Stripe.'));
+    if (await this.outageTook(req, res, outage)) return;
 
     const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const account = key === undefined ? undefined : this.accounts.get(key);
@@ -364,6 +348,10 @@ export class FakeStripe {
       const charge = intent.latest_charge ? this.charges.get(intent.latest_charge) : undefined;
       if (!charge) return [400, stripeError('invalid_request_error', 'This PaymentIntent does not have a successful charge to refund.')];
       if (charge.refunded) return [400, stripeError('invalid_request_error', `Charge ${charge.id} has already been refunded.`, 'charge_already_refunded')];
+      if (charge.disputed) return [400, stripeError('invalid_request_error', `Charge ${charge.id} has been charged back; cannot issue a refund.`, 'charge_disputed')];
+      if (nowS() - charge.created > REFUND_WINDOW_DAYS * DAY_S) {
+        return [400, stripeError('invalid_request_error', `Charge ${charge.id} is too old to be refunded.`, 'charge_expired_for_refund')];
+      }
       const amount = charge.amount - charge.amount_refunded;
       this.refundCharge(charge);
       return [200, { id: id('re'), object: 'refund', amount, charge: charge.id, payment_intent: intent.id, status: 'succeeded', currency: charge.currency }];
@@ -463,14 +451,6 @@ export async function startFakeStripe(port = 0): Promise<FakeStripe> {
  * The fake on the one port the local stack's STRIPE_API_URL names, once no other test file holds
  * it (files run in parallel: each takes it in turn for the whole file; `stop()` gives it back).
  */
-export async function takeFakeStripe(port: number, waitMs = 300_000): Promise<FakeStripe> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await new FakeStripe().start(port);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > until) throw error;
-      await new Promise((wait) => setTimeout(wait, 250));
-    }
-  }
+export function takeFakeStripe(port: number, waitMs = 300_000): Promise<FakeStripe> {
+  return takePort(() => new FakeStripe().start(port), waitMs);
 }

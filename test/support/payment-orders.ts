@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { db, TABLE } from '#lib/db/client.ts';
 import { getOrderItem } from '#lib/db/order.ts';
 import { createPayment, newPaymentId, readPayment } from '#lib/db/payment.ts';
@@ -12,8 +12,8 @@ import { openSecrets } from '#lib/payments/secrets.ts';
 import { testAccountOf, testGatewayAction, testGatewayAdapter, testNotification, type TestAction } from '#lib/payments/test-gateway.ts';
 import type { Gateway, PaymentRecord } from '#lib/schemas/payment.ts';
 import { createPackage, orderBody, placeOrder, type CreatedOrder, type Store } from './builders.ts';
-import { call, type ApiResponse } from './client.ts';
-import { FakeMercadoPago } from './fake-mercadopago.ts';
+import { call, newStore, type ApiResponse } from './client.ts';
+import { takeFakeMercadoPago, type FakeMercadoPago } from './fake-mercadopago.ts';
 
 /*
  * Payments of orders on the local stack, until checkout creates them (branch s30-pay-checkout):
@@ -24,19 +24,25 @@ import { FakeMercadoPago } from './fake-mercadopago.ts';
  */
 
 /**
- * The fake Mercado Pago on the port the stack's MERCADOPAGO_API_URL names. Test files run in
- * parallel and each starts its own fake there, so a file waits for the port while another holds it.
+ * The fake Mercado Pago of a test file, on the port the stack's MERCADOPAGO_API_URL names: taken
+ * before the file's tests (test files run in parallel and take the port in turn), given back after
+ * them, recovered from any outage a test left before each one. The answer stands for the fake the
+ * hooks started (read it inside tests and hooks, not at the file's top level).
  */
-export async function startSharedFakeMercadoPago(waitMs = 120_000): Promise<FakeMercadoPago> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await new FakeMercadoPago().start(inject('mercadopagoPort'));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+export function useSharedFakeMercadoPago(waitMs = 120_000): FakeMercadoPago {
+  let fake: FakeMercadoPago | undefined;
+  beforeAll(async () => {
+    fake = await takeFakeMercadoPago(inject('mercadopagoPort'), waitMs);
+  }, waitMs + 10_000);
+  afterAll(() => fake?.stop());
+  beforeEach(() => fake?.recover());
+  return new Proxy({} as FakeMercadoPago, {
+    get: (_target, name) => {
+      if (!fake) throw new Error('the fake Mercado Pago is not started yet: use it inside a test or a hook');
+      const value: unknown = Reflect.get(fake, name, fake);
+      return typeof value === 'function' ? value.bind(fake) : value;
+    },
+  });
 }
 
 /** A provider account of a store: where its notifications go, and its credentials (decrypted here, in the test process). */
@@ -70,6 +76,27 @@ export async function connectMercadoPago(store: Store, fake: FakeMercadoPago): P
     credentials: { secrets: { access_token: accessToken, webhook_secret: webhookSecret }, accountId: String(collectorId) },
     collectorId,
   };
+}
+
+/** A new store with TEST connected, and a PENDING order (`pendingOrder`) with a PENDING TEST payment. */
+export async function pendingTestPayment() {
+  const store = await newStore();
+  const test = await connectTest(store);
+  const order = await pendingOrder(store);
+  const payment = await payOrder(store, test, order, 'TEST');
+  return { store, test, order, payment };
+}
+
+/** A store with TEST and Mercado Pago connected, and an order with two payments: a TEST one, paid (the order APPROVED), and a PIX one, pending. */
+export async function paidThenPix(fake: FakeMercadoPago) {
+  const store = await newStore();
+  const test = await connectTest(store);
+  const mp = await connectMercadoPago(store, fake);
+  const order = await pendingOrder(store);
+  const first = await payOrder(store, test, order, 'TEST');
+  const second = await payOrder(store, mp, order, 'PIX');
+  await testButton(test, first, 'pay');
+  return { store, test, mp, order, first, second };
 }
 
 /** A PENDING order of one package (price 5) whose delivery is one command per unit. */

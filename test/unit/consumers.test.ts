@@ -26,7 +26,7 @@ const CHANGE_OF: Record<WebhookEventType, ItemChange> = {
   'command.dead': { old: { ...command, tries: 4 }, new: { ...command, status: 'DEAD', tries: 5 } },
   'affiliate.withdrawal_requested': { new: { entity: ENTITY.AFFILIATE_TRANSACTION, store_id: 1, operation: 'WITHDRAW_PENDING' } },
   'chat.message_created': { new: { entity: 'CHAT_MESSAGE', store_id: 1 } },
-  'payment.created': { new: payment },
+  'payment.created': { old: payment, new: { ...payment, status: 'PENDING', provider_ref: 'tst_x' } },
   'payment.failed': { old: payment, new: { ...payment, status: 'FAILED' } },
   'payment.expired': { old: { ...payment, status: 'PENDING' }, new: { ...payment, status: 'EXPIRED' } },
   'payment.attention': { old: { ...payment, status: 'PAID' }, new: { ...payment, status: 'PAID', attention: 'DUPLICATE' } },

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { bindingMismatch, checkoutAbandoned, HISTORY_MAX, newPayment, pixExpiresAt, pollMayAskProvider, settle, type PaymentReport } from '#lib/domain/payment.ts';
+import {
+  bindingMismatch,
+  chargeCreated,
+  checkoutAbandoned,
+  HISTORY_MAX,
+  newPayment,
+  paymentEventsOf,
+  pixExpiresAt,
+  pollMayAskProvider,
+  settle,
+  type PaymentReport,
+} from '#lib/domain/payment.ts';
 import { ACCOUNT, aPayment, aSnapshot, provider, run, startScene, T0 } from '../support/payments.ts';
 
 const PENDING_ORDER = { status: 'PENDING', payment_id: null } as const;
@@ -260,10 +271,15 @@ describe('a checkout that takes several attempts (Checkout Pro)', () => {
 });
 
 describe('events and the other helpers', () => {
-  it('a new payment is CREATED with payment.created; a refusal is payment.failed', () => {
-    const { payment, events } = newPayment({ id: 'pay_x', store_id: 1, order_id: 2, gateway: 'MERCADOPAGO', amount: 10, currency: 'brl', expires_at: null }, T0);
+  it('a new payment is CREATED, no event before the provider made the charge; the charge is payment.created; a refusal is payment.failed', () => {
+    const { payment } = newPayment({ id: 'pay_x', store_id: 1, order_id: 2, gateway: 'MERCADOPAGO', amount: 10, currency: 'brl', expires_at: null }, T0);
     expect(payment).toMatchObject({ status: 'CREATED', provider: 'mercadopago', currency: 'BRL', revision: 0 });
-    expect(events).toEqual(['payment.created']);
+    expect(paymentEventsOf(undefined, payment)).toEqual([]);
+    const charge = { provider_ref: 'pref-1', pix_code: null, qr_code: null, checkout_url: 'https://mp.example/pref-1', expires_at: null };
+    const charged = chargeCreated(payment, charge, T0);
+    expect(paymentEventsOf(payment, charged)).toEqual(['payment.created']);
+    // The create call's answer stored again (a retried request) is no second event.
+    expect(paymentEventsOf(charged, chargeCreated(charged, charge, T0 + 1000))).toEqual([]);
     expect(run(startScene(PENDING_ORDER), [provider({ status: 'FAILED' })]).events).toEqual(['payment.failed']);
   });
 

@@ -57,11 +57,17 @@ describe('which changes are events', () => {
     expect(eventsOf({ old: order })).toEqual([]);
   });
 
-  const payment = { entity: 'PAYMENT', store_id: 1, order_id: 7, id: 'pay_x', status: 'CREATED', attention: null, revision: 1 };
-  const pending = { ...payment, status: 'PENDING', revision: 2 };
+  const payment = { entity: 'PAYMENT', store_id: 1, order_id: 7, id: 'pay_x', status: 'CREATED', attention: null, provider_ref: null, revision: 1 };
+  const pending = { ...payment, status: 'PENDING', provider_ref: 'tst_x', pix_code: '000201...', revision: 2 };
   it.each([
-    [undefined, payment, ['payment.created']],
-    [payment, pending, []],
+    // written CREATED before the provider call: nothing to pay with yet, no event
+    [undefined, payment, []],
+    // the provider's charge made: payment.created, with what the buyer pays with
+    [payment, pending, ['payment.created']],
+    // created with its provider object already known
+    [undefined, pending, ['payment.created']],
+    // the provider refused: CANCELED, never created
+    [payment, { ...payment, status: 'CANCELED' }, []],
     [pending, { ...pending, status: 'FAILED' }, ['payment.failed']],
     [pending, { ...pending, status: 'EXPIRED' }, ['payment.expired']],
     [pending, { ...pending, status: 'CANCELED' }, []],
@@ -91,6 +97,7 @@ describe('which changes are events', () => {
 
   it("each crossing of a payment's life is sent once: a sequence of writes with repeats gives each event once", () => {
     const writes = [
+      payment,
       payment,
       pending,
       pending,
