@@ -266,6 +266,11 @@ export function createLocalServer(options: LocalServerOptions = {}): Server {
     // A body cut off mid-way, a client gone before the answer: that request ends, never the server.
     answer(request, response, options).catch(() => response.destroy());
   });
+  // Node closes an idle kept-alive connection after 5 s. A client whose event loop was held longer
+  // (a test waiting on a CLI it spawned synchronously, a loaded machine) then sends its next request
+  // on a socket already closed under it, and a POST or PATCH fails with "fetch failed" (not retried,
+  // not idempotent). Two minutes leaves such a client its socket.
+  server.keepAliveTimeout = 120_000;
   // Malformed HTTP (a bad request line, an oversized header): answer 400 when the socket still
   // takes it, as API Gateway would, and drop the connection.
   server.on('clientError', (_error, socket) => {
