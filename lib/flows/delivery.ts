@@ -1,6 +1,6 @@
 import { currentTimeMs } from '#lib/clock.ts';
 import { randomBytes } from 'node:crypto';
-import { claimQueue, commandKey, saveChange, queuedCommandResponse, commandFromItem } from '#lib/db/command.ts';
+import { claimQueue, commandKey, saveChange, queuedCommandResponse, commandFromItem, getCommandRecord } from '#lib/db/command.ts';
 import { getMany } from '#lib/db/entity.ts';
 import { leaseKey, putLease, liveLease, type LeaseRecord } from '#lib/db/lease.ts';
 import { touchServer } from '#lib/db/server.ts';
@@ -39,9 +39,13 @@ const iso = (ms: number) => new Date(ms).toISOString();
 async function leaseAll(candidates: readonly CommandRecord[], lease: Lease, now: number): Promise<CommandRecord[]> {
   const won = await Promise.all(
     candidates.map((record) =>
-      saveChange(record, leased(record, lease, now)).catch((error: unknown) => {
-        if (error instanceof StaleRead) return undefined;
-        throw error;
+      saveChange(record, leased(record, lease, now)).catch(async (error: unknown) => {
+        if (!(error instanceof StaleRead)) throw error;
+        // Usually a racing claim won it. But when this write landed and its answer was lost, the SDK's
+        // retry finds the command already changed, by this very lease: it is ours, and handed out with
+        // the rest (else it would wait, leased to nobody who knows it, until the lease lapses).
+        const stored = await getCommandRecord(record.store_id, record.id);
+        return stored?.lease_id === lease.id ? stored : undefined;
       }),
     ),
   );

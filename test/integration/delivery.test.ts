@@ -100,6 +100,25 @@ describe('claim and ack', () => {
     expect((await claim(a.key)).body.commands).toEqual([]);
   });
 
+  it("hands out a command whose lease write landed but lost its answer (the SDK's retry finds it changed by this very lease)", async () => {
+    const store = await newStore();
+    const server = await createServer(store);
+    await approvedOrder(store, [{ command: 'one' }]);
+    await approvedOrder(store, [{ command: 'two' }]);
+    // The first command's lease write reaches DynamoDB, its answer is lost; the SDK sends it again and its condition fails.
+    const lost = await call('POST', '/v1/delivery/claim', { token: server.key, json: {}, headers: { 'x-local-dynamodb-fault': 'lose-answer:PutItem:1' } });
+    expect(lost.status, lost.text).toBe(200);
+    // Both commands, the one whose answer was lost included: none waits, leased to nobody who knows it, for its lease to lapse.
+    expect(lost.body.commands.map((command: { command: string }) => command.command).sort()).toEqual(['one', 'two']);
+    const acked = await ack(
+      server.key,
+      lost.body.lease_id,
+      lost.body.commands.map((command: { id: number }) => ({ id: command.id, status: 'DONE' as const })),
+    );
+    expect(acked.body.rejected).toEqual([]);
+    expect(await claim(server.key).then((next) => next.body.commands)).toEqual([]);
+  });
+
   it('hands the commands of an order out in order: a later one waits until the earlier ones are DONE, DEAD or CANCELED', async () => {
     const store = await newStore();
     const a = await createServer(store, 'A');
