@@ -38,7 +38,6 @@ const VARIABLE = ENTITY.VARIABLE;
 export const variableKey = (storeId: number, variableId: number) => ({ pk: storePk(storeId), sk: entitySk(VARIABLE, variableId) });
 /** The name sentinel: it exists exactly while a variable of the store has this name (any case). */
 export const variableNameKey = (storeId: number, name: string) => ({ pk: storePk(storeId), sk: `${ENTITY.VARIABLE_NAME}#${name.toLowerCase()}` });
-const nameKey = variableNameKey;
 
 /** A variable as stored: every option it ever had, the counter of option ids, the revision writes condition on. */
 export type VariableItem = Omit<Variable, 'options' | 'bracket_display' | 'display'> & {
@@ -103,7 +102,7 @@ const references = (appliesTo: readonly number[] | null): Reference[] => (applie
 const nameInUse = () => conflict('A variable with this name already exists in this store', 'name');
 
 function claimName(storeId: number, name: string, variableId: number): GuardedWrite {
-  return { item: putNewItem({ ...nameKey(storeId, name), entity: ENTITY.VARIABLE_NAME, store_id: storeId, variable_id: variableId }), onConditionFailed: nameInUse };
+  return { item: putNewItem({ ...variableNameKey(storeId, name), entity: ENTITY.VARIABLE_NAME, store_id: storeId, variable_id: variableId }), onConditionFailed: nameInUse };
 }
 
 /** The writes of a variable's package references and of where carts find it (lib/db/cart-index.ts), from `before` to `after` (null: none). */
@@ -179,7 +178,7 @@ export async function writeVariable(storeId: number, current: VariableItem, merg
   };
   const related: GuardedWrite[] = [
     ...(written.name_lower !== current.name_lower
-      ? [{ item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() }, claimName(storeId, written.name, variableId)]
+      ? [{ item: remove({ Key: variableNameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() }, claimName(storeId, written.name, variableId)]
       : []),
     ...placementWrites(storeId, variableId, current, written),
   ];
@@ -203,7 +202,7 @@ export function deleteVariable(storeId: number, variableId: number): Promise<voi
         }),
         onConditionFailed: () => new StaleRead(),
       },
-      { item: remove({ Key: nameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() },
+      { item: remove({ Key: variableNameKey(storeId, current.name_lower) }), onConditionFailed: () => new StaleRead() },
       ...placementWrites(storeId, variableId, current, null),
       countMove(storeId, VARIABLE, -1),
     ]);

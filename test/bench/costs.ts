@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { capacityMeter } from '../support/capacity.ts';
 import { startBenchStack } from './stack.ts';
 
 /**
@@ -42,19 +43,7 @@ try {
   const { variableCreateBody } = await import('#lib/schemas/variable.ts');
   const { createApiToken } = await import('#lib/db/credential.ts');
 
-  const usage = { calls: 0, read: 0, write: 0 };
-  db.middlewareStack.add(
-    (next, context) => async (args) => {
-      usage.calls += 1;
-      (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
-      const result = await next(args);
-      const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-      const reads = /^(Get|BatchGet|Query)/.test(context.commandName ?? '');
-      for (const entry of [consumed ?? []].flat() as { CapacityUnits?: number }[]) usage[reads ? 'read' : 'write'] += entry.CapacityUnits ?? 0;
-      return result;
-    },
-    { step: 'initialize', name: 'benchCostCapacity' },
-  );
+  const meter = capacityMeter(db, 'benchCostCapacity');
 
   /** The operator's API on the bench stack, for what the flows above need first (categories, packages, servers, orders). */
   async function operator(name: string) {
@@ -95,9 +84,8 @@ try {
     const samples: Row[] = [];
     for (let index = 0; index < RUNS; index++) {
       await reset();
-      Object.assign(usage, { calls: 0, read: 0, write: 0 });
       const started = performance.now();
-      const answer = await run();
+      const { result: answer, usage } = await meter.measure(run);
       samples.push({ what, size, ...usage, ms: performance.now() - started, answer });
     }
     samples.sort((a, b) => a.ms - b.ms);

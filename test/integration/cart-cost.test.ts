@@ -16,6 +16,7 @@ import { promoCreateBody } from '#lib/schemas/promo.ts';
 import { variableCreateBody } from '#lib/schemas/variable.ts';
 import { createCategory, createPackage } from '../support/builders.ts';
 import { newStore } from '../support/client.ts';
+import { capacityMeter } from '../support/capacity.ts';
 
 /**
  * What a quote costs with 10 and with 1,000 promos and variables that do not touch its cart: the
@@ -23,21 +24,7 @@ import { newStore } from '../support/client.ts';
  * (and their categories) name, and the store-wide ones, never the store's whole lists. Measured on
  * DynamoDB Local (calls counted, ConsumedCapacity summed as DynamoDB reports it) and printed.
  */
-const usage = { calls: 0, read: 0, write: 0 };
-let measuring = false;
-db.middlewareStack.add(
-  (next, context) => async (args) => {
-    if (!measuring) return next(args);
-    usage.calls += 1;
-    (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
-    const result = await next(args);
-    const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-    const reads = /^(Get|BatchGet|Query)/.test(context.commandName ?? '');
-    for (const entry of [consumed ?? []].flat() as { CapacityUnits?: number }[]) usage[reads ? 'read' : 'write'] += entry.CapacityUnits ?? 0;
-    return result;
-  },
-  { step: 'initialize', name: 'measureCartCapacity' },
-);
+const meter = capacityMeter(db);
 
 const tier = (min_amount: number, reward_value: number) => ({ min_amount, reward_type: 'PERCENTAGE' as const, reward_value });
 const promoInput = (name: string, targets: { type: 'STORE' | 'CATEGORY' | 'PRODUCT'; id?: number }[], tiers = [tier(1, 5), tier(3, 10)]) =>
@@ -71,11 +58,9 @@ async function cartStore(off: number, packageBody: Record<string, unknown> = {})
 const quoteOf = (packageId: number) => v.parse(quoteBody, { cart: [{ package_id: packageId, quantity: 2 }], fields: { server: 'eu' }, client_identifier: 'Steve' });
 
 async function measureQuote(storeId: number, packageId: number) {
-  Object.assign(usage, { calls: 0, read: 0, write: 0 });
-  measuring = true;
-  const { quote_id: _id, expires_at: _expires, ...quote } = await quoteCart(storeId, quoteOf(packageId));
-  measuring = false;
-  return { quote, usage: { ...usage } };
+  const { result, usage } = await meter.measure(() => quoteCart(storeId, quoteOf(packageId)));
+  const { quote_id: _id, expires_at: _expires, ...quote } = result;
+  return { quote, usage };
 }
 
 describe('a cart reads the promos and variables that can apply to it', () => {
@@ -107,11 +92,8 @@ describe('a cart reads the promos and variables that can apply to it', () => {
 
     // The storefront's package list (page 1, the cart's package on it) reads the variables of its page's packages, not the store's.
     const listOf = async (storeId: number) => {
-      Object.assign(usage, { calls: 0, read: 0, write: 0 });
-      measuring = true;
-      const page = await storefrontPackagePage(storeId, undefined, 1, 1);
-      measuring = false;
-      return { fields: page.data[0]!.fields.map((field) => field.name), usage: { ...usage } };
+      const { result: page, usage } = await meter.measure(() => storefrontPackagePage(storeId, undefined, 1, 1));
+      return { fields: page.data[0]!.fields.map((field) => field.name), usage };
     };
     const [smallList, largeList] = [await listOf(few.store.storeId), await listOf(many.store.storeId)];
     console.log(
@@ -138,21 +120,20 @@ describe('a cart reads the promos and variables that can apply to it', () => {
     const few = await setUp(10);
     const many = await setUp(1_000);
     const order = async ({ store, pkg }: Awaited<ReturnType<typeof setUp>>) => {
-      Object.assign(usage, { calls: 0, read: 0, write: 0 });
-      measuring = true;
-      const placed = await createOrder(
-        store.storeId,
-        v.parse(orderCreateBody, {
-          client_identifier: 'Steve',
-          client_email: 'steve@example.com',
-          client_name: 'Steve',
-          packages: [{ package_id: pkg.id, quantity: 1 }],
-          variables: [{ name: 'server', value: 'eu' }],
-        }),
+      const { result: placed, usage } = await meter.measure(() =>
+        createOrder(
+          store.storeId,
+          v.parse(orderCreateBody, {
+            client_identifier: 'Steve',
+            client_email: 'steve@example.com',
+            client_name: 'Steve',
+            packages: [{ package_id: pkg.id, quantity: 1 }],
+            variables: [{ name: 'server', value: 'eu' }],
+          }),
+        ),
       );
-      measuring = false;
       const item = await getOrderItem(store.storeId, placed.id);
-      return { commands: item.deliveries.map((delivery) => delivery.command), usage: { ...usage } };
+      return { commands: item.deliveries.map((delivery) => delivery.command), usage };
     };
     const small = await order(few);
     const large = await order(many);

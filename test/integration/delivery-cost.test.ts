@@ -5,6 +5,7 @@ import { commandPuts } from '#lib/db/command.ts';
 import { claimCommands } from '#lib/flows/delivery.ts';
 import { approvedOrder, createServer } from '../support/delivery.ts';
 import { newStore } from '../support/client.ts';
+import { capacityMeter } from '../support/capacity.ts';
 
 /**
  * What a claim costs with 10 and with 10,000 due commands queued for other servers and stores:
@@ -12,22 +13,7 @@ import { newStore } from '../support/client.ts';
  * Measured on DynamoDB Local (calls counted, ConsumedCapacity summed as DynamoDB reports it) and
  * printed; docs/integrators/game-servers.md names this test instead of quoting them.
  */
-const usage = { calls: 0, read: 0, write: 0 };
-let measuring = false;
-db.middlewareStack.add(
-  (next, context) => async (args) => {
-    if (!measuring) return next(args);
-    usage.calls += 1;
-    (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'TOTAL';
-    const result = await next(args);
-    const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-    // DynamoDB Local reports only CapacityUnits (table and indexes together): the operation says which kind.
-    const reads = /^(Get|BatchGet|Query)/.test(context.commandName ?? '');
-    for (const entry of [consumed ?? []].flat() as { CapacityUnits?: number }[]) usage[reads ? 'read' : 'write'] += entry.CapacityUnits ?? 0;
-    return result;
-  },
-  { step: 'initialize', name: 'measureConsumedCapacity' },
-);
+const meter = capacityMeter(db);
 
 const orderOf = (player: string) => ({ client_identifier: player, client_email: 'o@example.com', client_name: player, client_social: null, internal_id: 'x', variables: [] });
 const planOf = (server: number | null, offlineExecute: boolean) => ({
@@ -84,10 +70,7 @@ async function measureClaim(foreign: number) {
   const server = await createServer(store);
   await queueForeign(store.storeId, other.storeId, foreign);
   for (let i = 0; i < 5; i++) await approvedOrder(store, [{ command: `mine ${i}`, servers: [server.id] }]);
-  Object.assign(usage, { calls: 0, read: 0, write: 0 });
-  measuring = true;
-  const claimed = await claimCommands(store.storeId, server.id, { online: [], limit: 50, lease_seconds: 60 });
-  measuring = false;
+  const { result: claimed, usage } = await meter.measure(() => claimCommands(store.storeId, server.id, { online: [], limit: 50, lease_seconds: 60 }));
   expect(claimed.commands.map((command) => command.command)).toEqual(['mine 0', 'mine 1', 'mine 2', 'mine 3', 'mine 4']);
   return { foreign, handed_out: claimed.commands.length, ...usage };
 }
@@ -103,10 +86,7 @@ async function measureClaimBehindOffline(offline: number, players: number) {
   await queueOffline(store.storeId, server.id, offline, players);
   for (let i = 0; i < 5; i++) await approvedOrder(store, [{ command: `mine ${i}`, servers: [server.id] }]);
   await approvedOrder(store, [{ command: 'for Here', servers: [server.id], offline_execute: false }], { client_identifier: 'Here' });
-  Object.assign(usage, { calls: 0, read: 0, write: 0 });
-  measuring = true;
-  const claimed = await claimCommands(store.storeId, server.id, { online: ['Here', 'Nobody'], limit: 50, lease_seconds: 60 });
-  measuring = false;
+  const { result: claimed, usage } = await meter.measure(() => claimCommands(store.storeId, server.id, { online: ['Here', 'Nobody'], limit: 50, lease_seconds: 60 }));
   expect(claimed.commands.map((command) => command.command)).toEqual(['mine 0', 'mine 1', 'mine 2', 'mine 3', 'mine 4', 'for Here']);
   return { offline, players, handed_out: claimed.commands.length, ...usage };
 }
